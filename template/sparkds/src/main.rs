@@ -1,1 +1,2 @@
+//! The `sparkds` command. Subcommands are added by their modules.
 fn main() {}
