@@ -1,0 +1,754 @@
+/*
+ * c_range: a native data source for Apache Spark in plain C11, with no Arrow library.
+ *
+ * It reads the numbers [0, end) as a column `id` (int64, not null) and a column `label` (utf8,
+ * nullable: null for every id whose remainder by 3 is 2, so that nulls cross the interface), in
+ * `num_partitions` partitions, in batches of at most `batch_rows` rows. As a stream, each
+ * micro-batch adds `rows_per_batch` rows after the previous one.
+ *
+ * What it shows, against spark_datasource.h (version 1):
+ * - filling ArrowSchema, ArrowArray and ArrowArrayStream by hand, as the Arrow C data interface
+ *   allows: every struct has a release callback that frees its private data once, offsets are 0,
+ *   null_count is exact, and the validity buffer is NULL only when there are no nulls;
+ * - a lazy stream that builds one batch per get_next and checks task->is_interrupted before each;
+ * - push_limit and prune_columns on the driver, carried to the executors in the reader state;
+ * - offsets of a micro-batch stream that are opaque bytes and repeatable;
+ * - errors reported through a thread-local last_error, with messages that name what was wrong.
+ *
+ * Byte formats (ours to choose: only this build of the library reads them):
+ * - a partition is two little-endian int64, the first id and the end (exclusive);
+ * - an offset is one little-endian int64, the number of rows of the stream so far;
+ * - the reader state is a version byte, the number of columns, their ids (COLUMN_*), the
+ *   nullability of each as one byte, then batch_rows and limit as little-endian int64 (limit -1
+ *   when none).
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spark_datasource.h"
+
+/* POSIX, not C11: errno.h may lack it under a strict standard mode. */
+#ifndef ECANCELED
+#define ECANCELED 125
+#endif
+
+#define DEFAULT_END 10
+#define DEFAULT_NUM_PARTITIONS 2
+#define DEFAULT_BATCH_ROWS 1024
+#define DEFAULT_ROWS_PER_BATCH 5
+
+/* The columns of the data source, by id. */
+enum { COLUMN_ID = 0, COLUMN_LABEL = 1, NUM_COLUMNS = 2 };
+
+static const char* const COLUMN_NAMES[NUM_COLUMNS] = {"id", "label"};
+static const char* const COLUMN_FORMATS[NUM_COLUMNS] = {"l", "u"};
+
+#define STATE_VERSION 1
+#define ERROR_CAPACITY 1024
+
+/* ---------------------------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------------------------- */
+
+/* The message of the last failure on this thread: the header requires it to stay valid until the
+ * next call on the same thread, which a thread-local buffer gives without allocation. */
+static _Thread_local char last_error_message[ERROR_CAPACITY];
+
+/* Formats a message into `buffer`. A message cut at the capacity is cut at a UTF-8 character
+ * boundary, so that it stays valid UTF-8 (option values, which messages quote, can be any text). */
+static void format_message(char* buffer, size_t capacity, const char* format, va_list args) {
+  int written = vsnprintf(buffer, capacity, format, args);
+  if (written < 0) {
+    snprintf(buffer, capacity, "c_range: could not format an error message");
+  } else if ((size_t)written >= capacity) {
+    size_t end = capacity - 1;
+    while (end > 0 && ((unsigned char)buffer[end] & 0xC0) == 0x80) end--;
+    buffer[end] = '\0';
+  }
+}
+
+/* Records the message of a failure and returns `code`, so that `return fail(EINVAL, ...)` both
+ * reports and fails. */
+static int fail(int code, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  format_message(last_error_message, sizeof(last_error_message), format, args);
+  va_end(args);
+  return code;
+}
+
+static const char* last_error(void) { return last_error_message; }
+
+/* ---------------------------------------------------------------------------------------------
+ * Little-endian encoding of the byte arrays
+ * ------------------------------------------------------------------------------------------- */
+
+static void put_i64(uint8_t* out, int64_t value) {
+  uint64_t bits = (uint64_t)value;
+  for (int i = 0; i < 8; i++) out[i] = (uint8_t)(bits >> (8 * i));
+}
+
+static int64_t get_i64(const uint8_t* in) {
+  uint64_t bits = 0;
+  for (int i = 0; i < 8; i++) bits |= (uint64_t)in[i] << (8 * i);
+  return (int64_t)bits;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Options
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct RangeSource {
+  int64_t end;
+  int64_t num_partitions;
+  int64_t batch_rows;
+  int64_t rows_per_batch;
+} RangeSource;
+
+static int ascii_lower(int c) { return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c; }
+
+/* Spark matches option keys without regard to case, and passes them as the user wrote them. */
+static int key_equals(const char* key, const char* name) {
+  for (; *key && *name; key++, name++) {
+    if (ascii_lower((unsigned char)*key) != *name) return 0;
+  }
+  return *key == *name;
+}
+
+/* Parses a decimal integer of at least `minimum`, with no sign, space or suffix. */
+static int parse_option(const char* key, const char* value, int64_t minimum, int64_t* out) {
+  const char* expected = minimum > 0 ? "a positive integer" : "a non-negative integer";
+  int64_t result = 0;
+  if (*value == '\0') {
+    return fail(EINVAL, "option `%s` must be %s, got `%s`", key, expected, value);
+  }
+  for (const char* c = value; *c; c++) {
+    if (*c < '0' || *c > '9') {
+      return fail(EINVAL, "option `%s` must be %s, got `%s`", key, expected, value);
+    }
+    int digit = *c - '0';
+    if (result > (INT64_MAX - digit) / 10) {
+      return fail(ERANGE, "option `%s` must be %s of at most %lld, got `%s`", key, expected,
+                  (long long)INT64_MAX, value);
+    }
+    result = result * 10 + digit;
+  }
+  if (result < minimum) {
+    return fail(EINVAL, "option `%s` must be %s, got `%s`", key, expected, value);
+  }
+  *out = result;
+  return 0;
+}
+
+static int create(const SparkDsCreateInfo* info, uint64_t* capabilities, void** source) {
+  RangeSource options = {DEFAULT_END, DEFAULT_NUM_PARTITIONS, DEFAULT_BATCH_ROWS,
+                         DEFAULT_ROWS_PER_BATCH};
+  for (int64_t i = 0; i < info->num_options; i++) {
+    const char* key = info->option_keys[i];
+    const char* value = info->option_values[i];
+    int status;
+    if (key_equals(key, "end")) {
+      status = parse_option(key, value, 0, &options.end);
+    } else if (key_equals(key, "num_partitions")) {
+      status = parse_option(key, value, 1, &options.num_partitions);
+    } else if (key_equals(key, "batch_rows")) {
+      status = parse_option(key, value, 1, &options.batch_rows);
+    } else if (key_equals(key, "rows_per_batch")) {
+      status = parse_option(key, value, 1, &options.rows_per_batch);
+    } else {
+      status = fail(EINVAL,
+                    "unknown option `%s`: the options of c_range are `end`, `num_partitions`, "
+                    "`batch_rows` and `rows_per_batch`",
+                    key);
+    }
+    if (status != 0) return status;
+  }
+  /* Each partition becomes a Spark task: a bound keeps a typo from planning billions of them. */
+  if (options.num_partitions > 65536) {
+    return fail(EINVAL, "option `num_partitions` must be at most 65536, got `%lld`",
+                (long long)options.num_partitions);
+  }
+  RangeSource* range = malloc(sizeof(RangeSource));
+  if (range == NULL) return fail(ENOMEM, "c_range: out of memory");
+  *range = options;
+  *capabilities = SPARK_DS_BATCH_READ | SPARK_DS_MICRO_BATCH_READ;
+  *source = range;
+  return 0;
+}
+
+static void close_source(void* source) { free(source); }
+
+/* ---------------------------------------------------------------------------------------------
+ * Schemas
+ * ------------------------------------------------------------------------------------------- */
+
+/* The columns that a reader returns, in order, with their nullability. */
+typedef struct Columns {
+  int count;
+  int ids[NUM_COLUMNS];
+  int nullable[NUM_COLUMNS];
+} Columns;
+
+/* The private data of an exported struct schema: its children live in it. */
+typedef struct SchemaPrivate {
+  struct ArrowSchema* child_pointers[NUM_COLUMNS];
+  struct ArrowSchema children[NUM_COLUMNS];
+} SchemaPrivate;
+
+/* Children point to static strings and have no private data: releasing one only marks it. */
+static void release_child_schema(struct ArrowSchema* schema) {
+  if (schema == NULL || schema->release == NULL) return;
+  schema->release = NULL;
+}
+
+static void release_schema(struct ArrowSchema* schema) {
+  if (schema == NULL || schema->release == NULL) return;
+  SchemaPrivate* private_data = schema->private_data;
+  for (int64_t i = 0; i < schema->n_children; i++) {
+    struct ArrowSchema* child = schema->children[i];
+    /* A consumer may have moved a child out, leaving it released. */
+    if (child->release != NULL) child->release(child);
+  }
+  free(private_data);
+  schema->release = NULL;
+}
+
+/* Writes the struct schema of `columns` to `out`, which the receiver then releases. */
+static int export_schema(const Columns* columns, struct ArrowSchema* out) {
+  SchemaPrivate* private_data = calloc(1, sizeof(SchemaPrivate));
+  if (private_data == NULL) return fail(ENOMEM, "c_range: out of memory");
+  for (int i = 0; i < columns->count; i++) {
+    int id = columns->ids[i];
+    private_data->children[i] = (struct ArrowSchema){
+        .format = COLUMN_FORMATS[id],
+        .name = COLUMN_NAMES[id],
+        .flags = columns->nullable[i] ? ARROW_FLAG_NULLABLE : 0,
+        .release = release_child_schema,
+    };
+    private_data->child_pointers[i] = &private_data->children[i];
+  }
+  *out = (struct ArrowSchema){
+      .format = "+s",
+      .name = "",
+      .n_children = columns->count,
+      .children = private_data->child_pointers,
+      .release = release_schema,
+      .private_data = private_data,
+  };
+  return 0;
+}
+
+/* The schema of the data source: what a query reads when it gives no schema. */
+static const Columns ALL_COLUMNS = {2, {COLUMN_ID, COLUMN_LABEL}, {0, 1}};
+
+static int get_schema(void* source, struct ArrowSchema* out) {
+  (void)source;
+  return export_schema(&ALL_COLUMNS, out);
+}
+
+/* Reads the columns that `schema` (borrowed) asks for: a struct of a subset of the columns of
+ * the data source, in any order, with their types. `id` may be declared nullable, since it has
+ * no nulls; `label` must be, since it has some. */
+static int import_columns(const char* function, const struct ArrowSchema* schema, Columns* out) {
+  if (schema == NULL || schema->format == NULL || strcmp(schema->format, "+s") != 0) {
+    return fail(EINVAL, "%s: the schema to read must be a struct, got format `%s`", function,
+                schema == NULL || schema->format == NULL ? "(null)" : schema->format);
+  }
+  if (schema->n_children < 1 || schema->n_children > NUM_COLUMNS) {
+    return fail(EINVAL, "%s: the schema to read must have 1 or 2 columns of `id` and `label`, "
+                "got %lld", function, (long long)schema->n_children);
+  }
+  Columns columns = {0, {0, 0}, {0, 0}};
+  for (int64_t i = 0; i < schema->n_children; i++) {
+    const struct ArrowSchema* child = schema->children[i];
+    int id = -1;
+    for (int c = 0; c < NUM_COLUMNS; c++) {
+      if (child->name != NULL && strcmp(child->name, COLUMN_NAMES[c]) == 0) id = c;
+    }
+    if (id < 0) {
+      return fail(EINVAL, "%s: c_range has no column `%s`: its columns are `id` (int64) and "
+                  "`label` (utf8)", function, child->name == NULL ? "" : child->name);
+    }
+    for (int j = 0; j < columns.count; j++) {
+      if (columns.ids[j] == id) {
+        return fail(EINVAL, "%s: column `%s` appears twice in the schema to read", function,
+                    COLUMN_NAMES[id]);
+      }
+    }
+    if (child->format == NULL || strcmp(child->format, COLUMN_FORMATS[id]) != 0) {
+      return fail(EINVAL, "%s: column `%s` must have Arrow format `%s` (%s), got `%s`", function,
+                  COLUMN_NAMES[id], COLUMN_FORMATS[id], id == COLUMN_ID ? "int64" : "utf8",
+                  child->format == NULL ? "(null)" : child->format);
+    }
+    int nullable = (child->flags & ARROW_FLAG_NULLABLE) != 0;
+    if (id == COLUMN_LABEL && !nullable) {
+      return fail(EINVAL, "%s: column `label` has nulls: declare it nullable", function);
+    }
+    columns.ids[columns.count] = id;
+    columns.nullable[columns.count] = nullable;
+    columns.count++;
+  }
+  *out = columns;
+  return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Readers (driver)
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct RangeReader {
+  RangeSource options;
+  Columns columns;
+  /* The limit accepted by push_limit, or -1. */
+  int64_t limit;
+} RangeReader;
+
+static int new_reader(const char* function, void* source, struct ArrowSchema* schema,
+                      void** reader) {
+  Columns columns;
+  int status = import_columns(function, schema, &columns);
+  if (status != 0) return status;
+  RangeReader* range = malloc(sizeof(RangeReader));
+  if (range == NULL) return fail(ENOMEM, "c_range: out of memory");
+  range->options = *(const RangeSource*)source;
+  range->columns = columns;
+  range->limit = -1;
+  *reader = range;
+  return 0;
+}
+
+static int create_reader(void* source, struct ArrowSchema* schema, void** reader) {
+  return new_reader("create_reader", source, schema, reader);
+}
+
+static int create_stream_reader(void* source, struct ArrowSchema* schema, void** reader) {
+  return new_reader("create_stream_reader", source, schema, reader);
+}
+
+static void close_reader(void* reader) { free(reader); }
+
+static int push_limit(void* reader, int64_t limit, int* accepted) {
+  if (limit < 0) return fail(EINVAL, "push_limit: the limit must be non-negative, got %lld",
+                             (long long)limit);
+  /* Each partition stops after `limit` rows: Spark still applies the limit to the union. */
+  ((RangeReader*)reader)->limit = limit;
+  *accepted = 1;
+  return 0;
+}
+
+static int prune_columns(void* reader, struct ArrowSchema* required_schema) {
+  return import_columns("prune_columns", required_schema, &((RangeReader*)reader)->columns);
+}
+
+/* Plans [start, end) as `num_partitions` ranges whose sizes differ by at most one row. */
+static int add_partitions(const RangeReader* range, int64_t start, int64_t end, SparkDsSink add,
+                          void* sink) {
+  int64_t count = range->options.num_partitions;
+  int64_t rows = end - start;
+  int64_t base = rows / count;
+  int64_t remainder = rows % count;
+  int64_t first = start;
+  for (int64_t i = 0; i < count; i++) {
+    int64_t size = base + (i < remainder ? 1 : 0);
+    uint8_t bytes[16];
+    put_i64(bytes, first);
+    put_i64(bytes + 8, first + size);
+    add(sink, bytes, sizeof(bytes));
+    first += size;
+  }
+  return 0;
+}
+
+static int partitions(void* reader, SparkDsSink add, void* sink) {
+  const RangeReader* range = reader;
+  return add_partitions(range, 0, range->options.end, add, sink);
+}
+
+static int serialize_state(const RangeReader* range, SparkDsSink add, void* sink) {
+  uint8_t bytes[2 + 2 * NUM_COLUMNS + 16];
+  size_t length = 0;
+  bytes[length++] = STATE_VERSION;
+  bytes[length++] = (uint8_t)range->columns.count;
+  for (int i = 0; i < range->columns.count; i++) bytes[length++] = (uint8_t)range->columns.ids[i];
+  for (int i = 0; i < range->columns.count; i++) {
+    bytes[length++] = (uint8_t)range->columns.nullable[i];
+  }
+  put_i64(bytes + length, range->options.batch_rows);
+  length += 8;
+  put_i64(bytes + length, range->limit);
+  length += 8;
+  add(sink, bytes, (int64_t)length);
+  return 0;
+}
+
+static int serialize_reader(void* reader, SparkDsSink add, void* sink) {
+  return serialize_state(reader, add, sink);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Micro-batch stream (driver)
+ * ------------------------------------------------------------------------------------------- */
+
+static int read_offset(const char* function, const uint8_t* bytes, int64_t length,
+                       int64_t* offset) {
+  if (bytes == NULL || length != 8) {
+    return fail(EINVAL, "%s: an offset of c_range is 8 bytes, got %lld", function,
+                (long long)length);
+  }
+  *offset = get_i64(bytes);
+  if (*offset < 0) return fail(EINVAL, "%s: invalid offset %lld", function, (long long)*offset);
+  return 0;
+}
+
+static int initial_offset(void* reader, SparkDsSink add, void* sink) {
+  (void)reader;
+  uint8_t bytes[8];
+  put_i64(bytes, 0);
+  add(sink, bytes, sizeof(bytes));
+  return 0;
+}
+
+/* Each call makes `rows_per_batch` more rows available after `start`, so that a test controls
+ * how many rows each micro-batch reads. */
+static int latest_offset(void* reader, const uint8_t* start, int64_t start_length,
+                         SparkDsSink add, void* sink) {
+  const RangeReader* range = reader;
+  int64_t offset;
+  int status = read_offset("latest_offset", start, start_length, &offset);
+  if (status != 0) return status;
+  if (offset > INT64_MAX - range->options.rows_per_batch) {
+    return fail(ERANGE, "latest_offset: the stream has reached the largest int64 id");
+  }
+  uint8_t bytes[8];
+  put_i64(bytes, offset + range->options.rows_per_batch);
+  add(sink, bytes, sizeof(bytes));
+  return 0;
+}
+
+static int stream_partitions(void* reader, const uint8_t* start, int64_t start_length,
+                             const uint8_t* end, int64_t end_length, SparkDsSink add,
+                             void* sink) {
+  int64_t first, last;
+  int status = read_offset("stream_partitions", start, start_length, &first);
+  if (status == 0) status = read_offset("stream_partitions", end, end_length, &last);
+  if (status != 0) return status;
+  if (last < first) {
+    return fail(EINVAL, "stream_partitions: the end offset %lld is before the start %lld",
+                (long long)last, (long long)first);
+  }
+  return add_partitions(reader, first, last, add, sink);
+}
+
+static int serialize_stream_reader(void* reader, SparkDsSink add, void* sink) {
+  return serialize_state(reader, add, sink);
+}
+
+static int commit_offset(void* reader, const uint8_t* end, int64_t end_length) {
+  (void)reader;
+  int64_t offset;
+  /* Rows are computed, not stored: there is nothing to discard. */
+  return read_offset("commit_offset", end, end_length, &offset);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Arrays
+ * ------------------------------------------------------------------------------------------- */
+
+/* The private data of an exported array: its buffers, and for a struct its children. */
+typedef struct ArrayPrivate {
+  const void* buffers[3];
+  void* allocations[3];
+  struct ArrowArray* child_pointers[NUM_COLUMNS];
+  struct ArrowArray children[NUM_COLUMNS];
+} ArrayPrivate;
+
+static void release_array(struct ArrowArray* array) {
+  if (array == NULL || array->release == NULL) return;
+  ArrayPrivate* private_data = array->private_data;
+  for (int64_t i = 0; i < array->n_children; i++) {
+    struct ArrowArray* child = array->children[i];
+    if (child->release != NULL) child->release(child);
+  }
+  for (int i = 0; i < 3; i++) free(private_data->allocations[i]);
+  free(private_data);
+  array->release = NULL;
+}
+
+/* Fills `out` with the int64 ids [first, first + length). */
+static int fill_id_array(int64_t first, int64_t length, struct ArrowArray* out) {
+  ArrayPrivate* private_data = calloc(1, sizeof(ArrayPrivate));
+  /* malloc(0) may return NULL: keep at least one value so that buffers are never NULL. */
+  int64_t* values = malloc(sizeof(int64_t) * (size_t)(length > 0 ? length : 1));
+  if (private_data == NULL || values == NULL) {
+    free(private_data);
+    free(values);
+    return fail(ENOMEM, "c_range: out of memory");
+  }
+  for (int64_t i = 0; i < length; i++) values[i] = first + i;
+  private_data->allocations[1] = values;
+  private_data->buffers[0] = NULL; /* no nulls: no validity buffer */
+  private_data->buffers[1] = values;
+  *out = (struct ArrowArray){
+      .length = length,
+      .null_count = 0,
+      .offset = 0,
+      .n_buffers = 2,
+      .buffers = private_data->buffers,
+      .release = release_array,
+      .private_data = private_data,
+  };
+  return 0;
+}
+
+static int label_is_null(int64_t id) { return id % 3 == 2; }
+
+/* Fills `out` with the labels of the ids [first, first + length): "label <id>", or null for
+ * every third id. */
+static int fill_label_array(int64_t first, int64_t length, struct ArrowArray* out) {
+  char scratch[32];
+  int64_t nulls = 0;
+  size_t data_length = 0;
+  for (int64_t i = 0; i < length; i++) {
+    if (label_is_null(first + i)) {
+      nulls++;
+    } else {
+      data_length += (size_t)snprintf(scratch, sizeof(scratch), "label %lld",
+                                      (long long)(first + i));
+    }
+  }
+  if (data_length > INT32_MAX) {
+    return fail(ERANGE, "c_range: a batch of labels exceeds 2 GiB: lower `batch_rows`");
+  }
+  ArrayPrivate* private_data = calloc(1, sizeof(ArrayPrivate));
+  uint8_t* validity = nulls > 0 ? calloc((size_t)(length + 7) / 8, 1) : NULL;
+  int32_t* offsets = malloc(sizeof(int32_t) * (size_t)(length + 1));
+  /* One more byte for the NUL that snprintf writes after the last label. */
+  char* data = malloc(data_length + 1);
+  if (private_data == NULL || (nulls > 0 && validity == NULL) || offsets == NULL ||
+      data == NULL) {
+    free(private_data);
+    free(validity);
+    free(offsets);
+    free(data);
+    return fail(ENOMEM, "c_range: out of memory");
+  }
+  int32_t position = 0;
+  offsets[0] = 0;
+  for (int64_t i = 0; i < length; i++) {
+    int64_t id = first + i;
+    if (!label_is_null(id)) {
+      if (validity != NULL) validity[i / 8] |= (uint8_t)(1u << (i % 8));
+      position += snprintf(data + position, data_length + 1 - (size_t)position, "label %lld",
+                           (long long)id);
+    }
+    offsets[i + 1] = position;
+  }
+  private_data->allocations[0] = validity;
+  private_data->allocations[1] = offsets;
+  private_data->allocations[2] = data;
+  private_data->buffers[0] = validity;
+  private_data->buffers[1] = offsets;
+  private_data->buffers[2] = data;
+  *out = (struct ArrowArray){
+      .length = length,
+      .null_count = nulls,
+      .offset = 0,
+      .n_buffers = 3,
+      .buffers = private_data->buffers,
+      .release = release_array,
+      .private_data = private_data,
+  };
+  return 0;
+}
+
+/* Fills `out` with a batch of the ids [first, first + length): a struct array with no nulls. */
+static int fill_batch(const Columns* columns, int64_t first, int64_t length,
+                      struct ArrowArray* out) {
+  ArrayPrivate* private_data = calloc(1, sizeof(ArrayPrivate));
+  if (private_data == NULL) return fail(ENOMEM, "c_range: out of memory");
+  for (int i = 0; i < columns->count; i++) {
+    int status = columns->ids[i] == COLUMN_ID
+                     ? fill_id_array(first, length, &private_data->children[i])
+                     : fill_label_array(first, length, &private_data->children[i]);
+    if (status != 0) {
+      for (int j = 0; j < i; j++) release_array(&private_data->children[j]);
+      free(private_data);
+      return status;
+    }
+    private_data->child_pointers[i] = &private_data->children[i];
+  }
+  private_data->buffers[0] = NULL; /* the struct of a batch has no validity */
+  *out = (struct ArrowArray){
+      .length = length,
+      .null_count = 0,
+      .offset = 0,
+      .n_buffers = 1,
+      .n_children = columns->count,
+      .buffers = private_data->buffers,
+      .children = private_data->child_pointers,
+      .release = release_array,
+      .private_data = private_data,
+  };
+  return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Read (executor)
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct StreamPrivate {
+  const SparkDsTaskContext* task;
+  Columns columns;
+  int64_t next;
+  int64_t end;
+  int64_t batch_rows;
+  char error[ERROR_CAPACITY];
+} StreamPrivate;
+
+static int stream_fail(StreamPrivate* stream, int code, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  format_message(stream->error, sizeof(stream->error), format, args);
+  va_end(args);
+  return code;
+}
+
+static int stream_get_schema(struct ArrowArrayStream* stream, struct ArrowSchema* out) {
+  StreamPrivate* private_data = stream->private_data;
+  int status = export_schema(&private_data->columns, out);
+  if (status != 0) stream_fail(private_data, status, "%s", last_error_message);
+  return status;
+}
+
+static int stream_get_next(struct ArrowArrayStream* stream, struct ArrowArray* out) {
+  StreamPrivate* private_data = stream->private_data;
+  const SparkDsTaskContext* task = private_data->task;
+  if (task != NULL && task->is_interrupted != NULL && task->is_interrupted(task)) {
+    return stream_fail(private_data, ECANCELED, "c_range: task %lld was interrupted",
+                       (long long)task->task_id);
+  }
+  if (private_data->next >= private_data->end) {
+    /* End of stream: a released array. */
+    memset(out, 0, sizeof(*out));
+    return 0;
+  }
+  int64_t length = private_data->end - private_data->next;
+  if (length > private_data->batch_rows) length = private_data->batch_rows;
+  int status = fill_batch(&private_data->columns, private_data->next, length, out);
+  if (status != 0) return stream_fail(private_data, status, "%s", last_error_message);
+  private_data->next += length;
+  return 0;
+}
+
+static const char* stream_get_last_error(struct ArrowArrayStream* stream) {
+  return ((StreamPrivate*)stream->private_data)->error;
+}
+
+static void stream_release(struct ArrowArrayStream* stream) {
+  if (stream == NULL || stream->release == NULL) return;
+  free(stream->private_data);
+  stream->release = NULL;
+}
+
+static int read_state(const uint8_t* state, int64_t length, Columns* columns,
+                      int64_t* batch_rows, int64_t* limit) {
+  if (state == NULL || length == 0) {
+    /* No serialized state: all the columns, the default batch size, no limit. */
+    *columns = ALL_COLUMNS;
+    *batch_rows = DEFAULT_BATCH_ROWS;
+    *limit = -1;
+    return 0;
+  }
+  if (length < 2 || state[0] != STATE_VERSION || state[1] < 1 || state[1] > NUM_COLUMNS ||
+      length != 2 + 2 * (int64_t)state[1] + 16) {
+    return fail(EINVAL, "read: the reader state (%lld bytes) was not written by this build of "
+                "c_range", (long long)length);
+  }
+  Columns result = {state[1], {0, 0}, {0, 0}};
+  for (int i = 0; i < result.count; i++) {
+    result.ids[i] = state[2 + i];
+    result.nullable[i] = state[2 + result.count + i];
+    if (result.ids[i] >= NUM_COLUMNS) return fail(EINVAL, "read: invalid column in the state");
+  }
+  const uint8_t* numbers = state + 2 + 2 * result.count;
+  *columns = result;
+  *batch_rows = get_i64(numbers);
+  *limit = get_i64(numbers + 8);
+  if (*batch_rows < 1) return fail(EINVAL, "read: invalid batch size in the reader state");
+  return 0;
+}
+
+static int read_partition(const SparkDsTaskContext* task, const uint8_t* reader_state,
+                int64_t reader_state_length, const uint8_t* partition, int64_t partition_length,
+                struct ArrowArrayStream* out) {
+  Columns columns;
+  int64_t batch_rows = DEFAULT_BATCH_ROWS, limit = -1;
+  int status = read_state(reader_state, reader_state_length, &columns, &batch_rows, &limit);
+  if (status != 0) return status;
+  if (partition == NULL || partition_length != 16) {
+    return fail(EINVAL, "read: a partition of c_range is 16 bytes, got %lld",
+                (long long)partition_length);
+  }
+  int64_t first = get_i64(partition);
+  int64_t end = get_i64(partition + 8);
+  if (first < 0 || end < first) {
+    return fail(EINVAL, "read: invalid partition [%lld, %lld)", (long long)first,
+                (long long)end);
+  }
+  if (limit >= 0 && end - first > limit) end = first + limit;
+  StreamPrivate* private_data = calloc(1, sizeof(StreamPrivate));
+  if (private_data == NULL) return fail(ENOMEM, "c_range: out of memory");
+  private_data->task = task;
+  private_data->columns = columns;
+  private_data->next = first;
+  private_data->end = end;
+  private_data->batch_rows = batch_rows;
+  *out = (struct ArrowArrayStream){
+      .get_schema = stream_get_schema,
+      .get_next = stream_get_next,
+      .get_last_error = stream_get_last_error,
+      .release = stream_release,
+      .private_data = private_data,
+  };
+  return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The table
+ * ------------------------------------------------------------------------------------------- */
+
+/* Designated initializers leave the write functions NULL: c_range declares no write capability. */
+static const SparkDsLibrary LIBRARY = {
+    .size = sizeof(SparkDsLibrary),
+    .abi_version = SPARK_DS_ABI_VERSION,
+    .last_error = last_error,
+    .create = create,
+    .schema = get_schema,
+    .create_reader = create_reader,
+    .create_stream_reader = create_stream_reader,
+    .close = close_source,
+    .push_limit = push_limit,
+    .prune_columns = prune_columns,
+    .partitions = partitions,
+    .serialize_reader = serialize_reader,
+    .close_reader = close_reader,
+    .initial_offset = initial_offset,
+    .latest_offset = latest_offset,
+    .stream_partitions = stream_partitions,
+    .serialize_stream_reader = serialize_stream_reader,
+    .commit_offset = commit_offset,
+    .close_stream_reader = close_reader,
+    .read = read_partition,
+};
+
+SPARK_DS_EXPORT int spark_ds_init(const SparkDsHost* host, const SparkDsLibrary** library) {
+  (void)host;
+  *library = &LIBRARY;
+  return 0;
+}
