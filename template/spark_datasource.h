@@ -35,6 +35,16 @@
  *   array needs: the C data interface does not carry buffer sizes, so Spark cannot check them.
  * - Driver and executor. Functions marked "driver" run in the Spark driver; "executor" in an
  *   executor, which shares no memory with the driver: it only receives byte arrays.
+ * - Types. Schemas use only the Arrow types of version 1, which map to Spark SQL types:
+ *     boolean "b" (boolean), int8 "c" (tinyint), int16 "s" (smallint), int32 "i" (int),
+ *     int64 "l" (bigint), float32 "f" (float), float64 "g" (double),
+ *     decimal128 "d:P,S" (decimal(P,S)), utf8 "u" (string), binary "z" (binary),
+ *     date32 "tdD" (date), timestamp[us, UTC] "tsu:UTC" (timestamp),
+ *     timestamp[us] "tsu:" (timestamp_ntz), null "n" (void),
+ *     list "+l" (array), struct "+s" (struct), map "+m" (map, children named entries, key and
+ *     value).
+ *   No dictionary, large or view type. Spark fails an operation whose schema has another type,
+ *   such as an interval, before it calls the library.
  */
 #ifndef SPARK_DATASOURCE_H
 #define SPARK_DATASOURCE_H

@@ -1,0 +1,4 @@
+//! Tests of the ABI layer against the header itself.
+
+mod capabilities;
+mod layout;

@@ -1,0 +1,252 @@
+//! Writes, batch and streaming: each task attempt writes its rows to its own staged
+//! JSON-lines file; `commit` moves the staged files of all tasks into the table and publishes
+//! them with one atomic replacement of the manifest; `abort` removes them.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, ErrorKind, Write as _};
+use std::path::{Path, PathBuf};
+
+use arrow_array::RecordBatch;
+use arrow_json::LineDelimitedWriter;
+use serde::{Deserialize, Serialize};
+
+use super::table::{self, Manifest, MANIFEST};
+use super::{schema, Source};
+use crate::api::{log, DataWriter, Error, Result, TaskContext, Write, WriteInfo, WriteMode, Writer};
+
+/// The options of a write; Spark adds `checkpointLocation` to those of a streaming write.
+const OPTIONS: &[&str] = &["path", "checkpointLocation"];
+
+/// The writer of a query, sent to the executors as bytes.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TableWriter {
+    path: PathBuf,
+    query_id: String,
+    mode: WriteMode,
+}
+
+/// What a task staged: its file, relative to the table's directory, and its row count.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Staged {
+    pub file: String,
+    pub rows: u64,
+}
+
+impl Write for Source {
+    type Writer = TableWriter;
+
+    fn writer(&self, info: WriteInfo) -> Result<TableWriter> {
+        self.options.expect_only(OPTIONS)?;
+        let path: PathBuf = self.options.required("path")?;
+        check_schema(&info)?;
+        // Query IDs name staging directories: keep them to safe characters.
+        let query_id = info
+            .query_id
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .collect();
+        Ok(TableWriter {
+            path,
+            query_id,
+            mode: info.mode,
+        })
+    }
+}
+
+/// The data must have the columns of the data source, by name and type.
+fn check_schema(info: &WriteInfo) -> Result<()> {
+    let own = schema();
+    let same = info.schema.fields().len() == own.fields().len()
+        && info
+            .schema
+            .fields()
+            .iter()
+            .zip(own.fields())
+            .all(|(given, own)| given.name() == own.name() && given.data_type() == own.data_type());
+    if same {
+        return Ok(());
+    }
+    let describe = |fields: &arrow_schema::Fields| {
+        fields
+            .iter()
+            .map(|f| format!("{}: {}", f.name(), f.data_type()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(Error::msg(format!(
+        "this data source writes the columns ({}), but the data has ({}): select those columns",
+        describe(own.fields()),
+        describe(info.schema.fields())
+    )))
+}
+
+impl TableWriter {
+    /// Where the tasks of `epoch` stage their files.
+    fn staging(&self, epoch: Option<u64>) -> PathBuf {
+        let epoch = epoch.map_or_else(|| "batch".to_string(), |e| format!("epoch-{e}"));
+        self.path.join("_staging").join(&self.query_id).join(epoch)
+    }
+}
+
+impl Writer for TableWriter {
+    type Message = Staged;
+    type DataWriter = TaskWriter;
+
+    fn data_writer(&self, task: &TaskContext, epoch: Option<u64>) -> Result<TaskWriter> {
+        let staging = self.staging(epoch);
+        create_dir(&staging)?;
+        // Named after the task attempt: a retried attempt writes a file of its own, and only
+        // the one whose message reaches `commit` is published.
+        let name = format!(
+            "part-{:05}-attempt-{}-task-{}.jsonl",
+            task.partition_id(),
+            task.attempt_number(),
+            task.task_id()
+        );
+        let path = staging.join(name);
+        let file = File::create(&path).map_err(|e| Error::io(format!("cannot create `{}`", path.display()), e))?;
+        Ok(TaskWriter {
+            writer: Some(LineDelimitedWriter::new(BufWriter::new(file))),
+            relative: path
+                .strip_prefix(&self.path)
+                .map_err(|_| Error::msg("a staged file lies outside the table"))?
+                .to_string_lossy()
+                .replace('\\', "/"),
+            path,
+            rows: 0,
+        })
+    }
+
+    fn commit(&mut self, epoch: Option<u64>, messages: Vec<Staged>) -> Result<()> {
+        let mut manifest = table::load(&self.path)?.unwrap_or_default();
+        if let Some(epoch) = epoch {
+            if manifest.epochs.get(&self.query_id).is_some_and(|&last| last >= epoch) {
+                // A restarted query replays its last epoch: it is already published.
+                log::info(&format!("epoch {epoch} of {} is already committed", self.query_id));
+                return remove_dir(&self.staging(Some(epoch)));
+            }
+            manifest.epochs.insert(self.query_id.clone(), epoch);
+        }
+        let data = self.path.join("data");
+        create_dir(&data)?;
+        let mut published = Vec::with_capacity(messages.len());
+        for staged in &messages {
+            let name = Path::new(&staged.file)
+                .file_name()
+                .ok_or_else(|| Error::msg(format!("the staged file `{}` has no name", staged.file)))?;
+            let file = format!(
+                "data/{}-{}-{}",
+                self.query_id,
+                epoch.map_or_else(|| "batch".to_string(), |e| e.to_string()),
+                name.to_string_lossy()
+            );
+            rename(&self.path.join(&staged.file), &self.path.join(&file))?;
+            published.push(file);
+        }
+        let replaced = match self.mode {
+            WriteMode::Append => Vec::new(),
+            WriteMode::Truncate => std::mem::take(&mut manifest.files),
+        };
+        manifest.files.extend(published);
+        manifest.version += 1;
+        publish(&self.path, &manifest)?;
+        // The replaced files are invisible now; removing them can fail without harm.
+        for file in replaced {
+            let _ = fs::remove_file(self.path.join(file));
+        }
+        remove_dir(&self.staging(epoch))
+    }
+
+    fn abort(&mut self, epoch: Option<u64>, messages: Vec<Option<Staged>>) -> Result<()> {
+        for staged in messages.into_iter().flatten() {
+            remove_file(&self.path.join(staged.file))?;
+        }
+        // Tasks that did not commit may have left files: the staging directory holds them all.
+        remove_dir(&self.staging(epoch))
+    }
+}
+
+/// The writer of one task attempt.
+pub struct TaskWriter {
+    writer: Option<LineDelimitedWriter<BufWriter<File>>>,
+    path: PathBuf,
+    relative: String,
+    rows: u64,
+}
+
+impl DataWriter for TaskWriter {
+    type Message = Staged;
+
+    fn write(&mut self, batch: RecordBatch) -> Result<()> {
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| Error::msg("write after commit or abort"))?;
+        writer.write(&batch)?;
+        self.rows += batch.num_rows() as u64;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<Staged> {
+        let mut writer = self
+            .writer
+            .take()
+            .ok_or_else(|| Error::msg("commit after commit or abort"))?;
+        writer.finish()?;
+        let file = writer.into_inner();
+        let file = file
+            .into_inner()
+            .map_err(|e| Error::io(format!("cannot write `{}`", self.path.display()), e.into_error()))?;
+        // The data must be on disk before the driver publishes it.
+        file.sync_all()
+            .map_err(|e| Error::io(format!("cannot sync `{}`", self.path.display()), e))?;
+        Ok(Staged {
+            file: self.relative.clone(),
+            rows: self.rows,
+        })
+    }
+
+    fn abort(&mut self) -> Result<()> {
+        self.writer = None;
+        remove_file(&self.path)
+    }
+}
+
+/// Replaces the manifest of the table at `root` in one atomic rename.
+fn publish(root: &Path, manifest: &Manifest) -> Result<()> {
+    let temporary = root.join(format!("{MANIFEST}.tmp"));
+    let bytes = serde_json::to_vec_pretty(manifest).map_err(|e| Error::msg(e.to_string()))?;
+    let mut file =
+        File::create(&temporary).map_err(|e| Error::io(format!("cannot create `{}`", temporary.display()), e))?;
+    file.write_all(&bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| Error::io(format!("cannot write `{}`", temporary.display()), e))?;
+    rename(&temporary, &root.join(MANIFEST))
+}
+
+fn create_dir(path: &Path) -> Result<()> {
+    fs::create_dir_all(path).map_err(|e| Error::io(format!("cannot create `{}`", path.display()), e))
+}
+
+fn rename(from: &Path, to: &Path) -> Result<()> {
+    fs::rename(from, to)
+        .map_err(|e| Error::io(format!("cannot move `{}` to `{}`", from.display(), to.display()), e))
+}
+
+fn remove_file(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != ErrorKind::NotFound => {
+            Err(Error::io(format!("cannot remove `{}`", path.display()), e))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn remove_dir(path: &Path) -> Result<()> {
+    match fs::remove_dir_all(path) {
+        Err(e) if e.kind() != ErrorKind::NotFound => {
+            Err(Error::io(format!("cannot remove `{}`", path.display()), e))
+        }
+        _ => Ok(()),
+    }
+}
