@@ -1,0 +1,1 @@
+//! Rendering and parsing of workflows.
