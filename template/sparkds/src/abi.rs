@@ -178,9 +178,8 @@ pub struct SparkDsLibrary {
     pub size: i64,
     pub abi_version: i32,
     pub last_error: Option<unsafe extern "C" fn() -> *const c_char>,
-    pub create: Option<
-        unsafe extern "C" fn(*const SparkDsCreateInfo, *mut u64, *mut Handle) -> c_int,
-    >,
+    pub create:
+        Option<unsafe extern "C" fn(*const SparkDsCreateInfo, *mut u64, *mut Handle) -> c_int>,
     pub schema: Option<unsafe extern "C" fn(Handle, *mut ArrowSchema) -> c_int>,
     pub create_reader: Option<unsafe extern "C" fn(Handle, *mut ArrowSchema, *mut Handle) -> c_int>,
     pub create_stream_reader:
@@ -248,8 +247,14 @@ mod tests {
     #[test]
     fn the_v1_table_has_the_layout_of_the_header() {
         let word = std::mem::size_of::<usize>();
-        assert_eq!(std::mem::offset_of!(SparkDsLibrary, last_error), 2 * word.max(8));
-        assert_eq!(std::mem::offset_of!(SparkDsLibrary, read), 2 * 8 + 18 * word);
+        assert_eq!(
+            std::mem::offset_of!(SparkDsLibrary, last_error),
+            2 * word.max(8)
+        );
+        assert_eq!(
+            std::mem::offset_of!(SparkDsLibrary, read),
+            2 * 8 + 18 * word
+        );
         assert_eq!(std::mem::size_of::<SparkDsLibrary>(), 2 * 8 + 28 * word);
         assert_eq!(MIN_TABLE_SIZE, 2 * 8 + 19 * word);
     }

@@ -16,7 +16,7 @@ use arrow_array::ffi::{from_ffi_and_data_type, FFI_ArrowArray};
 use arrow_array::{make_array, Array, RecordBatch, RecordBatchOptions, StructArray};
 use arrow_data::transform::MutableArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
-use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use crate::abi::{ArrowArray, ArrowArrayStream, ArrowSchema};
 use crate::error::{Error, Result, Violation};
@@ -62,19 +62,22 @@ pub(crate) fn read_stream(
     expect: &Expectations<'_>,
 ) -> Result<Vec<RecordBatch>> {
     let context = Some(expect.context.as_str());
-    let violation =
-        |rule: u32, message: String| Error::from(Violation::new("read", rule, message).within(context));
+    let violation = |rule: u32, message: String| {
+        Error::from(Violation::new("read", rule, message).within(context))
+    };
     if stream.release.is_none() {
         return Err(violation(
             11,
-            "returned 0 but a released stream (its `release` is NULL); write a stream to `out`".into(),
+            "returned 0 but a released stream (its `release` is NULL); write a stream to `out`"
+                .into(),
         ));
     }
     let mut stream = OwnedStream(stream);
     let (Some(get_schema), Some(get_next)) = (stream.0.get_schema, stream.0.get_next) else {
         return Err(violation(
             11,
-            "returned a stream whose `get_schema` or `get_next` is NULL; fill every callback".into(),
+            "returned a stream whose `get_schema` or `get_next` is NULL; fill every callback"
+                .into(),
         ));
     };
 
@@ -103,8 +106,7 @@ pub(crate) fn read_stream(
     let mut rows: i64 = 0;
     let mut after_interrupt = 0usize;
     loop {
-        if expect.interrupt_after == Some(batches.len() + after_interrupt) && after_interrupt == 0
-        {
+        if expect.interrupt_after == Some(batches.len() + after_interrupt) && after_interrupt == 0 {
             expect.task.interrupt();
         }
         let mut raw = ArrowArray::empty();
@@ -164,7 +166,12 @@ pub(crate) fn read_stream(
     Ok(batches)
 }
 
-fn stream_failure(stream: &mut OwnedStream, callback: &str, rc: c_int, context: Option<&str>) -> Error {
+fn stream_failure(
+    stream: &mut OwnedStream,
+    callback: &str,
+    rc: c_int,
+    context: Option<&str>,
+) -> Error {
     let message = stream.0.get_last_error.map(|get_last_error| {
         // SAFETY: the stream is live; the message is copied at once.
         let message = unsafe { get_last_error(&mut *stream.0) };
@@ -172,13 +179,20 @@ fn stream_failure(stream: &mut OwnedStream, callback: &str, rc: c_int, context: 
             None
         } else {
             // SAFETY: a non-NULL message is NUL-terminated and valid until the next call.
-            Some(unsafe { CStr::from_ptr(message) }.to_str().map(str::to_string))
+            Some(
+                unsafe { CStr::from_ptr(message) }
+                    .to_str()
+                    .map(str::to_string),
+            )
         }
     });
     match message {
         Some(Some(Ok(message))) => Error::Library {
             function: "read".into(),
-            context: Some(format!("{}, `{callback}` of the stream", context.unwrap_or("stream"))),
+            context: Some(format!(
+                "{}, `{callback}` of the stream",
+                context.unwrap_or("stream")
+            )),
             message,
         },
         other => {
@@ -201,7 +215,10 @@ fn stream_failure(stream: &mut OwnedStream, callback: &str, rc: c_int, context: 
 /// Checks a schema that the library moved to the host, imports it, and releases it.
 pub(crate) fn import_schema(raw: &mut ArrowSchema) -> std::result::Result<Schema, (u32, String)> {
     if raw.release.is_none() {
-        return Err((11, "is released (its `release` is NULL); write a schema".into()));
+        return Err((
+            11,
+            "is released (its `release` is NULL); write a schema".into(),
+        ));
     }
     let checked = check_schema(raw, 0).and_then(|()| {
         // SAFETY: the struct layouts are identical (both are the C data interface's), and the
@@ -236,14 +253,26 @@ fn check_schema(raw: &ArrowSchema, depth: usize) -> std::result::Result<(), (u32
         // SAFETY: non-NULL `format` is a NUL-terminated string (C data interface).
         let format = unsafe { CStr::from_ptr(raw.format) };
         if format.to_bytes() != b"+s" {
-            return Err((12, format!("has format `{}`; a schema to read is a struct, `+s`", format.to_string_lossy())));
+            return Err((
+                12,
+                format!(
+                    "has format `{}`; a schema to read is a struct, `+s`",
+                    format.to_string_lossy()
+                ),
+            ));
         }
     }
     if !raw.dictionary.is_null() {
-        return Err((18, "has a dictionary-encoded field; version 1 reads no dictionaries".into()));
+        return Err((
+            18,
+            "has a dictionary-encoded field; version 1 reads no dictionaries".into(),
+        ));
     }
     if raw.n_children < 0 || (raw.n_children > 0 && raw.children.is_null()) {
-        return Err((12, format!("has {} children but `children` is NULL", raw.n_children)));
+        return Err((
+            12,
+            format!("has {} children but `children` is NULL", raw.n_children),
+        ));
     }
     for i in 0..raw.n_children as usize {
         // SAFETY: `children` holds `n_children` pointers (C data interface).
@@ -315,11 +344,16 @@ fn check_type(name: &str, t: &DataType) -> std::result::Result<(), (u32, String)
 
 fn same_schema(a: &Schema, b: &Schema) -> bool {
     a.fields().len() == b.fields().len()
-        && a.fields().iter().zip(b.fields()).all(|(x, y)| same_field(x, y))
+        && a.fields()
+            .iter()
+            .zip(b.fields())
+            .all(|(x, y)| same_field(x, y))
 }
 
 fn same_field(a: &Field, b: &Field) -> bool {
-    a.name() == b.name() && a.is_nullable() == b.is_nullable() && a.data_type().equals_datatype(b.data_type())
+    a.name() == b.name()
+        && a.is_nullable() == b.is_nullable()
+        && a.data_type().equals_datatype(b.data_type())
 }
 
 /// A no-op release for the bitwise copy that arrow-rs imports: the host keeps the duty to
@@ -361,7 +395,8 @@ unsafe fn import_batch(
         data.validate_full()
             .map_err(|e| (12, format!(": fails full validation: {e}")))?;
         let mut copy = MutableArrayData::new(vec![&data], false, data.len());
-        copy.extend(0, 0, data.len());
+        copy.try_extend(0, 0, data.len())
+            .map_err(|e| (12, format!(": cannot copy it: {e}")))?;
         Ok(copy.freeze())
     });
     if let Some(release) = raw.release {
@@ -407,16 +442,28 @@ fn check_array(
         return err(12, format!("length is {}", a.length));
     }
     if a.offset != 0 {
-        return err(13, format!("array offset is {}; exported arrays must have offset 0", a.offset));
+        return err(
+            13,
+            format!(
+                "array offset is {}; exported arrays must have offset 0",
+                a.offset
+            ),
+        );
     }
     if a.null_count == -1 {
-        return err(15, "null_count is -1 (unknown); export the exact count".into());
+        return err(
+            15,
+            "null_count is -1 (unknown); export the exact count".into(),
+        );
     }
     if a.null_count < 0 {
         return err(15, format!("null_count is {}", a.null_count));
     }
     if !a.dictionary.is_null() {
-        return err(18, "is dictionary-encoded; version 1 reads no dictionaries".into());
+        return err(
+            18,
+            "is dictionary-encoded; version 1 reads no dictionaries".into(),
+        );
     }
     let (buffers, children) = match t {
         DataType::Null => (0, 0),
@@ -426,13 +473,19 @@ fn check_array(
         _ => (2, 0),
     };
     if a.n_buffers != buffers {
-        return err(12, format!("has {} buffers; type {t} has {buffers}", a.n_buffers));
+        return err(
+            12,
+            format!("has {} buffers; type {t} has {buffers}", a.n_buffers),
+        );
     }
     if buffers > 0 && a.buffers.is_null() {
         return err(12, "`buffers` is NULL".into());
     }
     if a.n_children != children {
-        return err(12, format!("has {} children; type {t} has {children}", a.n_children));
+        return err(
+            12,
+            format!("has {} children; type {t} has {children}", a.n_children),
+        );
     }
     if children > 0 && a.children.is_null() {
         return err(12, "`children` is NULL".into());
@@ -455,12 +508,20 @@ fn check_array(
         }
         if validity.is_null() {
             if a.null_count > 0 {
-                return err(15, format!("null_count is {} but the validity buffer is NULL", a.null_count));
+                return err(
+                    15,
+                    format!(
+                        "null_count is {} but the validity buffer is NULL",
+                        a.null_count
+                    ),
+                );
             }
         } else {
             // SAFETY: a validity buffer has at least `length` bits (C data interface, offset 0).
             let bits = unsafe { std::slice::from_raw_parts(validity, length.div_ceil(8)) };
-            nulls = (0..length).filter(|i| bits[i / 8] & (1 << (i % 8)) == 0).count() as i64;
+            nulls = (0..length)
+                .filter(|i| bits[i / 8] & (1 << (i % 8)) == 0)
+                .count() as i64;
             if nulls != a.null_count {
                 return err(15, format!("null_count is {} but the validity buffer has {nulls} nulls; export the exact count", a.null_count));
             }
@@ -472,38 +533,62 @@ fn check_array(
     let width = match t {
         DataType::Int16 => 2,
         DataType::Int32 | DataType::Float32 | DataType::Date32 => 4,
-        DataType::Int64 | DataType::Float64 | DataType::Timestamp(_, _) | DataType::Decimal128(_, _) => 8,
+        DataType::Int64
+        | DataType::Float64
+        | DataType::Timestamp(_, _)
+        | DataType::Decimal128(_, _) => 8,
         DataType::Utf8 | DataType::Binary | DataType::List(_) | DataType::Map(_, _) => 4,
         _ => 1,
     };
     if buffers >= 2 && (buffer(1) as usize) % width != 0 {
         return err(20, format!("buffer 1 is not aligned to {width} bytes"));
     }
-    let offsets_end = if matches!(t, DataType::Utf8 | DataType::Binary | DataType::List(_) | DataType::Map(_, _)) {
+    let offsets_end = if matches!(
+        t,
+        DataType::Utf8 | DataType::Binary | DataType::List(_) | DataType::Map(_, _)
+    ) {
         let offsets = buffer(1) as *const i32;
-        let kind = if matches!(t, DataType::Utf8 | DataType::Binary) { "string and binary" } else { "list" };
+        let kind = if matches!(t, DataType::Utf8 | DataType::Binary) {
+            "string and binary"
+        } else {
+            "list"
+        };
         if offsets.is_null() {
             return err(14, "the offsets buffer is NULL; export length + 1 offsets, even when the array is empty".into());
         }
         // SAFETY: an offsets buffer holds `length + 1` values (C data interface).
         let offsets = unsafe { std::slice::from_raw_parts(offsets, length + 1) };
         if offsets[0] != 0 {
-            return err(14, format!("{kind} offsets start at {}; {kind} offsets must start at 0", offsets[0]));
+            return err(
+                14,
+                format!(
+                    "{kind} offsets start at {}; {kind} offsets must start at 0",
+                    offsets[0]
+                ),
+            );
         }
         if let Some(i) = offsets.windows(2).position(|w| w[1] < w[0]) {
             return err(12, format!("offsets decrease after index {i}"));
         }
         let end = offsets[length];
         if matches!(t, DataType::Utf8 | DataType::Binary) && end > 0 && buffer(2).is_null() {
-            return err(14, "the values buffer is NULL; export a buffer for the values".into());
+            return err(
+                14,
+                "the values buffer is NULL; export a buffer for the values".into(),
+            );
         }
         end as i64
     } else {
         a.length
     };
     let fields: Vec<(String, &DataType, bool)> = match t {
-        DataType::Struct(fields) => fields.iter().map(|f| (f.name().clone(), f.data_type(), f.is_nullable())).collect(),
-        DataType::List(f) | DataType::Map(f, _) => vec![(f.name().clone(), f.data_type(), f.is_nullable())],
+        DataType::Struct(fields) => fields
+            .iter()
+            .map(|f| (f.name().clone(), f.data_type(), f.is_nullable()))
+            .collect(),
+        DataType::List(f) | DataType::Map(f, _) => {
+            vec![(f.name().clone(), f.data_type(), f.is_nullable())]
+        }
         _ => Vec::new(),
     };
     for (i, (name, child_type, child_nullable)) in fields.into_iter().enumerate() {
@@ -522,7 +607,13 @@ fn check_array(
             return Err((16, format!(", column `{child_path}`: has {} values but the batch has {}; every column must have the batch's length", child.length, a.length)));
         }
         if child.length < offsets_end {
-            return Err((16, format!(", column `{child_path}`: has {} values but its parent refers to {offsets_end}", child.length)));
+            return Err((
+                16,
+                format!(
+                    ", column `{child_path}`: has {} values but its parent refers to {offsets_end}",
+                    child.length
+                ),
+            ));
         }
         check_array(child, child_type, child_nullable, Some(&child_path))?;
     }
@@ -572,7 +663,10 @@ mod tests {
         let t = DataType::Struct(batch.schema().fields().clone());
         assert_eq!(
             check_array(&raw, &t, false, None),
-            Err((13, ", column `id`: array offset is 1; exported arrays must have offset 0".into()))
+            Err((
+                13,
+                ", column `id`: array offset is 1; exported arrays must have offset 0".into()
+            ))
         );
     }
 
@@ -580,7 +674,11 @@ mod tests {
     fn large_strings_are_not_version_1() {
         assert_eq!(
             check_type("s", &DataType::LargeUtf8),
-            Err((18, "column `s` has the Arrow type LargeUtf8, which version 1 does not read; use utf8".into()))
+            Err((
+                18,
+                "column `s` has the Arrow type LargeUtf8, which version 1 does not read; use utf8"
+                    .into()
+            ))
         );
     }
 }

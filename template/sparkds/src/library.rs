@@ -286,7 +286,10 @@ impl Library {
     /// # Errors
     ///
     /// When `create` fails, or the capabilities break rule 4.
-    pub fn capabilities<K, V>(&self, options: impl IntoIterator<Item = (K, V)>) -> Result<Capabilities>
+    pub fn capabilities<K, V>(
+        &self,
+        options: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Capabilities>
     where
         K: Into<String>,
         V: Into<String>,
@@ -382,7 +385,9 @@ impl Library {
             return Error::Library {
                 function: function.into(),
                 context: context.map(str::to_string),
-                message: format!("returned {rc} (the library has no `last_error`, so there is no message)"),
+                message: format!(
+                    "returned {rc} (the library has no `last_error`, so there is no message)"
+                ),
             };
         };
         isolate::breadcrumb("last_error");
@@ -570,12 +575,17 @@ unsafe fn read_table(table: *const SparkDsLibrary) -> Result<SparkDsLibrary> {
             n,
         )
     };
-    for (name, present) in [("create", copy.create.is_some()), ("close", copy.close.is_some())] {
+    for (name, present) in [
+        ("create", copy.create.is_some()),
+        ("close", copy.close.is_some()),
+    ] {
         if !present {
             return Err(Violation::new(
                 "spark_ds_init",
                 4,
-                format!("the table's `{name}` is NULL; every library implements `create` and `close`"),
+                format!(
+                    "the table's `{name}` is NULL; every library implements `create` and `close`"
+                ),
             )
             .into());
         }
@@ -600,7 +610,10 @@ fn function_presence(t: &SparkDsLibrary) -> Vec<(&'static str, bool)> {
         ("initial_offset", t.initial_offset.is_some()),
         ("latest_offset", t.latest_offset.is_some()),
         ("stream_partitions", t.stream_partitions.is_some()),
-        ("serialize_stream_reader", t.serialize_stream_reader.is_some()),
+        (
+            "serialize_stream_reader",
+            t.serialize_stream_reader.is_some(),
+        ),
         ("commit_offset", t.commit_offset.is_some()),
         ("close_stream_reader", t.close_stream_reader.is_some()),
         ("read", t.read.is_some()),
@@ -661,7 +674,11 @@ fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Viol
             ],
         ),
         (abi::BATCH_WRITE, "SPARK_DS_BATCH_WRITE", write.to_vec()),
-        (abi::STREAMING_WRITE, "SPARK_DS_STREAMING_WRITE", write.to_vec()),
+        (
+            abi::STREAMING_WRITE,
+            "SPARK_DS_STREAMING_WRITE",
+            write.to_vec(),
+        ),
     ];
     for (bit, name, functions) in groups {
         if caps.0 & bit == 0 {
@@ -712,7 +729,9 @@ unsafe extern "C" fn log_callback(context: *mut c_void, level: i32, message: *co
             String::from("(NULL message)")
         } else {
             // SAFETY: see the contract above.
-            unsafe { CStr::from_ptr(message) }.to_string_lossy().into_owned()
+            unsafe { CStr::from_ptr(message) }
+                .to_string_lossy()
+                .into_owned()
         };
         let level = match level {
             1 => LogLevel::Error,
@@ -740,10 +759,7 @@ mod tests {
             data_source_name(Path::new("/t/libspark_datasource_My_Source.so")),
             "my_source"
         );
-        assert_eq!(
-            data_source_name(Path::new("spark_datasource_x.dll")),
-            "x"
-        );
+        assert_eq!(data_source_name(Path::new("spark_datasource_x.dll")), "x");
     }
 
     #[test]

@@ -15,6 +15,14 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Print the schema and the rows of a data source, like `df.printSchema()` and
+    /// `df.show()`, through the whole batch read protocol and its checks.
+    Show(sparkds::cli::ShowArgs),
+    /// Write sample rows through the whole write protocol, then read them back.
+    Roundtrip(sparkds::cli::RoundtripArgs),
+    /// Run every protocol of every capability that the source declares, each in a child
+    /// process, and report the rules it breaks (exit code 1).
+    Check(sparkds::cli::CheckArgs),
     /// Write `<name>-<version>.sparkpkg` from one library per platform.
     Package(sparkds::package::PackageArgs),
     /// Check a `.sparkpkg`: manifest, entries, and each library's format, architecture,
@@ -25,6 +33,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Show(args) => exit(sparkds::cli::show(&args, &mut std::io::stdout())),
+        Command::Roundtrip(args) => exit(sparkds::cli::roundtrip(&args, &mut std::io::stdout())),
+        Command::Check(args) => exit(sparkds::cli::check(&args, &mut std::io::stdout())),
         Command::Package(args) => match sparkds::package::run(&args) {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => fail(&e),
@@ -35,6 +46,11 @@ fn main() -> ExitCode {
             Err(e) => fail(&e),
         },
     }
+}
+
+/// The exit code of a command of `sparkds::cli`, which returns its own on success.
+fn exit(result: sparkds::Result<ExitCode>) -> ExitCode {
+    result.unwrap_or_else(|e| fail(&e))
 }
 
 /// Prints an error that stopped a command; exit code 2 tells it apart from a package that

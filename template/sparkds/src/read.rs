@@ -202,12 +202,18 @@ impl<'l> BatchRead<'l> {
             unsafe { partitions_fn(reader.ptr(), add, sink) }
         })?;
         let reader_state = match table.serialize_reader {
-            Some(serialize) => Some(sink_call_one(library, "serialize_reader", None, |add, sink| {
-                // SAFETY: the reader is open; the sink is open for the call.
-                unsafe { serialize(reader.ptr(), add, sink) }
-            })?),
+            Some(serialize) => Some(sink_call_one(
+                library,
+                "serialize_reader",
+                None,
+                |add, sink| {
+                    // SAFETY: the reader is open; the sink is open for the call.
+                    unsafe { serialize(reader.ptr(), add, sink) }
+                },
+            )?),
             None => None,
         };
+        let capabilities = source.capabilities;
         // The executors only get bytes: close the driver's handles first, as Spark may.
         drop(reader);
         drop(source);
@@ -229,7 +235,7 @@ impl<'l> BatchRead<'l> {
             },
         )?;
         let mut outcome = BatchReadOutcome {
-            capabilities: Capabilities::default(),
+            capabilities,
             schema: read_schema,
             partitions: partitions
                 .into_iter()
@@ -240,7 +246,6 @@ impl<'l> BatchRead<'l> {
             limit_accepted,
             pruned,
         };
-        outcome.capabilities = library.capabilities(self.options.clone())?;
         if let Some((schema, indices)) = projection {
             for partition in &mut outcome.partitions {
                 partition.batches = partition
@@ -260,12 +265,21 @@ pub(crate) fn required<T>(f: Option<T>, name: &'static str) -> Result<T> {
     // Unreachable after the capability check of `create` (rule 4), kept as an error rather
     // than a panic.
     f.ok_or_else(|| {
-        Violation::new(name, 4, "is NULL but its capability is declared; set it, or do not declare the capability").into()
+        Violation::new(
+            name,
+            4,
+            "is NULL but its capability is declared; set it, or do not declare the capability",
+        )
+        .into()
     })
 }
 
 /// The schema to use: the user's, else the source's `schema`.
-pub(crate) fn source_schema(library: &Library, source: &Source<'_>, user: Option<SchemaRef>) -> Result<SchemaRef> {
+pub(crate) fn source_schema(
+    library: &Library,
+    source: &Source<'_>,
+    user: Option<SchemaRef>,
+) -> Result<SchemaRef> {
     if let Some(schema) = user {
         return Ok(schema);
     }
@@ -279,7 +293,8 @@ pub(crate) fn source_schema(library: &Library, source: &Source<'_>, user: Option
         // SAFETY: the source is open and `raw` is valid for writes.
         unsafe { schema_fn(source.handle.ptr(), &mut raw) }
     })?;
-    let schema = import::import_schema(&mut raw).map_err(|(rule, m)| Violation::new("schema", rule, m))?;
+    let schema =
+        import::import_schema(&mut raw).map_err(|(rule, m)| Violation::new("schema", rule, m))?;
     Ok(Arc::new(schema))
 }
 
@@ -351,7 +366,10 @@ pub(crate) struct ReadTasks<'a> {
 
 /// Runs one task per partition, each on its own thread with its own task context, and returns
 /// the batches of each partition in order (or the first error, in partition order).
-pub(crate) fn run_read_tasks(library: &Library, tasks: ReadTasks<'_>) -> Result<Vec<Vec<RecordBatch>>> {
+pub(crate) fn run_read_tasks(
+    library: &Library,
+    tasks: ReadTasks<'_>,
+) -> Result<Vec<Vec<RecordBatch>>> {
     let read = required(library.table().read, "read")?;
     let mut results = Vec::with_capacity(tasks.partitions.len());
     // A few tasks at a time, like the cores of an executor.
