@@ -1,1 +1,182 @@
-//! Rendering and parsing of workflows.
+//! The workflows under test: the template's `.github/workflows/ci.yml.liquid` rendered as
+//! cargo-generate renders it, the reusable workflows of `ci-templates/`, and the tools that read
+//! them (a YAML parser, actionlint, the matrix step run with Python).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_norway::Value;
+
+use super::repo_root;
+
+/// Every platform, in the template's order.
+pub const ALL_PLATFORMS: [&str; 5] = [
+    "linux-x86_64",
+    "linux-aarch64",
+    "osx-x86_64",
+    "osx-aarch64",
+    "windows-x86_64",
+];
+
+/// The platform choices the workflow tests render: all, one, the two macOS builds (cross-built on
+/// one kind of runner), and mixes.
+pub const PLATFORM_CHOICES: [&[&str]; 5] = [
+    &ALL_PLATFORMS,
+    &["linux-x86_64"],
+    &["osx-x86_64", "osx-aarch64"],
+    &["linux-aarch64", "windows-x86_64"],
+    &["linux-x86_64", "osx-aarch64"],
+];
+
+/// The template workflow.
+pub fn template_workflow() -> PathBuf {
+    repo_root().join("template/.github/workflows/ci.yml.liquid")
+}
+
+/// The reusable workflows of `ci-templates/`.
+pub fn ci_template_workflows() -> Vec<PathBuf> {
+    let dir = repo_root().join("ci-templates/workflows");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("ci-templates/workflows exists")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yml"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Renders the template workflow with the `liquid` crate and the variables cargo-generate gives
+/// it (`template_version` comes from the template's pre hook).
+pub fn render_with_liquid(crate_name: &str, platforms: &[&str]) -> String {
+    let source = std::fs::read_to_string(template_workflow()).expect("read the template workflow");
+    let template = liquid::ParserBuilder::with_stdlib()
+        .build()
+        .expect("a Liquid parser")
+        .parse(&source)
+        .expect("the template workflow is valid Liquid");
+    let platforms: Vec<liquid::model::Value> = platforms
+        .iter()
+        .map(|p| liquid::model::Value::scalar(p.to_string()))
+        .collect();
+    let globals = liquid::object!({
+        "crate_name": crate_name,
+        "project-name": crate_name,
+        "template_version": "0.1.0",
+        "platforms": platforms,
+    });
+    template
+        .render(&globals)
+        .expect("the template workflow renders")
+}
+
+/// Whether cargo-generate can be run here.
+pub fn cargo_generate_available() -> bool {
+    Command::new("cargo")
+        .args(["generate", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Generates a project with cargo-generate, exactly as a user does, into `dir`, and returns the
+/// rendered workflow.
+pub fn render_with_cargo_generate(dir: &Path, crate_name: &str, platforms: &[&str]) -> String {
+    let output = Command::new("cargo")
+        .args(["generate", "--silent", "--path"])
+        .arg(repo_root().join("template"))
+        .args(["--name", crate_name, "--destination"])
+        .arg(dir)
+        .arg("-d")
+        .arg(format!("platforms={}", platforms.join(",")))
+        .output()
+        .expect("cargo generate runs");
+    assert!(
+        output.status.success(),
+        "cargo generate failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    std::fs::read_to_string(dir.join(crate_name).join(".github/workflows/ci.yml"))
+        .expect("the generated project has .github/workflows/ci.yml")
+}
+
+/// Parses a workflow.
+pub fn parse(yaml: &str) -> Value {
+    serde_norway::from_str(yaml).expect("the workflow is valid YAML")
+}
+
+/// The `actionlint` command, installed by `ci-templates/install-actionlint.sh` (idempotent: it
+/// only fetches the package the first time).
+pub fn actionlint() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        if let Ok(path) = std::env::var("ACTIONLINT") {
+            return PathBuf::from(path);
+        }
+        let output = Command::new("bash")
+            .arg(repo_root().join("ci-templates/install-actionlint.sh"))
+            .output()
+            .expect("bash runs");
+        assert!(
+            output.status.success(),
+            "ci-templates/install-actionlint.sh failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        PathBuf::from(String::from_utf8_lossy(&output.stdout).trim())
+    })
+    .clone()
+}
+
+/// Runs actionlint on `files` and returns its report, empty when they are clean.
+pub fn lint(files: &[PathBuf]) -> String {
+    let output = Command::new(actionlint())
+        .args(files)
+        .output()
+        .expect("actionlint runs");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success() || !report.is_empty(),
+        "actionlint failed without a report"
+    );
+    report
+}
+
+/// Runs the `matrix` step of the `plan` job with Python, as the runner does, and returns its
+/// output `matrix` (or the error it exits with).
+pub fn run_matrix_step(
+    workflow: &Value,
+    data_source: &str,
+    platforms_json: &str,
+) -> Result<Value, String> {
+    let steps = workflow["jobs"]["plan"]["steps"]
+        .as_sequence()
+        .expect("the plan job has steps");
+    let step = steps
+        .iter()
+        .find(|s| s["id"].as_str() == Some("matrix"))
+        .expect("the plan job has a step with id `matrix`");
+    assert_eq!(step["shell"].as_str(), Some("python"));
+    let script = step["run"].as_str().expect("the matrix step runs a script");
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let github_output = dir.path().join("output");
+    let output = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .env("DATA_SOURCE", data_source)
+        .env("PLATFORMS", platforms_json)
+        .env("GITHUB_OUTPUT", &github_output)
+        .output()
+        .expect("python3 runs");
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).trim().to_string());
+    }
+    let written = std::fs::read_to_string(&github_output).expect("the step writes its output");
+    let matrix = written
+        .strip_prefix("matrix=")
+        .expect("the output is `matrix=<json>`")
+        .trim();
+    Ok(serde_norway::from_str(matrix).expect("the matrix is JSON"))
+}
