@@ -1,1 +1,10 @@
-//! Tests: conformance.
+//! The conformance suite: sparkds's host drives a good library through every protocol, and
+//! deliberately broken libraries (fixtures in plain C11 and one Rust cdylib) whose each broken
+//! rule of conformance.md must be reported with its exact message, without crashing the host.
+
+mod helpers;
+
+mod broken_libraries;
+mod command_line;
+mod crash_isolation;
+mod good_library;

@@ -67,6 +67,16 @@ impl Error {
     }
 }
 
+/// `n` and `noun`, plural when `n` is not 1: "1 null row", "2 null rows".
+pub(crate) fn count(n: impl Into<i128>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn context_suffix(context: &Option<String>) -> String {
     context
         .as_ref()

@@ -19,7 +19,7 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use crate::abi::{ArrowArray, ArrowArrayStream, ArrowSchema};
-use crate::error::{Error, Result, Violation};
+use crate::error::{count, Error, Result, Violation};
 use crate::isolate;
 use crate::render;
 use crate::task::Task;
@@ -129,7 +129,8 @@ pub(crate) fn read_stream(
                 return Err(violation(
                     23,
                     format!(
-                        "the task was killed after {n} batches, but the stream returned {after_interrupt} more; a killed task (`is_interrupted` true) must stop within one batch"
+                        "the task was killed after {}, but the stream returned {after_interrupt} more; a killed task (`is_interrupted` true) must stop within one batch",
+                        count(n as i128, "batch")
                     ),
                 ));
             }
@@ -139,7 +140,7 @@ pub(crate) fn read_stream(
             if rows > limit {
                 return Err(violation(
                     22,
-                    format!("returned {rows} rows after `push_limit` accepted a limit of {limit}; a pushed limit is never exceeded"),
+                    format!("returned {} after `push_limit` accepted a limit of {limit}; a pushed limit is never exceeded", count(rows, "row")),
                 ));
             }
         }
@@ -500,7 +501,7 @@ fn check_array(
         let validity = buffer(0);
         if top {
             if a.null_count > 0 {
-                return err(16, format!("the batch's struct has {} null rows; a batch must have no null rows: mark the values of its columns null instead", a.null_count));
+                return err(16, format!("the batch's struct has {}; a batch must have no null rows: mark the values of its columns null instead", count(a.null_count, "null row")));
             }
             if !validity.is_null() {
                 return err(16, "the batch's struct has a validity buffer; a batch must have none: mark the values of its columns null instead".into());
@@ -523,12 +524,25 @@ fn check_array(
                 .filter(|i| bits[i / 8] & (1 << (i % 8)) == 0)
                 .count() as i64;
             if nulls != a.null_count {
-                return err(15, format!("null_count is {} but the validity buffer has {nulls} nulls; export the exact count", a.null_count));
+                return err(
+                    15,
+                    format!(
+                        "null_count is {} but the validity buffer has {}; export the exact count",
+                        a.null_count,
+                        count(nulls, "null")
+                    ),
+                );
             }
         }
     }
     if !nullable && !top && nulls > 0 {
-        return err(17, format!("holds {nulls} nulls but the column is not nullable; declare it nullable or export no nulls"));
+        return err(
+            17,
+            format!(
+                "holds {} but the column is not nullable; declare it nullable or export no nulls",
+                count(nulls, "null")
+            ),
+        );
     }
     let width = match t {
         DataType::Int16 => 2,

@@ -43,6 +43,9 @@ mod task;
 pub mod verify;
 mod write;
 
+/// The arrow-rs crates of sparkds's API, so that tests build batches with the same version.
+pub use arrow_array;
+pub use arrow_schema;
 pub use error::{Error, Result, Violation};
 pub use library::{Capabilities, Library, LogLevel, LogMessage, SPARK_VERSION};
 pub use locate::{build_current_cdylib, cdylib, library_file_name, profile_dir, sparkds_binary};

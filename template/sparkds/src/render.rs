@@ -1,7 +1,8 @@
 //! Deterministic text renderings, for snapshots (insta) and for the `sparkds` command.
 
 use arrow_array::RecordBatch;
-use arrow_cast::pretty::pretty_format_batches;
+use arrow_cast::display::FormatOptions;
+use arrow_cast::pretty::pretty_format_batches_with_options;
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 
 /// The schema as Spark's `df.printSchema()` prints it:
@@ -86,9 +87,11 @@ pub fn schema_line(schema: &Schema) -> String {
         .join(", ")
 }
 
-/// The batches as a table (arrow-cast's pretty format). Empty input gives an empty table.
+/// The batches as a table (arrow-cast's pretty format), nulls shown as `NULL` as Spark shows
+/// them. Empty input gives an empty table.
 pub fn batches(batches: &[RecordBatch]) -> String {
-    match pretty_format_batches(batches) {
+    let options = FormatOptions::default().with_null("NULL");
+    match pretty_format_batches_with_options(batches, &options) {
         Ok(table) => table.to_string(),
         Err(e) => format!("(cannot format the batches: {e})"),
     }

@@ -90,7 +90,7 @@ mod tests {
         let batch = rows(&schema, 10, 3).expect("sample rows");
         assert_eq!(
             crate::render::batches(&[batch]),
-            "+----+--------+\n| id | name   |\n+----+--------+\n| 10 | row 10 |\n| 11 |        |\n| 12 | row 12 |\n+----+--------+"
+            "+----+--------+\n| id | name   |\n+----+--------+\n| 10 | row 10 |\n| 11 | NULL   |\n| 12 | row 12 |\n+----+--------+"
         );
     }
 }

@@ -1,0 +1,153 @@
+//! Each broken rule is caught, with the function, the place and the rule in its message, and
+//! the host survives it.
+
+use crate::helpers::{error, Fixture};
+
+fn read_error(fault: &'static str) -> String {
+    error(Fixture::with_fault(fault).load().batch_read().run())
+}
+
+#[test]
+fn a_sliced_array_is_reported() {
+    assert_eq!(
+        read_error("SLICED_ARRAY"),
+        "`read` (partition 0): batch 0, column `id`: array offset is 1; exported arrays must have offset 0 (rule 13)"
+    );
+}
+
+#[test]
+fn a_null_row_in_the_batch_struct_is_reported() {
+    assert_eq!(
+        read_error("NULL_ROW"),
+        "`read` (partition 0): batch 0: the batch's struct has 1 null row; a batch must have no null rows: mark the values of its columns null instead (rule 16)"
+    );
+}
+
+#[test]
+fn a_null_in_a_non_nullable_column_is_reported() {
+    assert_eq!(
+        read_error("NULL_IN_NOT_NULL"),
+        "`read` (partition 0): batch 0, column `id`: holds 1 null but the column is not nullable; declare it nullable or export no nulls (rule 17)"
+    );
+}
+
+#[test]
+fn string_offsets_that_do_not_start_at_zero_are_reported() {
+    assert_eq!(
+        read_error("STRING_OFFSETS"),
+        "`read` (partition 0): batch 0, column `name`: string and binary offsets start at 2; string and binary offsets must start at 0 (rule 14)"
+    );
+}
+
+#[test]
+fn an_unknown_null_count_is_reported() {
+    assert_eq!(
+        read_error("NULL_COUNT"),
+        "`read` (partition 0): batch 0, column `name`: null_count is -1 (unknown); export the exact count (rule 15)"
+    );
+}
+
+#[test]
+fn a_large_string_type_is_reported() {
+    assert_eq!(
+        read_error("LARGE_STRING"),
+        "`schema`: column `name` has the Arrow type LargeUtf8, which version 1 does not read; use utf8 (rule 18)"
+    );
+}
+
+#[test]
+fn a_declared_capability_with_a_null_required_function_is_reported() {
+    let library = Fixture::with_fault("MISSING_WRITE").load();
+    assert_eq!(
+        error(library.capabilities([("end", "1")])),
+        "`create`: declares SPARK_DS_BATCH_WRITE, but `write` is NULL; a source must not declare a capability whose required functions are NULL (rule 4)"
+    );
+}
+
+#[test]
+fn a_table_smaller_than_version_1_is_refused() {
+    let word = std::mem::size_of::<usize>();
+    assert_eq!(
+        Fixture::with_fault("SMALL_TABLE").load_error(),
+        format!(
+            "`spark_ds_init`: the table's size is {}; it must be a multiple of {word} and at least {}, the size up to `read` (rule 2)",
+            16 + 18 * word,
+            16 + 19 * word
+        )
+    );
+}
+
+#[test]
+fn another_abi_version_is_refused() {
+    assert_eq!(
+        Fixture::with_fault("ABI_VERSION").load_error(),
+        "`spark_ds_init`: the table declares abi_version 2, but this host supports version 1 only; return a table of version 1 (rule 3)"
+    );
+}
+
+#[test]
+fn a_null_handle_returned_with_success_is_reported() {
+    assert_eq!(
+        read_error("NULL_HANDLE"),
+        "`create_reader`: returned 0 but a NULL reader; return a handle that `close_reader` releases, or fail with a message (rule 21)"
+    );
+}
+
+#[test]
+fn an_exceeded_limit_is_reported() {
+    let library = Fixture::with_fault("LIMIT_IGNORED").load();
+    assert_eq!(
+        error(library.batch_read().limit(2).run()),
+        "`read` (partition 0): returned 4 rows after `push_limit` accepted a limit of 2; a pushed limit is never exceeded (rule 22)"
+    );
+}
+
+#[test]
+fn an_error_without_a_message_is_reported() {
+    let library = Fixture::with_fault("NO_MESSAGE").load();
+    assert_eq!(
+        error(library.batch_read().option("end", "ten").run()),
+        "`create`: returned 1 and `last_error` returned NULL; a failing function must set a message, in UTF-8 (rule 7)"
+    );
+}
+
+#[test]
+fn a_task_that_ignores_its_kill_is_reported() {
+    let library = Fixture::with_fault("IGNORE_INTERRUPT").load();
+    let read = library
+        .batch_read()
+        .options([("end", "20"), ("partitions", "1"), ("batch_size", "2")])
+        .kill_task(0, 1);
+    assert_eq!(
+        error(read.run()),
+        "`read` (partition 0): the task was killed after 1 batch, but the stream returned 2 more; a killed task (`is_interrupted` true) must stop within one batch (rule 23)"
+    );
+}
+
+#[test]
+fn a_sink_called_after_its_call_is_reported() {
+    assert_eq!(
+        read_error("LATE_SINK"),
+        "`partitions`: called its sink after it returned; call the sink only during the call, on the calling thread (rule 10)"
+    );
+}
+
+#[test]
+fn a_batch_that_write_never_releases_is_reported() {
+    let library = Fixture::with_fault("KEEPS_BATCH").load();
+    let schema = sparkds::ddl::parse("id bigint not null, name string").expect("a schema");
+    let batch = sparkds::sample::rows(&schema, 0, 3).expect("sample rows");
+    assert_eq!(
+        error(library.batch_write().task([batch]).run()),
+        "`write` (task 0): batch 0 was never released, even after `close_data_writer`; release a moved batch exactly once (rule 11)"
+    );
+}
+
+#[test]
+fn a_check_reports_each_broken_protocol() {
+    let report = sparkds::check::Check::new(Fixture::with_fault("SLICED_ARRAY").path())
+        .option("end", "4")
+        .run();
+    insta::assert_snapshot!("sliced_check", report.to_string());
+    assert!(!report.passed());
+}

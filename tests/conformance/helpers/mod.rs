@@ -1,0 +1,194 @@
+//! Helpers of the conformance suite: the fixtures, compiled once per test run into a temporary
+//! directory under the target directory, and loaded through sparkds's host.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use sparkds::Library;
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn build_dir() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        tempfile::Builder::new()
+            .prefix("conformance-fixtures-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .expect("a temporary directory under the target directory")
+    })
+    .path()
+}
+
+/// The fixtures built so far, by file name: each is compiled once per run.
+fn built() -> &'static Mutex<HashMap<String, PathBuf>> {
+    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    BUILT.get_or_init(Mutex::default)
+}
+
+/// A fixture library: the C range source, good or with one fault, or the Rust one that panics.
+#[must_use]
+pub struct Fixture {
+    fault: Option<&'static str>,
+    copy: Option<&'static str>,
+    rust_panic: bool,
+}
+
+impl Fixture {
+    /// The good C fixture, `fixtures/range.c`.
+    pub fn good() -> Self {
+        Fixture {
+            fault: None,
+            copy: None,
+            rust_panic: false,
+        }
+    }
+
+    /// The C fixture compiled with `-DFAULT_<fault>`, which breaks one rule.
+    pub fn with_fault(fault: &'static str) -> Self {
+        Fixture {
+            fault: Some(fault),
+            ..Fixture::good()
+        }
+    }
+
+    /// The Rust fixture whose `create` panics, `fixtures/panic.rs`.
+    pub fn rust_panic() -> Self {
+        Fixture {
+            rust_panic: true,
+            ..Fixture::good()
+        }
+    }
+
+    /// A copy under its own file name: the loader then gives it its own globals (such as the
+    /// host it logs to), apart from the tests that load the shared copy.
+    pub fn own_copy(mut self, name: &'static str) -> Self {
+        self.copy = Some(name);
+        self
+    }
+
+    /// The path of the built library.
+    pub fn path(&self) -> PathBuf {
+        let stem = match (self.rust_panic, self.fault, self.copy) {
+            (true, _, _) => "panic".to_string(),
+            (false, fault, copy) => {
+                let mut stem = String::from("range");
+                for part in [fault, copy].into_iter().flatten() {
+                    stem.push('_');
+                    stem.push_str(&part.to_lowercase());
+                }
+                stem
+            }
+        };
+        let file = sparkds::library_file_name(&format!("spark_datasource_{stem}"));
+        let mut built = built().lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(path) = built.get(&file) {
+            return path.clone();
+        }
+        let path = build_dir().join(&file);
+        if self.rust_panic {
+            compile_rust(&manifest_dir().join("conformance/fixtures/panic.rs"), &path);
+        } else {
+            compile_c(
+                &manifest_dir().join("conformance/fixtures/range.c"),
+                self.fault,
+                &path,
+            );
+        }
+        built.insert(file, path.clone());
+        path
+    }
+
+    /// Loads the built library with sparkds's host.
+    pub fn load(&self) -> Library {
+        Library::load(self.path()).expect("the fixture loads")
+    }
+
+    /// Loads the built library, expecting an error.
+    pub fn load_error(&self) -> String {
+        match Library::load(self.path()) {
+            Ok(_) => panic!("the fixture loaded, but an error was expected"),
+            Err(e) => e.to_string(),
+        }
+    }
+}
+
+fn compile_c(source: &Path, fault: Option<&str>, out: &Path) {
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let mut command = Command::new(&cc);
+    command
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
+        // Rule 6: the fixture's functions must match the header's function-pointer types.
+        .arg("-Werror=incompatible-pointer-types")
+        .args(["-shared", "-fPIC", "-O1"])
+        .arg("-I")
+        .arg(manifest_dir().join("../template"))
+        .arg("-o")
+        .arg(out)
+        .arg(source);
+    if let Some(fault) = fault {
+        command.arg(format!("-DFAULT_{fault}"));
+    }
+    run(command, "the C compiler ($CC, else cc)");
+}
+
+fn compile_rust(source: &Path, out: &Path) {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let mut command = Command::new(rustc);
+    command
+        .args([
+            "--edition",
+            "2021",
+            "--crate-type",
+            "cdylib",
+            "-C",
+            "opt-level=1",
+        ])
+        .arg("-o")
+        .arg(out)
+        .arg(source);
+    run(command, "rustc");
+}
+
+fn run(mut command: Command, what: &str) {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+    assert!(
+        output.status.success(),
+        "{what} failed to build a fixture:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The `sparkds` binary, built once per run.
+pub fn sparkds_binary() -> PathBuf {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY
+        .get_or_init(|| sparkds::sparkds_binary().expect("the sparkds binary builds"))
+        .clone()
+}
+
+/// Runs the `sparkds` binary with `args`: its exit code, stdout and stderr.
+pub fn sparkds(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(sparkds_binary())
+        .args(args)
+        .output()
+        .expect("sparkds runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The error of a result that must have failed, as text.
+pub fn error<T>(result: sparkds::Result<T>) -> String {
+    match result {
+        Ok(_) => panic!("the call succeeded, but a violation was expected"),
+        Err(e) => e.to_string(),
+    }
+}
