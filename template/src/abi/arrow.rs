@@ -91,18 +91,18 @@ pub fn prepare_export(schema: &Schema, index: usize, batch: RecordBatch) -> Resu
     for (field, column) in schema.fields().iter().zip(batch.columns()) {
         check_nullability(index, field.name(), field, column.to_data())?;
     }
-    let columns: Vec<ArrayRef> = batch
+    let columns = batch
         .columns()
         .iter()
         .map(|column| {
             let data = column.to_data();
-            if needs_copy(&data) {
-                arrow_array::make_array(compact(&data))
+            Ok(if needs_copy(&data) {
+                arrow_array::make_array(compact(&data)?)
             } else {
                 column.clone()
-            }
+            })
         })
-        .collect();
+        .collect::<Result<Vec<ArrayRef>>>()?;
     let batch = RecordBatch::try_new(batch.schema(), columns)?;
     let data = StructArray::from(batch).into_data();
     if cfg!(debug_assertions) {
@@ -158,10 +158,10 @@ fn needs_copy(data: &ArrayData) -> bool {
 
 /// A copy of `data` into fresh buffers: offset 0 at every level, offsets rebased to 0.
 /// (`concat` of a single sliced string array keeps its offsets, so it is not enough.)
-fn compact(data: &ArrayData) -> ArrayData {
+fn compact(data: &ArrayData) -> Result<ArrayData> {
     let mut copy = MutableArrayData::new(vec![data], false, data.len());
-    copy.extend(0, 0, data.len());
-    copy.freeze()
+    copy.try_extend(0, 0, data.len())?;
+    Ok(copy.freeze())
 }
 
 #[cfg(test)]

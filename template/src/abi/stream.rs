@@ -174,7 +174,7 @@ unsafe extern "C" fn release(stream: *mut ArrowArrayStream) {
 mod tests {
     use std::sync::Arc;
 
-    use arrow_array::ffi_stream::ArrowArrayStreamReader;
+    use arrow_array::ffi_stream::RecordBatchStreamReader;
     use arrow_array::{Int64Array, RecordBatch};
     use arrow_schema::{DataType, Field, Schema};
 
@@ -190,7 +190,7 @@ mod tests {
     }
 
     /// Exports `batches` and imports the stream back with arrow-rs, as the host would.
-    fn round_trip(batches: Batches, interrupted: bool) -> ArrowArrayStreamReader {
+    fn round_trip(batches: Batches, interrupted: bool) -> RecordBatchStreamReader {
         let mut stream = ArrowArrayStream {
             get_schema: None,
             get_next: None,
@@ -203,7 +203,7 @@ mod tests {
         // SAFETY: our `ArrowArrayStream` has the layout of the C struct, like arrow-rs's
         // mirror; `from_raw` takes ownership and will release it.
         unsafe {
-            ArrowArrayStreamReader::from_raw(
+            RecordBatchStreamReader::from_raw(
                 (&mut stream as *mut ArrowArrayStream).cast::<arrow_array::ffi_stream::FFI_ArrowArrayStream>(),
             )
         }

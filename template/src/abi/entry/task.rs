@@ -21,7 +21,7 @@ impl TaskPointer {
         let task = unsafe { &*self.0 };
         match task.is_interrupted {
             // SAFETY: the host's thread-safe callback, given its own task.
-            Some(is_interrupted) => unsafe { is_interrupted(self.0) } != 0,
+            Some(is_interrupted) => (unsafe { is_interrupted(self.0) }) != 0,
             None => false,
         }
     }

@@ -100,8 +100,14 @@ fn declaration_of<S, T: CType>(_field: fn(&S) -> &T, name: &str) -> String {
 
 macro_rules! layout {
     ($struct:ident { $($field:ident),* $(,)? }) => {
+        layout!(@ $struct, stringify!($struct), $($field),*)
+    };
+    ($struct:ident as $c_name:literal { $($field:ident),* $(,)? }) => {
+        layout!(@ $struct, $c_name, $($field),*)
+    };
+    (@ $struct:ident, $c_name:expr, $($field:ident),*) => {
         (
-            stringify!($struct),
+            $c_name,
             size_of::<$struct>(),
             vec![$(FieldLayout {
                 name: stringify!($field),
@@ -120,7 +126,9 @@ fn structs() -> Vec<(&'static str, usize, Vec<FieldLayout>)> {
             size, task_id, is_interrupted, host_data, stage_id, partition_id, attempt_number
         }),
         layout!(SparkDsWriteInfo { size, schema, query_id, mode, streaming }),
-        layout!(ArrowArrayStream { get_schema, get_next, get_last_error, release, private_data }),
+        layout!(ArrowArrayStream as "struct ArrowArrayStream" {
+            get_schema, get_next, get_last_error, release, private_data
+        }),
         layout!(SparkDsLibrary {
             size, abi_version, last_error, create, schema, create_reader, create_stream_reader,
             create_writer, close, push_limit, prune_columns, partitions, serialize_reader,
@@ -146,7 +154,7 @@ fn the_version_1_layout_is_frozen() {
             ("SparkDsCreateInfo", 40),
             ("SparkDsTaskContext", 48),
             ("SparkDsWriteInfo", 32),
-            ("ArrowArrayStream", 40),
+            ("struct ArrowArrayStream", 40),
             ("SparkDsLibrary", 240),
         ]
     );
@@ -207,7 +215,10 @@ fn field_types_and_spark_ds_init_match_the_headers() {
     }
     let mut c = String::from("#include \"spark_datasource.h\"\n");
     for (name, _, fields) in structs() {
-        c.push_str(&format!("void check_{name}({name} *s);\nvoid check_{name}({name} *s) {{\n"));
+        let function = name.replace("struct ", "");
+        c.push_str(&format!(
+            "void check_{function}({name} *s);\nvoid check_{function}({name} *s) {{\n"
+        ));
         for field in fields {
             // Both directions: an assignment drops no qualifier and mixes no pointer types.
             c.push_str(&format!(
