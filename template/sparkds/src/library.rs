@@ -629,6 +629,9 @@ fn function_presence(t: &SparkDsLibrary) -> Vec<(&'static str, bool)> {
     ]
 }
 
+/// Functions by name, and whether the table sets them.
+type Functions = Vec<(&'static str, bool)>;
+
 /// Rule 4: no capability whose required functions are NULL, no unknown bits.
 fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Violation> {
     let unknown = caps.0 & !CAPABILITY_NAMES.iter().fold(0, |a, (bit, _)| a | bit);
@@ -650,7 +653,7 @@ fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Viol
         ("abort_data_writer", t.abort_data_writer.is_some()),
         ("close_data_writer", t.close_data_writer.is_some()),
     ];
-    let groups: [(u64, &str, Vec<(&str, bool)>); 4] = [
+    let groups: [(u64, &str, Functions); 4] = [
         (
             abi::BATCH_READ,
             "SPARK_DS_BATCH_READ",
