@@ -5,7 +5,7 @@
 //! path), a fixed timestamp (1980-01-01, the zip epoch), fixed permissions and one compression
 //! level, so the same libraries always give the same bytes and the same SHA-256.
 
-mod error;
+pub(crate) mod error;
 mod manifest;
 mod platform;
 
@@ -18,7 +18,8 @@ use sha2::{Digest, Sha256};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipWriter};
 
-pub use error::Error;
+use crate::Result;
+
 pub use manifest::{Manifest, ABI_VERSION, MANIFEST_NAME};
 pub use platform::{describe, is_valid_data_source_name, Os, Platform};
 
@@ -62,13 +63,13 @@ impl PackageSpec {
     ///
     /// An invalid name or version, an unknown or repeated platform, a library not named the way
     /// Spark looks for it, or no library at all.
-    pub fn from_args(args: &PackageArgs) -> Result<PackageSpec, Error> {
+    pub fn from_args(args: &PackageArgs) -> Result<PackageSpec> {
         let mut libraries = BTreeMap::new();
         for arg in &args.libraries {
             let (key, path) = arg
                 .split_once('=')
                 .filter(|(key, path)| !key.is_empty() && !path.is_empty())
-                .ok_or_else(|| Error::LibraryArgument(arg.clone()))?;
+                .ok_or_else(|| error::library_argument(arg))?;
             insert_library(&mut libraries, key, PathBuf::from(path))?;
         }
         if let Some(dir) = &args.dir {
@@ -90,9 +91,9 @@ impl PackageSpec {
     /// # Errors
     ///
     /// See [`PackageSpec::from_args`].
-    pub fn check(&self) -> Result<(), Error> {
+    pub fn check(&self) -> Result<()> {
         if let Some(name) = self.names.iter().find(|n| !is_valid_data_source_name(n)) {
-            return Err(Error::DataSourceName(name.clone()));
+            return Err(error::data_source_name(name));
         }
         let version_ok = !self.version.is_empty()
             && self
@@ -100,10 +101,10 @@ impl PackageSpec {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'));
         if !version_ok {
-            return Err(Error::Version(self.version.clone()));
+            return Err(error::version(&self.version));
         }
         if self.libraries.is_empty() {
-            return Err(Error::NoLibrary);
+            return Err(error::no_library());
         }
         for (platform, path) in &self.libraries {
             let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -113,15 +114,12 @@ impl PackageSpec {
                 .map(|n| platform.library_file_name(n))
                 .collect();
             if !expected.iter().any(|e| e == file_name) {
-                return Err(Error::LibraryFileName {
-                    path: path.clone(),
-                    platform: platform.key().to_string(),
-                    expected: expected
-                        .iter()
-                        .map(|e| format!("`{e}`"))
-                        .collect::<Vec<_>>()
-                        .join(" or "),
-                });
+                let expected: Vec<String> = expected.iter().map(|e| format!("`{e}`")).collect();
+                return Err(error::library_file_name(
+                    path,
+                    platform.key(),
+                    &expected.join(" or "),
+                ));
             }
         }
         Ok(())
@@ -160,37 +158,35 @@ fn insert_library(
     libraries: &mut BTreeMap<Platform, PathBuf>,
     key: &str,
     path: PathBuf,
-) -> Result<(), Error> {
-    let platform = Platform::from_key(key).ok_or_else(|| Error::UnknownPlatform {
-        key: key.to_string(),
-        known: Platform::known_keys(),
-    })?;
+) -> Result<()> {
+    let platform = Platform::from_key(key)
+        .ok_or_else(|| error::unknown_platform(key, &Platform::known_keys()))?;
     if libraries.insert(platform, path).is_some() {
-        return Err(Error::DuplicatePlatform(key.to_string()));
+        return Err(error::duplicate_platform(key));
     }
     Ok(())
 }
 
 /// The libraries of a directory laid out `<platform>/<file>`, as CI artifacts are downloaded.
-fn libraries_in_dir(dir: &Path) -> Result<Vec<(String, PathBuf)>, Error> {
+fn libraries_in_dir(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     let mut found = Vec::new();
-    for entry in fs::read_dir(dir).map_err(Error::io(dir))? {
-        let entry = entry.map_err(Error::io(dir))?;
+    for entry in fs::read_dir(dir).map_err(error::io(dir))? {
+        let entry = entry.map_err(error::io(dir))?;
         let platform_dir = entry.path();
         if !platform_dir.is_dir() {
             continue;
         }
         let key = entry.file_name().to_string_lossy().into_owned();
         let mut files = Vec::new();
-        for file in fs::read_dir(&platform_dir).map_err(Error::io(&platform_dir))? {
-            let file = file.map_err(Error::io(&platform_dir))?.path();
+        for file in fs::read_dir(&platform_dir).map_err(error::io(&platform_dir))? {
+            let file = file.map_err(error::io(&platform_dir))?.path();
             if file.is_file() {
                 files.push(file);
             }
         }
         match <[PathBuf; 1]>::try_from(files) {
             Ok([file]) => found.push((key, file)),
-            Err(_) => return Err(Error::PlatformDirectory(platform_dir)),
+            Err(_) => return Err(error::platform_directory(&platform_dir)),
         }
     }
     found.sort();
@@ -202,30 +198,30 @@ fn libraries_in_dir(dir: &Path) -> Result<Vec<(String, PathBuf)>, Error> {
 /// # Errors
 ///
 /// A library that cannot be read, or a package that cannot be written.
-pub fn write_package(spec: &PackageSpec, out: &Path) -> Result<(), Error> {
-    let manifest = spec.manifest().to_json()?;
+pub fn write_package(spec: &PackageSpec, out: &Path) -> Result<()> {
+    let manifest = spec.manifest().to_json().map_err(error::manifest)?;
     let mut entries: Vec<(String, Vec<u8>, u32)> = Vec::new();
     for (platform, path) in &spec.libraries {
-        let bytes = fs::read(path).map_err(Error::io(path))?;
+        let bytes = fs::read(path).map_err(error::io(path))?;
         entries.push((entry_name(*platform, path), bytes, 0o755));
     }
     entries.sort_by(|a, b| a.0.cmp(&b.0));
 
-    let file = fs::File::create(out).map_err(Error::io(out))?;
+    let file = fs::File::create(out).map_err(error::io(out))?;
     let mut zip = ZipWriter::new(file);
     let options = SimpleFileOptions::default()
         .compression_method(CompressionMethod::Deflated)
         .compression_level(Some(6))
         .last_modified_time(DateTime::DEFAULT);
     zip.start_file(MANIFEST_NAME, options.unix_permissions(0o644))
-        .map_err(Error::zip(out))?;
-    zip.write_all(manifest.as_bytes()).map_err(Error::io(out))?;
+        .map_err(error::zip_write(out))?;
+    zip.write_all(manifest.as_bytes()).map_err(error::io(out))?;
     for (name, bytes, mode) in entries {
         zip.start_file(name, options.unix_permissions(mode))
-            .map_err(Error::zip(out))?;
-        zip.write_all(&bytes).map_err(Error::io(out))?;
+            .map_err(error::zip_write(out))?;
+        zip.write_all(&bytes).map_err(error::io(out))?;
     }
-    zip.finish().map_err(Error::zip(out))?;
+    zip.finish().map_err(error::zip_write(out))?;
     Ok(())
 }
 
@@ -242,12 +238,12 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// # Errors
 ///
 /// See [`PackageSpec::from_args`] and [`write_package`].
-pub fn run(args: &PackageArgs) -> Result<PathBuf, Error> {
+pub fn run(args: &PackageArgs) -> Result<PathBuf> {
     let spec = PackageSpec::from_args(args)?;
-    fs::create_dir_all(&args.out_dir).map_err(Error::io(&args.out_dir))?;
+    fs::create_dir_all(&args.out_dir).map_err(error::io(&args.out_dir))?;
     let out = args.out_dir.join(spec.file_name());
     write_package(&spec, &out)?;
-    let bytes = fs::read(&out).map_err(Error::io(&out))?;
+    let bytes = fs::read(&out).map_err(error::io(&out))?;
     println!("wrote {}", out.display());
     for (platform, path) in &spec.libraries {
         println!("  {platform}: {}", entry_name(*platform, path));

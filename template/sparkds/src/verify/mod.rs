@@ -16,9 +16,11 @@ use zip::ZipArchive;
 
 pub use binary::{parse_glibc_version, Policy};
 
+use crate::package::error;
 use crate::package::{
-    is_valid_data_source_name, sha256_hex, Error, Manifest, Platform, ABI_VERSION, MANIFEST_NAME,
+    is_valid_data_source_name, sha256_hex, Manifest, Platform, ABI_VERSION, MANIFEST_NAME,
 };
+use crate::Result;
 
 /// Arguments of `sparkds verify`.
 #[derive(Debug, clap::Args)]
@@ -160,14 +162,14 @@ struct Entry {
 ///
 /// Only a package that cannot be read at all (not a file, not a zip archive). A package that
 /// reads but breaks rules gives a [`Report`] with findings.
-pub fn verify_package(path: &Path, options: &Options) -> Result<Report, Error> {
-    let file = fs::File::open(path).map_err(Error::io(path))?;
-    let mut archive = ZipArchive::new(file).map_err(Error::zip(path))?;
+pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
+    let file = fs::File::open(path).map_err(error::io(path))?;
+    let mut archive = ZipArchive::new(file).map_err(error::zip_read(path))?;
     let mut report = Report::default();
 
     let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
     for index in 0..archive.len() {
-        let entry = archive.by_index(index).map_err(Error::zip(path))?;
+        let entry = archive.by_index(index).map_err(error::zip_read(path))?;
         let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
         if let Some(problem) = unsafe_path(&name) {
             report
@@ -270,14 +272,10 @@ fn unsafe_path(name: &str) -> Option<String> {
     None
 }
 
-fn read_entry(
-    archive: &mut ZipArchive<fs::File>,
-    index: usize,
-    path: &Path,
-) -> Result<Vec<u8>, Error> {
-    let mut entry = archive.by_index(index).map_err(Error::zip(path))?;
+fn read_entry(archive: &mut ZipArchive<fs::File>, index: usize, path: &Path) -> Result<Vec<u8>> {
+    let mut entry = archive.by_index(index).map_err(error::zip_read(path))?;
     let mut bytes = Vec::new();
-    entry.read_to_end(&mut bytes).map_err(Error::io(path))?;
+    entry.read_to_end(&mut bytes).map_err(error::io(path))?;
     Ok(bytes)
 }
 
@@ -286,7 +284,7 @@ fn read_manifest(
     entries: &BTreeMap<String, Entry>,
     path: &Path,
     report: &mut Report,
-) -> Result<Option<Manifest>, Error> {
+) -> Result<Option<Manifest>> {
     let Some(entry) = entries.get(MANIFEST_NAME) else {
         report.findings.push(Finding::new(
             MANIFEST_NAME,
@@ -396,9 +394,9 @@ fn quoted(names: &[String]) -> String {
 /// # Errors
 ///
 /// An invalid `--glibc`, or a package that cannot be read at all.
-pub fn run(args: &VerifyArgs) -> Result<bool, Error> {
+pub fn run(args: &VerifyArgs) -> Result<bool> {
     let glibc =
-        parse_glibc_version(&args.glibc).ok_or_else(|| Error::GlibcBaseline(args.glibc.clone()))?;
+        parse_glibc_version(&args.glibc).ok_or_else(|| error::glibc_baseline(&args.glibc))?;
     let options = Options {
         names: args.names.clone(),
         policy: Policy {
