@@ -89,7 +89,12 @@ fn cargo_generate_renders_the_workflow_as_the_tests_do() {
     for platforms in [PLATFORM_CHOICES[0], PLATFORM_CHOICES[2]] {
         let dir = TempDir::new().expect("temp dir");
         let generated = render_with_cargo_generate(dir.path(), "rust_range", platforms);
-        assert_eq!(generated, render_with_liquid("rust_range", platforms));
+        // The first line carries the template version, which the template's hook sets.
+        let body = |text: &str| text.split_once('\n').map(|(_, rest)| rest.to_string());
+        assert_eq!(
+            body(&generated),
+            body(&render_with_liquid("rust_range", platforms))
+        );
         let path = dir.path().join("ci.yml");
         std::fs::write(&path, &generated).expect("write");
         assert_eq!(lint(&[path]), "");
