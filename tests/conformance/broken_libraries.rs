@@ -151,3 +151,28 @@ fn a_check_reports_each_broken_protocol() {
     insta::assert_snapshot!("sliced_check", report.to_string());
     assert!(!report.passed());
 }
+
+#[test]
+fn a_data_writer_handed_to_two_tasks_at_once_is_reported() {
+    let library = Fixture::with_fault("SAME_DATA_WRITER").load();
+    let schema = sparkds::ddl::parse("id bigint not null").expect("a schema");
+    let batch = || sparkds::sample::rows(&schema, 0, 2).expect("sample rows");
+    let message = error(library.batch_write().task([batch()]).task([batch()]).run());
+    // Whichever task creates its data writer second gets the handle that is still open.
+    let expected = |task: usize| {
+        format!("`create_data_writer` (task {task}): returned a data writer that is still open; each call must return a new handle, closed exactly once (rule 21)")
+    };
+    assert!(
+        message == expected(0) || message == expected(1),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_range_that_reads_other_rows_when_replayed_is_reported() {
+    let library = Fixture::with_fault("UNSTABLE_REPLAY").load();
+    assert_eq!(
+        error(library.stream_read().run()),
+        "`stream_partitions` (replay of micro-batch 0): reading the offsets 0 to 5 again returned other rows; the same range must return the same rows (rule 25)"
+    );
+}

@@ -69,3 +69,17 @@ fn an_unknown_command_is_explained() {
         "{stderr}"
     );
 }
+
+#[test]
+fn show_reports_a_library_that_aborts_the_process() {
+    let lib = Fixture::rust_panic().path();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    let (code, stdout, stderr) = sparkds(&["show", "--lib", lib]);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    let expected = if cfg!(unix) {
+        "error: `create` aborted the process (signal 6): a panic or exception crossed the interface (rule 9)\n"
+    } else {
+        "error: `create` aborted the process (exit code 0xc0000409): a panic or exception crossed the interface (rule 9)\n"
+    };
+    assert!(stderr.ends_with(expected), "{stderr}");
+}

@@ -47,6 +47,10 @@ pub struct Target {
     /// The options of the data source, as `.option(key, value)` gives them.
     #[arg(value_name = "KEY=VALUE", value_parser = parse_option)]
     pub options: Vec<(String, String)>,
+    /// Call the library in this process. By default the command runs again in a child process
+    /// (`check`: one per protocol), so that a library that aborts the process is reported.
+    #[arg(long)]
+    pub in_process: bool,
 }
 
 impl Target {
@@ -68,6 +72,38 @@ impl Target {
     fn schema(&self) -> Result<Option<arrow_schema::SchemaRef>> {
         self.schema.as_deref().map(ddl::parse).transpose()
     }
+}
+
+/// Runs the current `sparkds` command again in a child process, with `--in-process` and the
+/// library found (built) here, and reports a child that the library aborted (rule 9).
+///
+/// # Errors
+///
+/// When the library cannot be found or built, the child cannot run, or the library aborted it.
+pub fn rerun_isolated(target: &Target) -> Result<ExitCode> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::io("cannot find the path of sparkds to run the command", e))?;
+    let mut command = std::process::Command::new(exe);
+    command
+        .args(std::env::args_os().skip(1))
+        .arg("--in-process");
+    if target.lib.is_none() {
+        command.arg("--lib").arg(target.library_path()?);
+    }
+    let output = command
+        .env(crate::isolate::BREADCRUMBS_VAR, "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| Error::io("cannot run sparkds in a child process", e))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprint!("{}", crate::isolate::without_breadcrumbs(&stderr));
+    if let Some(how) = crate::isolate::abnormal_end(&output.status) {
+        let function = crate::isolate::last_call(&stderr).unwrap_or_else(|| "spark_ds_init".into());
+        return Err(Error::Aborted { function, how });
+    }
+    let code = output.status.code().unwrap_or(2);
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(2)))
 }
 
 /// `sparkds show`: the schema and the rows, like `df.printSchema()` and `df.show()`.
@@ -222,10 +258,6 @@ pub struct CheckArgs {
     /// Run only this protocol.
     #[arg(long, value_enum)]
     pub protocol: Option<Protocol>,
-    /// Run in this process rather than each protocol in a child process (a library that
-    /// aborts then ends the check).
-    #[arg(long)]
-    pub in_process: bool,
     /// Print the outcomes as JSON, for a parent process.
     #[arg(long, hide = true)]
     pub json: bool,
@@ -245,7 +277,7 @@ pub fn check(args: &CheckArgs, out: &mut dyn Write) -> Result<ExitCode> {
     if let Some(protocol) = args.protocol {
         check = check.protocols([protocol]);
     }
-    if !args.in_process {
+    if !args.target.in_process {
         let binary = std::env::current_exe()
             .map_err(|e| Error::io("cannot find the path of sparkds to run the checks", e))?;
         check = check.isolated(binary);

@@ -33,7 +33,13 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Show(args) if !args.target.in_process => {
+            exit(sparkds::cli::rerun_isolated(&args.target))
+        }
         Command::Show(args) => exit(sparkds::cli::show(&args, &mut std::io::stdout())),
+        Command::Roundtrip(args) if !args.target.in_process => {
+            exit(sparkds::cli::rerun_isolated(&args.target))
+        }
         Command::Roundtrip(args) => exit(sparkds::cli::roundtrip(&args, &mut std::io::stdout())),
         Command::Check(args) => exit(sparkds::cli::check(&args, &mut std::io::stdout())),
         Command::Package(args) => match sparkds::package::run(&args) {

@@ -10,7 +10,7 @@ use std::ffi::c_void;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Violation};
 use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
 use crate::read::{
     export_schema, required, run_read_tasks, schema_ptr, sink_call, sink_call_one, source_schema,
@@ -180,6 +180,40 @@ impl<'l> StreamRead<'l> {
         ))
     }
 
+    /// Rule 25: a new query reads the offsets of a micro-batch again, and gets the same rows.
+    fn replay(&self, micro_batch: &MicroBatch, index: usize, schema: &SchemaRef) -> Result<()> {
+        let (query, _) = self.start()?;
+        let context = format!("replay of micro-batch {index}");
+        let (_, batches) = plan_and_read(
+            self.library,
+            query.reader.ptr(),
+            &micro_batch.start,
+            &micro_batch.end,
+            &context,
+            schema,
+            index,
+        )?;
+        drop(query);
+        let concat = |b: &[RecordBatch]| {
+            arrow_select::concat::concat_batches(schema, b)
+                .map_err(|e| Error::usage(format!("cannot compare the micro-batches: {e}")))
+        };
+        if concat(&batches)? != concat(&micro_batch.batches)? {
+            return Err(Violation::new(
+                "stream_partitions",
+                25,
+                format!(
+                    "reading the offsets {} to {} again returned other rows; the same range must return the same rows",
+                    crate::render::bytes(&micro_batch.start),
+                    crate::render::bytes(&micro_batch.end)
+                ),
+            )
+            .within(Some(&context))
+            .into());
+        }
+        Ok(())
+    }
+
     /// Runs the micro-batches.
     ///
     /// # Errors
@@ -196,7 +230,6 @@ impl<'l> StreamRead<'l> {
             unsafe { initial(query.reader.ptr(), add, sink) }
         })?;
         let latest = required(table.latest_offset, "latest_offset")?;
-        let plan = required(table.stream_partitions, "stream_partitions")?;
         let mut start = initial_offset.clone();
         let mut micro_batches = Vec::new();
         let mut restarted_before = None;
@@ -223,45 +256,8 @@ impl<'l> StreamRead<'l> {
                 });
                 continue;
             }
-            let partitions = sink_call(library, "stream_partitions", ctx, |add, sink| {
-                // SAFETY: the reader is open; the offsets are borrowed; the sink is open.
-                unsafe {
-                    plan(
-                        reader,
-                        start.as_ptr(),
-                        start.len() as i64,
-                        end.as_ptr(),
-                        end.len() as i64,
-                        add,
-                        sink,
-                    )
-                }
-            })?;
-            let state = match table.serialize_stream_reader {
-                Some(serialize) => Some(sink_call_one(
-                    library,
-                    "serialize_stream_reader",
-                    ctx,
-                    |add, sink| {
-                        // SAFETY: the reader is open; the sink is open for the call.
-                        unsafe { serialize(reader, add, sink) }
-                    },
-                )?),
-                None => None,
-            };
-            let prefix = format!("{context}, ");
-            let results = run_read_tasks(
-                library,
-                ReadTasks {
-                    stage: index as i32,
-                    context: &prefix,
-                    state: state.as_deref(),
-                    partitions: &partitions,
-                    schema: &schema,
-                    limit: None,
-                    kill: None,
-                },
-            )?;
+            let (partitions, batches) =
+                plan_and_read(library, reader, &start, &end, &context, &schema, index)?;
             if let Some(commit) = table.commit_offset {
                 library.call("commit_offset", ctx, || {
                     // SAFETY: the reader is open; `end` is borrowed for the call.
@@ -272,10 +268,13 @@ impl<'l> StreamRead<'l> {
                 start: std::mem::replace(&mut start, end.clone()),
                 end,
                 partitions,
-                batches: results.into_iter().flatten().collect(),
+                batches,
             });
         }
         drop(query);
+        if let Some(first) = micro_batches.iter().position(|m| !m.partitions.is_empty()) {
+            self.replay(&micro_batches[first], first, &schema)?;
+        }
         Ok(StreamReadOutcome {
             capabilities,
             schema,
@@ -284,4 +283,60 @@ impl<'l> StreamRead<'l> {
             restarted_before,
         })
     }
+}
+
+/// Plans the micro-batch from `start` to `end` and reads its partitions: `stream_partitions`,
+/// `serialize_stream_reader`, and one `read` task per partition.
+fn plan_and_read(
+    library: &Library,
+    reader: *mut c_void,
+    start: &[u8],
+    end: &[u8],
+    context: &str,
+    schema: &SchemaRef,
+    index: usize,
+) -> Result<(Vec<Vec<u8>>, Vec<RecordBatch>)> {
+    let table = library.table();
+    let ctx = Some(context);
+    let plan = required(table.stream_partitions, "stream_partitions")?;
+    let partitions = sink_call(library, "stream_partitions", ctx, |add, sink| {
+        // SAFETY: the reader is open; the offsets are borrowed; the sink is open.
+        unsafe {
+            plan(
+                reader,
+                start.as_ptr(),
+                start.len() as i64,
+                end.as_ptr(),
+                end.len() as i64,
+                add,
+                sink,
+            )
+        }
+    })?;
+    let state = match table.serialize_stream_reader {
+        Some(serialize) => Some(sink_call_one(
+            library,
+            "serialize_stream_reader",
+            ctx,
+            |add, sink| {
+                // SAFETY: the reader is open; the sink is open for the call.
+                unsafe { serialize(reader, add, sink) }
+            },
+        )?),
+        None => None,
+    };
+    let prefix = format!("{context}, ");
+    let results = run_read_tasks(
+        library,
+        ReadTasks {
+            stage: i32::try_from(index).unwrap_or(i32::MAX),
+            context: &prefix,
+            state: state.as_deref(),
+            partitions: &partitions,
+            schema,
+            limit: None,
+            kill: None,
+        },
+    )?;
+    Ok((partitions, results.into_iter().flatten().collect()))
 }

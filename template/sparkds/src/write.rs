@@ -8,7 +8,7 @@
 use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Barrier, Mutex, PoisonError};
 
 use arrow_array::ffi::FFI_ArrowArray;
 use arrow_array::{Array, RecordBatch, StructArray};
@@ -287,6 +287,8 @@ impl WriteSpec<'_> {
         let mut outcomes = Vec::new();
         for (epoch_id, tasks, failing) in epochs {
             let context = (epoch_id != abi::NO_EPOCH).then(|| format!("epoch {epoch_id}"));
+            let started = Barrier::new(tasks.len());
+            let started = &started;
             let results: Vec<Result<Option<Vec<u8>>>> = std::thread::scope(|scope| {
                 let handles: Vec<_> = tasks
                     .iter()
@@ -311,6 +313,7 @@ impl WriteSpec<'_> {
                                     schema: &schema,
                                     batches,
                                     fail: failing == Some(i),
+                                    started,
                                 },
                             )
                         })
@@ -383,24 +386,31 @@ struct WriteTask<'a> {
     schema: &'a SchemaRef,
     batches: &'a [RecordBatch],
     fail: bool,
+    started: &'a Barrier,
 }
 
 fn write_task(library: &Library, t: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
     let table = library.table();
     let ctx = Some(t.context.as_str());
     let task = Task::new(t.stage, t.index);
-    let create = required(table.create_data_writer, "create_data_writer")?;
     let (state_ptr, state_len) = match t.state {
         Some(s) => (s.as_ptr(), s.len() as i64),
         None => (std::ptr::null(), 0),
     };
-    let mut handle: *mut c_void = std::ptr::null_mut();
-    library.call("create_data_writer", ctx, || {
-        // SAFETY: the task and the state are borrowed for the call; `handle` is valid for
-        // writes.
-        unsafe { create(task.as_ptr(), state_ptr, state_len, t.epoch_id, &mut handle) }
-    })?;
-    let data_writer = library.adopt(HandleKind::DataWriter, handle, "create_data_writer", ctx)?;
+    let adopted = required(table.create_data_writer, "create_data_writer").and_then(|create| {
+        let mut handle: *mut c_void = std::ptr::null_mut();
+        library.call("create_data_writer", ctx, || {
+            // SAFETY: the task and the state are borrowed for the call; `handle` is valid for
+            // writes.
+            unsafe { create(task.as_ptr(), state_ptr, state_len, t.epoch_id, &mut handle) }
+        })?;
+        library.adopt(HandleKind::DataWriter, handle, "create_data_writer", ctx)
+    });
+    // Every task of the epoch holds its data writer open before any of them writes, as
+    // concurrent executors do, so that a handle returned to two tasks at once is caught
+    // (rule 21). Each task reaches this point exactly once, whatever happened above.
+    t.started.wait();
+    let data_writer = adopted?;
     let schema = export_schema(t.schema)?;
     let write = required(table.write, "write")?;
     let mut exported = Vec::new();
