@@ -254,3 +254,84 @@ fn every_action_is_pinned_to_a_commit_and_every_job_has_permissions() {
         }
     }
 }
+
+/// Runs the `run:` script of the step `name` of `job` with bash, as the runner does.
+fn run_step(
+    workflow: &Value,
+    job: &str,
+    name: &str,
+    dir: &std::path::Path,
+    env: &[(&str, String)],
+) {
+    let step = workflow["jobs"][job]["steps"]
+        .as_sequence()
+        .expect("steps")
+        .iter()
+        .find(|s| s["name"].as_str() == Some(name))
+        .unwrap_or_else(|| panic!("job {job} has a step {name:?}"));
+    let script = step["run"].as_str().expect("a run step");
+    let cwd = match step["working-directory"].as_str() {
+        Some(sub) => dir.join(sub),
+        None => dir.to_path_buf(),
+    };
+    let output = std::process::Command::new("bash")
+        .args(["-e", "-c", script])
+        .current_dir(cwd)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .expect("bash runs");
+    assert!(
+        output.status.success(),
+        "step {name:?} failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn the_build_and_package_steps_package_and_verify_a_library_built_here() {
+    use crate::helpers::{host_library_name, host_platform, sparkds, CLibrary};
+
+    let workflow = parse(&std::fs::read_to_string(&ci_template_workflows()[0]).expect("read"));
+    let dir = TempDir::new().expect("temp dir");
+    let build = dir.path().join("build");
+    std::fs::create_dir_all(&build).expect("mkdir");
+    CLibrary::new("demo").build(&build);
+    // The jobs run the sparkds installed at $RUNNER_TEMP/sparkds/bin.
+    let runner_temp = dir.path().join("runner");
+    let bin = runner_temp.join("sparkds/bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    std::fs::copy(sparkds().get_program(), bin.join("sparkds")).expect("copy sparkds");
+    let env = [
+        ("RUNNER_TEMP", runner_temp.display().to_string()),
+        ("DATA_SOURCE", "demo".to_string()),
+        ("VERSION", "0.3.0".to_string()),
+        ("GLIBC", "2.28".to_string()),
+        ("ALLOW", String::new()),
+        ("LIBRARY_PATH", "build/{library}".to_string()),
+        ("SPARKDS_PLATFORM", host_platform().to_string()),
+        ("SPARKDS_TARGET", "unused".to_string()),
+        ("SPARKDS_LIBRARY", host_library_name("demo")),
+    ];
+    run_step(
+        &workflow,
+        "build",
+        "Stage the library as dist/<platform>/<file>",
+        dir.path(),
+        &env,
+    );
+    run_step(&workflow, "package", "Package", dir.path(), &env);
+    run_step(&workflow, "package", "Verify", dir.path(), &env);
+    run_step(&workflow, "package", "Checksum", dir.path(), &env);
+    let checksum = std::fs::read_to_string(dir.path().join("package/demo-0.3.0.sparkpkg.sha256"))
+        .expect("the checksum file");
+    let package =
+        std::fs::read(dir.path().join("package/demo-0.3.0.sparkpkg")).expect("the package");
+    assert_eq!(
+        checksum,
+        format!(
+            "{}  demo-0.3.0.sparkpkg\n",
+            crate::helpers::sha256_hex(&package)
+        )
+    );
+}
