@@ -176,3 +176,15 @@ fn a_range_that_reads_other_rows_when_replayed_is_reported() {
         "`stream_partitions` (replay of micro-batch 0): reading the offsets 0 to 5 again returned other rows; the same range must return the same rows (rule 25)"
     );
 }
+
+#[test]
+fn functions_beyond_the_table_size_are_ignored() {
+    // The table stops after `read`: the write functions that follow are set in memory but
+    // outside `size`, so the host must see them as NULL, and the declared writes as broken.
+    let library = Fixture::with_fault("TABLE_UP_TO_READ").load();
+    assert!(!library.functions().contains(&"commit"));
+    assert_eq!(
+        error(library.capabilities([("end", "1")])),
+        "`create`: declares SPARK_DS_BATCH_WRITE, but `commit` is NULL; a source must not declare a capability whose required functions are NULL (rule 4)"
+    );
+}

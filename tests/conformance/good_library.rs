@@ -195,3 +195,26 @@ fn a_check_of_a_good_library_passes_every_protocol() {
     let report = sparkds::check::Check::new(Fixture::good().path()).run();
     insta::assert_snapshot!("good_check", report.to_string());
 }
+
+#[test]
+fn a_source_without_schema_reads_with_the_schema_of_the_query() {
+    let library = Fixture::with_fault("NO_SCHEMA").load();
+    assert_eq!(
+        crate::helpers::error(library.batch_read().run()),
+        "the source has no `schema` function, so the read needs a schema: pass one (`.schema(...)` in Rust, `--schema \"id bigint, name string\"` on the command line)"
+    );
+    let schema = sparkds::ddl::parse("id bigint not null, name string").expect("a schema");
+    let read = library
+        .batch_read()
+        .schema(schema)
+        .option("end", "3")
+        .run()
+        .expect("the read succeeds");
+    assert_eq!(read.num_rows(), 3);
+}
+
+#[test]
+fn a_library_can_be_shared_by_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<sparkds::Library>();
+}
