@@ -52,7 +52,10 @@ pub unsafe fn export_schema(schema: &Schema, out: *mut ArrowSchema) -> Result<()
 /// # Safety
 /// `batch` points to a valid `ArrowArray` whose release the library now owns; `schema` to a
 /// valid `ArrowSchema` of a struct describing it, for the duration of the call.
-pub unsafe fn import_batch(schema: *const ArrowSchema, batch: *mut ArrowArray) -> Result<RecordBatch> {
+pub unsafe fn import_batch(
+    schema: *const ArrowSchema,
+    batch: *mut ArrowArray,
+) -> Result<RecordBatch> {
     if batch.is_null() {
         return Err(Error::msg("the batch is NULL"));
     }
@@ -60,7 +63,8 @@ pub unsafe fn import_batch(schema: *const ArrowSchema, batch: *mut ArrowArray) -
     // host's struct released, as the C data interface's move semantics require.
     let array = unsafe { ArrowArray::from_raw(batch) };
     // SAFETY: see this function's contract for `schema`.
-    let schema_ref = unsafe { schema.as_ref() }.ok_or_else(|| Error::msg("the batch schema is NULL"))?;
+    let schema_ref =
+        unsafe { schema.as_ref() }.ok_or_else(|| Error::msg("the batch schema is NULL"))?;
     let schema = Arc::new(Schema::try_from(schema_ref)?);
     // SAFETY: `array` is a valid exported array and `schema_ref` describes it (the host's duty).
     let data = unsafe { arrow_array::ffi::from_ffi(array, schema_ref) }?;
@@ -179,7 +183,14 @@ mod tests {
 
     fn batch(schema: SchemaRef) -> RecordBatch {
         let ids = Int64Array::from_iter_values(0..6);
-        let labels = StringArray::from(vec![Some("a"), None, Some("ccc"), Some("d"), None, Some("f")]);
+        let labels = StringArray::from(vec![
+            Some("a"),
+            None,
+            Some("ccc"),
+            Some("d"),
+            None,
+            Some("f"),
+        ]);
         RecordBatch::try_new(schema, vec![Arc::new(ids), Arc::new(labels)]).expect("valid batch")
     }
 

@@ -36,7 +36,8 @@ impl Sink {
 
 /// Encodes a value that crosses the interface.
 pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
-    serde_json::to_vec(value).map_err(|e| Error::msg(format!("cannot encode a value for Spark: {e}")))
+    serde_json::to_vec(value)
+        .map_err(|e| Error::msg(format!("cannot encode a value for Spark: {e}")))
 }
 
 /// Decodes `bytes`, a `what` that the host passed back.
@@ -57,7 +58,9 @@ pub unsafe fn borrowed<'a>(what: &'static str, data: *const u8, length: i64) -> 
         return Ok(&[]);
     }
     if data.is_null() {
-        return Err(Error::msg(format!("the {what} is NULL with length {length}")));
+        return Err(Error::msg(format!(
+            "the {what} is NULL with length {length}"
+        )));
     }
     // SAFETY: the caller guarantees `length` readable bytes at `data` for `'a`.
     Ok(unsafe { std::slice::from_raw_parts(data, length) })

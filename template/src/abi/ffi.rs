@@ -1,9 +1,10 @@
 //! A mirror of `spark_datasource.h`, version 1: every struct, function type and constant, in
-// The mirror is complete, as the header is: not every constant is used by this crate.
-#![allow(dead_code)]
 //! the header's order. The Arrow structs are arrow-rs's own `#[repr(C)]` mirrors of the Arrow
 //! C data interface. `tests::layout` proves, with the system C compiler, that sizes, field
 //! offsets and function signatures equal the header's.
+
+// The mirror is complete, as the header is: not every constant is used by this crate.
+#![allow(dead_code)]
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -18,7 +19,8 @@ pub struct ArrowArrayStream {
         Option<unsafe extern "C" fn(stream: *mut ArrowArrayStream, out: *mut ArrowSchema) -> c_int>,
     pub get_next:
         Option<unsafe extern "C" fn(stream: *mut ArrowArrayStream, out: *mut ArrowArray) -> c_int>,
-    pub get_last_error: Option<unsafe extern "C" fn(stream: *mut ArrowArrayStream) -> *const c_char>,
+    pub get_last_error:
+        Option<unsafe extern "C" fn(stream: *mut ArrowArrayStream) -> *const c_char>,
     pub release: Option<unsafe extern "C" fn(stream: *mut ArrowArrayStream)>,
     pub private_data: *mut c_void,
 }
@@ -61,7 +63,8 @@ pub struct SparkDsHost {
     pub size: i64,
     pub abi_version: i32,
     pub spark_version: *const c_char,
-    pub log: Option<unsafe extern "C" fn(log_context: *mut c_void, level: i32, message: *const c_char)>,
+    pub log:
+        Option<unsafe extern "C" fn(log_context: *mut c_void, level: i32, message: *const c_char)>,
     pub log_context: *mut c_void,
 }
 
@@ -133,17 +136,22 @@ pub struct SparkDsLibrary {
         ) -> c_int,
     >,
     pub close: Option<unsafe extern "C" fn(source: *mut c_void)>,
-    pub push_limit:
-        Option<unsafe extern "C" fn(reader: *mut c_void, limit: i64, accepted: *mut c_int) -> c_int>,
-    pub prune_columns:
-        Option<unsafe extern "C" fn(reader: *mut c_void, required_schema: *mut ArrowSchema) -> c_int>,
-    pub partitions:
-        Option<unsafe extern "C" fn(reader: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int>,
-    pub serialize_reader:
-        Option<unsafe extern "C" fn(reader: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int>,
+    pub push_limit: Option<
+        unsafe extern "C" fn(reader: *mut c_void, limit: i64, accepted: *mut c_int) -> c_int,
+    >,
+    pub prune_columns: Option<
+        unsafe extern "C" fn(reader: *mut c_void, required_schema: *mut ArrowSchema) -> c_int,
+    >,
+    pub partitions: Option<
+        unsafe extern "C" fn(reader: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int,
+    >,
+    pub serialize_reader: Option<
+        unsafe extern "C" fn(reader: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int,
+    >,
     pub close_reader: Option<unsafe extern "C" fn(reader: *mut c_void)>,
-    pub initial_offset:
-        Option<unsafe extern "C" fn(reader: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int>,
+    pub initial_offset: Option<
+        unsafe extern "C" fn(reader: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int,
+    >,
     pub latest_offset: Option<
         unsafe extern "C" fn(
             reader: *mut c_void,
@@ -164,8 +172,9 @@ pub struct SparkDsLibrary {
             sink: *mut c_void,
         ) -> c_int,
     >,
-    pub serialize_stream_reader:
-        Option<unsafe extern "C" fn(reader: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int>,
+    pub serialize_stream_reader: Option<
+        unsafe extern "C" fn(reader: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int,
+    >,
     pub commit_offset:
         Option<unsafe extern "C" fn(reader: *mut c_void, end: *const u8, end_length: i64) -> c_int>,
     pub close_stream_reader: Option<unsafe extern "C" fn(reader: *mut c_void)>,
@@ -179,8 +188,9 @@ pub struct SparkDsLibrary {
             out: *mut ArrowArrayStream,
         ) -> c_int,
     >,
-    pub serialize_writer:
-        Option<unsafe extern "C" fn(writer: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int>,
+    pub serialize_writer: Option<
+        unsafe extern "C" fn(writer: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int,
+    >,
     pub commit: Option<
         unsafe extern "C" fn(
             writer: *mut c_void,
@@ -217,7 +227,11 @@ pub struct SparkDsLibrary {
         ) -> c_int,
     >,
     pub commit_data_writer: Option<
-        unsafe extern "C" fn(data_writer: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int,
+        unsafe extern "C" fn(
+            data_writer: *mut c_void,
+            add: SparkDsSink,
+            sink: *mut c_void,
+        ) -> c_int,
     >,
     pub abort_data_writer: Option<unsafe extern "C" fn(data_writer: *mut c_void) -> c_int>,
     pub close_data_writer: Option<unsafe extern "C" fn(data_writer: *mut c_void)>,

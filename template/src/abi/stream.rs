@@ -77,8 +77,8 @@ fn run(state: &mut Exported, body: impl FnOnce(&mut Exported) -> Result<()>) -> 
     match catch(|| body(state)) {
         Ok(()) => 0,
         Err(error) => {
-            state.last_error = CString::new(error.to_string().replace('\0', "\u{FFFD}"))
-                .unwrap_or_default();
+            state.last_error =
+                CString::new(error.to_string().replace('\0', "\u{FFFD}")).unwrap_or_default();
             EIO
         }
     }
@@ -115,7 +115,11 @@ unsafe extern "C" fn get_next(stream: *mut ArrowArrayStream, out: *mut ArrowArra
         if (state.interrupted)() {
             return Err(Error::Interrupted);
         }
-        let next = if state.finished { None } else { state.batches.next() };
+        let next = if state.finished {
+            None
+        } else {
+            state.batches.next()
+        };
         let array = match next {
             None => {
                 state.finished = true;
@@ -204,7 +208,8 @@ mod tests {
         // mirror; `from_raw` takes ownership and will release it.
         unsafe {
             RecordBatchStreamReader::from_raw(
-                (&mut stream as *mut ArrowArrayStream).cast::<arrow_array::ffi_stream::FFI_ArrowArrayStream>(),
+                (&mut stream as *mut ArrowArrayStream)
+                    .cast::<arrow_array::ffi_stream::FFI_ArrowArrayStream>(),
             )
         }
         .expect("imported")
@@ -213,7 +218,9 @@ mod tests {
     #[test]
     fn batches_cross_the_stream_unchanged() {
         let batches = Batches::new(schema(), vec![batch(0..3), batch(3..5)]);
-        let read: Vec<RecordBatch> = round_trip(batches, false).map(|b| b.expect("batch")).collect();
+        let read: Vec<RecordBatch> = round_trip(batches, false)
+            .map(|b| b.expect("batch"))
+            .collect();
         assert_eq!(read, vec![batch(0..3).unwrap(), batch(3..5).unwrap()]);
     }
 
@@ -223,7 +230,9 @@ mod tests {
         let mut reader = round_trip(Batches::new(schema(), panicking), false);
         let error = reader.next().expect("an item").unwrap_err();
         assert!(
-            error.to_string().contains("the data source panicked: boom in next"),
+            error
+                .to_string()
+                .contains("the data source panicked: boom in next"),
             "{error}"
         );
     }

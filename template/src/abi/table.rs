@@ -45,7 +45,10 @@ const fn bit(enabled: bool, capability: u64) -> u64 {
 
 /// The capabilities that `create` returns: exactly the enabled features.
 pub const CAPABILITIES: u64 = bit(cfg!(feature = "batch_read"), SPARK_DS_BATCH_READ)
-    | bit(cfg!(feature = "micro_batch_read"), SPARK_DS_MICRO_BATCH_READ)
+    | bit(
+        cfg!(feature = "micro_batch_read"),
+        SPARK_DS_MICRO_BATCH_READ,
+    )
     | bit(cfg!(feature = "batch_write"), SPARK_DS_BATCH_WRITE)
     | bit(cfg!(feature = "streaming_write"), SPARK_DS_STREAMING_WRITE)
     | bit(cfg!(feature = "truncate"), SPARK_DS_TRUNCATE);

@@ -14,7 +14,9 @@ pub struct Options {
 
 impl Options {
     /// Options from key and value pairs, as the user wrote them.
-    pub fn new<K: Into<String>, V: Into<String>>(entries: impl IntoIterator<Item = (K, V)>) -> Self {
+    pub fn new<K: Into<String>, V: Into<String>>(
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
         Options {
             entries: entries
                 .into_iter()
@@ -159,7 +161,10 @@ mod tests {
     fn a_malformed_value_names_the_option_and_the_expected_form() {
         let options = Options::new([("end", "ten")]);
         let error = options.get_or("end", 10_i64).unwrap_err();
-        assert_eq!(error.to_string(), "option `end` must be an integer, got `ten`");
+        assert_eq!(
+            error.to_string(),
+            "option `end` must be an integer, got `ten`"
+        );
     }
 
     #[test]

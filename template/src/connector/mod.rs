@@ -7,7 +7,11 @@
 
 #[cfg(any(feature = "batch_read", feature = "micro_batch_read"))]
 mod sequence;
-#[cfg(any(feature = "batch_read", feature = "batch_write", feature = "streaming_write"))]
+#[cfg(any(
+    feature = "batch_read",
+    feature = "batch_write",
+    feature = "streaming_write"
+))]
 mod table;
 
 #[cfg(feature = "batch_read")]

@@ -100,7 +100,9 @@ impl BatchReader for Reader {
 
     fn read(&self, partition: Partition, _task: &TaskContext) -> Result<Batches> {
         let batches = match (partition, &self.path) {
-            (Partition::Rows(range), _) => sequence::batches(range, &self.columns, self.batch_rows)?,
+            (Partition::Rows(range), _) => {
+                sequence::batches(range, &self.columns, self.batch_rows)?
+            }
             (Partition::Files(files), Some(root)) => {
                 let files = files.into_iter().map(|file| root.join(file)).collect();
                 read_files(files, project(&self.columns)?, self.batch_rows)
@@ -133,15 +135,17 @@ fn read_files(files: Vec<PathBuf>, output: SchemaRef, batch_rows: u64) -> Batche
             Ok(reader) => (Some(reader), None),
             Err(error) => (None, Some(Err(error))),
         };
-        error.into_iter().chain(reader.into_iter().flatten().map(move |batch| {
-            let batch = batch?;
-            let indices = projection
-                .fields()
-                .iter()
-                .map(|field| batch.schema().index_of(field.name()))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(batch.project(&indices)?)
-        }))
+        error
+            .into_iter()
+            .chain(reader.into_iter().flatten().map(move |batch| {
+                let batch = batch?;
+                let indices = projection
+                    .fields()
+                    .iter()
+                    .map(|field| batch.schema().index_of(field.name()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(batch.project(&indices)?)
+            }))
     });
     Batches::new(output, batches)
 }

@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use super::table::{self, Manifest, MANIFEST};
 use super::{schema, Source};
-use crate::api::{log, DataWriter, Error, Result, TaskContext, Write, WriteInfo, WriteMode, Writer};
+use crate::api::{
+    log, DataWriter, Error, Result, TaskContext, Write, WriteInfo, WriteMode, Writer,
+};
 
 /// The options of a write; Spark adds `checkpointLocation` to those of a streaming write.
 const OPTIONS: &[&str] = &["path", "checkpointLocation"];
@@ -43,7 +45,13 @@ impl Write for Source {
         let query_id = info
             .query_id
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         Ok(TableWriter {
             path,
@@ -104,7 +112,8 @@ impl Writer for TableWriter {
             task.task_id()
         );
         let path = staging.join(name);
-        let file = File::create(&path).map_err(|e| Error::io(format!("cannot create `{}`", path.display()), e))?;
+        let file = File::create(&path)
+            .map_err(|e| Error::io(format!("cannot create `{}`", path.display()), e))?;
         Ok(TaskWriter {
             writer: Some(LineDelimitedWriter::new(BufWriter::new(file))),
             relative: path
@@ -120,9 +129,16 @@ impl Writer for TableWriter {
     fn commit(&mut self, epoch: Option<u64>, messages: Vec<Staged>) -> Result<()> {
         let mut manifest = table::load(&self.path)?.unwrap_or_default();
         if let Some(epoch) = epoch {
-            if manifest.epochs.get(&self.query_id).is_some_and(|&last| last >= epoch) {
+            if manifest
+                .epochs
+                .get(&self.query_id)
+                .is_some_and(|&last| last >= epoch)
+            {
                 // A restarted query replays its last epoch: it is already published.
-                log::info(&format!("epoch {epoch} of {} is already committed", self.query_id));
+                log::info(&format!(
+                    "epoch {epoch} of {} is already committed",
+                    self.query_id
+                ));
                 return remove_dir(&self.staging(Some(epoch)));
             }
             manifest.epochs.insert(self.query_id.clone(), epoch);
@@ -131,9 +147,9 @@ impl Writer for TableWriter {
         create_dir(&data)?;
         let mut published = Vec::with_capacity(messages.len());
         for staged in &messages {
-            let name = Path::new(&staged.file)
-                .file_name()
-                .ok_or_else(|| Error::msg(format!("the staged file `{}` has no name", staged.file)))?;
+            let name = Path::new(&staged.file).file_name().ok_or_else(|| {
+                Error::msg(format!("the staged file `{}` has no name", staged.file))
+            })?;
             let file = format!(
                 "data/{}-{}-{}",
                 self.query_id,
@@ -194,9 +210,12 @@ impl DataWriter for TaskWriter {
             .ok_or_else(|| Error::msg("commit after commit or abort"))?;
         writer.finish()?;
         let file = writer.into_inner();
-        let file = file
-            .into_inner()
-            .map_err(|e| Error::io(format!("cannot write `{}`", self.path.display()), e.into_error()))?;
+        let file = file.into_inner().map_err(|e| {
+            Error::io(
+                format!("cannot write `{}`", self.path.display()),
+                e.into_error(),
+            )
+        })?;
         // The data must be on disk before the driver publishes it.
         file.sync_all()
             .map_err(|e| Error::io(format!("cannot sync `{}`", self.path.display()), e))?;
@@ -216,8 +235,8 @@ impl DataWriter for TaskWriter {
 fn publish(root: &Path, manifest: &Manifest) -> Result<()> {
     let temporary = root.join(format!("{MANIFEST}.tmp"));
     let bytes = serde_json::to_vec_pretty(manifest).map_err(|e| Error::msg(e.to_string()))?;
-    let mut file =
-        File::create(&temporary).map_err(|e| Error::io(format!("cannot create `{}`", temporary.display()), e))?;
+    let mut file = File::create(&temporary)
+        .map_err(|e| Error::io(format!("cannot create `{}`", temporary.display()), e))?;
     file.write_all(&bytes)
         .and_then(|()| file.sync_all())
         .map_err(|e| Error::io(format!("cannot write `{}`", temporary.display()), e))?;
@@ -225,12 +244,17 @@ fn publish(root: &Path, manifest: &Manifest) -> Result<()> {
 }
 
 fn create_dir(path: &Path) -> Result<()> {
-    fs::create_dir_all(path).map_err(|e| Error::io(format!("cannot create `{}`", path.display()), e))
+    fs::create_dir_all(path)
+        .map_err(|e| Error::io(format!("cannot create `{}`", path.display()), e))
 }
 
 fn rename(from: &Path, to: &Path) -> Result<()> {
-    fs::rename(from, to)
-        .map_err(|e| Error::io(format!("cannot move `{}` to `{}`", from.display(), to.display()), e))
+    fs::rename(from, to).map_err(|e| {
+        Error::io(
+            format!("cannot move `{}` to `{}`", from.display(), to.display()),
+            e,
+        )
+    })
 }
 
 fn remove_file(path: &Path) -> Result<()> {

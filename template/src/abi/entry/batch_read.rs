@@ -23,7 +23,12 @@ pub unsafe extern "C" fn create_reader<S: BatchRead>(
 ) -> c_int {
     guard("create_reader", || {
         // SAFETY: forwarded contract.
-        let (source, schema) = unsafe { (borrow::<S>("source", source)?, import_schema("read", schema)?) };
+        let (source, schema) = unsafe {
+            (
+                borrow::<S>("source", source)?,
+                import_schema("read", schema)?,
+            )
+        };
         let value = source.reader(schema)?;
         // SAFETY: forwarded contract.
         unsafe { return_handle("reader", reader, value) }
@@ -34,11 +39,16 @@ pub unsafe extern "C" fn create_reader<S: BatchRead>(
 ///
 /// # Safety
 /// `reader` is a live batch reader handle; `accepted` is valid for writes.
-pub unsafe extern "C" fn push_limit<S: BatchRead>(reader: *mut c_void, limit: i64, accepted: *mut c_int) -> c_int {
+pub unsafe extern "C" fn push_limit<S: BatchRead>(
+    reader: *mut c_void,
+    limit: i64,
+    accepted: *mut c_int,
+) -> c_int {
     guard("push_limit", || {
         // SAFETY: forwarded contract.
         let reader = unsafe { borrow::<Reader<S>>("reader", reader) }?;
-        let limit = u64::try_from(limit).map_err(|_| Error::msg(format!("the limit {limit} is negative")))?;
+        let limit = u64::try_from(limit)
+            .map_err(|_| Error::msg(format!("the limit {limit} is negative")))?;
         if accepted.is_null() {
             return Err(Error::msg("the accepted out-parameter is NULL"));
         }
@@ -54,11 +64,18 @@ pub unsafe extern "C" fn push_limit<S: BatchRead>(reader: *mut c_void, limit: i6
 /// # Safety
 /// `reader` is a live batch reader handle; `required_schema` a valid schema borrowed for the
 /// call.
-pub unsafe extern "C" fn prune_columns<S: BatchRead>(reader: *mut c_void, required_schema: *mut ArrowSchema) -> c_int {
+pub unsafe extern "C" fn prune_columns<S: BatchRead>(
+    reader: *mut c_void,
+    required_schema: *mut ArrowSchema,
+) -> c_int {
     guard("prune_columns", || {
         // SAFETY: forwarded contract.
-        let (reader, required) =
-            unsafe { (borrow::<Reader<S>>("reader", reader)?, import_schema("required", required_schema)?) };
+        let (reader, required) = unsafe {
+            (
+                borrow::<Reader<S>>("reader", reader)?,
+                import_schema("required", required_schema)?,
+            )
+        };
         reader.prune_columns(required)
     })
 }
@@ -67,10 +84,15 @@ pub unsafe extern "C" fn prune_columns<S: BatchRead>(reader: *mut c_void, requir
 ///
 /// # Safety
 /// `reader` is a live batch reader handle; `add` and `sink` are the host's sink for the call.
-pub unsafe extern "C" fn partitions<S: BatchRead>(reader: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int {
+pub unsafe extern "C" fn partitions<S: BatchRead>(
+    reader: *mut c_void,
+    add: SparkDsSink,
+    sink: *mut c_void,
+) -> c_int {
     guard("partitions", || {
         // SAFETY: forwarded contract.
-        let (reader, sink) = unsafe { (borrow::<Reader<S>>("reader", reader)?, Sink::new(add, sink)) };
+        let (reader, sink) =
+            unsafe { (borrow::<Reader<S>>("reader", reader)?, Sink::new(add, sink)) };
         reader
             .partitions()?
             .into_iter()
@@ -89,7 +111,8 @@ pub unsafe extern "C" fn serialize_reader<S: BatchRead>(
 ) -> c_int {
     guard("serialize_reader", || {
         // SAFETY: forwarded contract.
-        let (reader, sink) = unsafe { (borrow::<Reader<S>>("reader", reader)?, Sink::new(add, sink)) };
+        let (reader, sink) =
+            unsafe { (borrow::<Reader<S>>("reader", reader)?, Sink::new(add, sink)) };
         sink.add(reader)
     })
 }

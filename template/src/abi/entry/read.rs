@@ -11,9 +11,9 @@ use crate::abi::bytes::{borrowed, decode, Tagged};
 use crate::abi::ffi::{ArrowArrayStream, SparkDsTaskContext};
 use crate::abi::guard::guard;
 use crate::abi::stream::export;
-use crate::api::{Batches, Error, Result, TaskContext};
 #[cfg(feature = "batch_read")]
 use crate::api::{BatchRead, BatchReader};
+use crate::api::{Batches, Error, Result, TaskContext};
 #[cfg(feature = "micro_batch_read")]
 use crate::api::{StreamRead, StreamReader};
 
@@ -61,7 +61,11 @@ pub unsafe extern "C" fn read<S: Readable>(
     })
 }
 
-fn read_partition<S: Readable>(task: &TaskContext, state: &[u8], partition: &[u8]) -> Result<Batches> {
+fn read_partition<S: Readable>(
+    task: &TaskContext,
+    state: &[u8],
+    partition: &[u8],
+) -> Result<Batches> {
     if state.is_empty() {
         return Err(Error::msg(
             "the reader state is empty: pass the bytes that serialize_reader returned",

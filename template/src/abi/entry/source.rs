@@ -21,7 +21,9 @@ pub unsafe extern "C" fn create<S: DataSource>(
     source: *mut *mut c_void,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    guard("create", || unsafe { create_body::<S>(info, capabilities, source) })
+    guard("create", || unsafe {
+        create_body::<S>(info, capabilities, source)
+    })
 }
 
 unsafe fn create_body<S: DataSource>(
@@ -93,7 +95,10 @@ unsafe fn utf8(what: &str, text: *const std::ffi::c_char) -> Result<String> {
 ///
 /// # Safety
 /// `source` is a live source handle; `out` is valid for writes.
-pub unsafe extern "C" fn schema<S: DataSource>(source: *mut c_void, out: *mut ArrowSchema) -> c_int {
+pub unsafe extern "C" fn schema<S: DataSource>(
+    source: *mut c_void,
+    out: *mut ArrowSchema,
+) -> c_int {
     guard("schema", || {
         // SAFETY: forwarded contract.
         let source = unsafe { borrow::<S>("source", source) }?;

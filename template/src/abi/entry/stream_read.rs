@@ -34,7 +34,12 @@ pub unsafe extern "C" fn create_stream_reader<S: StreamRead>(
 ) -> c_int {
     guard("create_stream_reader", || {
         // SAFETY: forwarded contract.
-        let (source, schema) = unsafe { (borrow::<S>("source", source)?, import_schema("read", schema)?) };
+        let (source, schema) = unsafe {
+            (
+                borrow::<S>("source", source)?,
+                import_schema("read", schema)?,
+            )
+        };
         let value = source.stream_reader(schema)?;
         // SAFETY: forwarded contract.
         unsafe { return_handle("stream reader", reader, value) }
@@ -45,10 +50,19 @@ pub unsafe extern "C" fn create_stream_reader<S: StreamRead>(
 ///
 /// # Safety
 /// `reader` is a live stream reader handle; `add` and `sink` are the host's sink for the call.
-pub unsafe extern "C" fn initial_offset<S: StreamRead>(reader: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int {
+pub unsafe extern "C" fn initial_offset<S: StreamRead>(
+    reader: *mut c_void,
+    add: SparkDsSink,
+    sink: *mut c_void,
+) -> c_int {
     guard("initial_offset", || {
         // SAFETY: forwarded contract.
-        let (reader, sink) = unsafe { (borrow::<Reader<S>>("stream reader", reader)?, Sink::new(add, sink)) };
+        let (reader, sink) = unsafe {
+            (
+                borrow::<Reader<S>>("stream reader", reader)?,
+                Sink::new(add, sink),
+            )
+        };
         sink.add(&reader.initial_offset()?)
     })
 }
@@ -68,7 +82,11 @@ pub unsafe extern "C" fn latest_offset<S: StreamRead>(
     guard("latest_offset", || {
         // SAFETY: forwarded contract.
         let (reader, start, sink) = unsafe {
-            (borrow::<Reader<S>>("stream reader", reader)?, offset::<S>(start, start_length)?, Sink::new(add, sink))
+            (
+                borrow::<Reader<S>>("stream reader", reader)?,
+                offset::<S>(start, start_length)?,
+                Sink::new(add, sink),
+            )
         };
         sink.add(&reader.latest_offset(start)?)
     })
@@ -116,7 +134,12 @@ pub unsafe extern "C" fn serialize_stream_reader<S: StreamRead>(
 ) -> c_int {
     guard("serialize_stream_reader", || {
         // SAFETY: forwarded contract.
-        let (reader, sink) = unsafe { (borrow::<Reader<S>>("stream reader", reader)?, Sink::new(add, sink)) };
+        let (reader, sink) = unsafe {
+            (
+                borrow::<Reader<S>>("stream reader", reader)?,
+                Sink::new(add, sink),
+            )
+        };
         sink.add(reader)
     })
 }
@@ -125,10 +148,19 @@ pub unsafe extern "C" fn serialize_stream_reader<S: StreamRead>(
 ///
 /// # Safety
 /// `reader` is a live stream reader handle; `end` holds `end_length` bytes for the call.
-pub unsafe extern "C" fn commit_offset<S: StreamRead>(reader: *mut c_void, end: *const u8, end_length: i64) -> c_int {
+pub unsafe extern "C" fn commit_offset<S: StreamRead>(
+    reader: *mut c_void,
+    end: *const u8,
+    end_length: i64,
+) -> c_int {
     guard("commit_offset", || {
         // SAFETY: forwarded contract.
-        let (reader, end) = unsafe { (borrow::<Reader<S>>("stream reader", reader)?, offset::<S>(end, end_length)?) };
+        let (reader, end) = unsafe {
+            (
+                borrow::<Reader<S>>("stream reader", reader)?,
+                offset::<S>(end, end_length)?,
+            )
+        };
         reader.commit(end)
     })
 }
@@ -139,5 +171,7 @@ pub unsafe extern "C" fn commit_offset<S: StreamRead>(reader: *mut c_void, end: 
 /// `reader` is a stream reader handle released only here, once.
 pub unsafe extern "C" fn close_stream_reader<S: StreamRead>(reader: *mut c_void) {
     // SAFETY: forwarded contract.
-    guard_close("close_stream_reader", || unsafe { release::<Reader<S>>(reader) });
+    guard_close("close_stream_reader", || unsafe {
+        release::<Reader<S>>(reader)
+    });
 }

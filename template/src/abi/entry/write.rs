@@ -8,13 +8,13 @@ use super::handle::{borrow, release, return_handle};
 use super::task::task_context;
 use crate::abi::arrow::{import_batch, import_schema};
 use crate::abi::bytes::{borrowed, decode, Sink};
+use crate::abi::ffi::SPARK_DS_TRUNCATE;
 use crate::abi::ffi::{
     ArrowArray, ArrowSchema, SparkDsSink, SparkDsTaskContext, SparkDsWriteInfo, SPARK_DS_NO_EPOCH,
     SPARK_DS_WRITE_APPEND, SPARK_DS_WRITE_TRUNCATE,
 };
 use crate::abi::guard::{guard, guard_close};
 use crate::abi::table::CAPABILITIES;
-use crate::abi::ffi::SPARK_DS_TRUNCATE;
 use crate::api::{DataWriter, Error, Result, Write, WriteInfo, WriteMode, Writer};
 
 type WriterOf<S> = <S as Write>::Writer;
@@ -95,10 +95,19 @@ unsafe fn write_info(info: *const SparkDsWriteInfo) -> Result<WriteInfo> {
 ///
 /// # Safety
 /// `writer` is a live writer handle; `add` and `sink` are the host's sink for the call.
-pub unsafe extern "C" fn serialize_writer<S: Write>(writer: *mut c_void, add: SparkDsSink, sink: *mut c_void) -> c_int {
+pub unsafe extern "C" fn serialize_writer<S: Write>(
+    writer: *mut c_void,
+    add: SparkDsSink,
+    sink: *mut c_void,
+) -> c_int {
     guard("serialize_writer", || {
         // SAFETY: forwarded contract.
-        let (writer, sink) = unsafe { (borrow::<WriterOf<S>>("writer", writer)?, Sink::new(add, sink)) };
+        let (writer, sink) = unsafe {
+            (
+                borrow::<WriterOf<S>>("writer", writer)?,
+                Sink::new(add, sink),
+            )
+        };
         sink.add(writer)
     })
 }
@@ -112,7 +121,8 @@ unsafe fn messages<S: Write>(
     lengths: *const i64,
     count: i64,
 ) -> Result<Vec<Option<MessageOf<S>>>> {
-    let count = usize::try_from(count).map_err(|_| Error::msg(format!("num_messages is negative: {count}")))?;
+    let count = usize::try_from(count)
+        .map_err(|_| Error::msg(format!("num_messages is negative: {count}")))?;
     if count > 0 && (messages.is_null() || lengths.is_null()) {
         return Err(Error::msg("the message arrays are NULL"));
     }
@@ -124,7 +134,10 @@ unsafe fn messages<S: Write>(
                 return Ok(None);
             }
             // SAFETY: a non-null entry is readable for its length (the caller's contract).
-            decode("commit message", unsafe { borrowed("commit message", data, length) }?).map(Some)
+            decode("commit message", unsafe {
+                borrowed("commit message", data, length)
+            }?)
+            .map(Some)
         })
         .collect()
 }
@@ -143,13 +156,17 @@ pub unsafe extern "C" fn commit<S: Write>(
     guard("commit", || {
         // SAFETY: forwarded contract.
         let (writer, messages) = unsafe {
-            (borrow::<WriterOf<S>>("writer", writer)?, self::messages::<S>(messages, message_lengths, num_messages)?)
+            (
+                borrow::<WriterOf<S>>("writer", writer)?,
+                self::messages::<S>(messages, message_lengths, num_messages)?,
+            )
         };
         let messages = messages
             .into_iter()
             .enumerate()
             .map(|(task, message)| {
-                message.ok_or_else(|| Error::msg(format!("commit: task {task} has no commit message")))
+                message
+                    .ok_or_else(|| Error::msg(format!("commit: task {task} has no commit message")))
             })
             .collect::<Result<Vec<_>>>()?;
         writer.commit(epoch(epoch_id)?, messages)
@@ -170,7 +187,10 @@ pub unsafe extern "C" fn abort<S: Write>(
     guard("abort", || {
         // SAFETY: forwarded contract.
         let (writer, messages) = unsafe {
-            (borrow::<WriterOf<S>>("writer", writer)?, self::messages::<S>(messages, message_lengths, num_messages)?)
+            (
+                borrow::<WriterOf<S>>("writer", writer)?,
+                self::messages::<S>(messages, message_lengths, num_messages)?,
+            )
         };
         writer.abort(epoch(epoch_id)?, messages)
     })
@@ -199,8 +219,12 @@ pub unsafe extern "C" fn create_data_writer<S: Write>(
 ) -> c_int {
     guard("create_data_writer", || {
         // SAFETY: forwarded contract.
-        let (task, state) =
-            unsafe { (task_context(task)?, borrowed("writer state", writer_state, writer_state_length)?) };
+        let (task, state) = unsafe {
+            (
+                task_context(task)?,
+                borrowed("writer state", writer_state, writer_state_length)?,
+            )
+        };
         if state.is_empty() {
             return Err(Error::msg(
                 "the writer state is empty: pass the bytes that serialize_writer returned",
@@ -218,7 +242,11 @@ pub unsafe extern "C" fn create_data_writer<S: Write>(
 /// # Safety
 /// `data_writer` is a live data writer handle; `batch` is moved to the library, `schema`
 /// borrowed, both valid.
-pub unsafe extern "C" fn write<S: Write>(data_writer: *mut c_void, schema: *mut ArrowSchema, batch: *mut ArrowArray) -> c_int {
+pub unsafe extern "C" fn write<S: Write>(
+    data_writer: *mut c_void,
+    schema: *mut ArrowSchema,
+    batch: *mut ArrowArray,
+) -> c_int {
     guard("write", || {
         // SAFETY: forwarded contract. The batch is imported first, so that it is released
         // even when the handle is bad.
@@ -240,8 +268,12 @@ pub unsafe extern "C" fn commit_data_writer<S: Write>(
 ) -> c_int {
     guard("commit_data_writer", || {
         // SAFETY: forwarded contract.
-        let (writer, sink) =
-            unsafe { (borrow::<DataWriterOf<S>>("data writer", data_writer)?, Sink::new(add, sink)) };
+        let (writer, sink) = unsafe {
+            (
+                borrow::<DataWriterOf<S>>("data writer", data_writer)?,
+                Sink::new(add, sink),
+            )
+        };
         sink.add(&writer.commit()?)
     })
 }
@@ -263,5 +295,7 @@ pub unsafe extern "C" fn abort_data_writer<S: Write>(data_writer: *mut c_void) -
 /// `data_writer` is a data writer handle released only here, once.
 pub unsafe extern "C" fn close_data_writer<S: Write>(data_writer: *mut c_void) {
     // SAFETY: forwarded contract.
-    guard_close("close_data_writer", || unsafe { release::<DataWriterOf<S>>(data_writer) });
+    guard_close("close_data_writer", || unsafe {
+        release::<DataWriterOf<S>>(data_writer)
+    });
 }

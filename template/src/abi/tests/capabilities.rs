@@ -25,7 +25,10 @@ fn set_functions() -> Vec<(&'static str, bool)> {
         ("initial_offset", t.initial_offset.is_some()),
         ("latest_offset", t.latest_offset.is_some()),
         ("stream_partitions", t.stream_partitions.is_some()),
-        ("serialize_stream_reader", t.serialize_stream_reader.is_some()),
+        (
+            "serialize_stream_reader",
+            t.serialize_stream_reader.is_some(),
+        ),
         ("commit_offset", t.commit_offset.is_some()),
         ("close_stream_reader", t.close_stream_reader.is_some()),
         ("read", t.read.is_some()),
@@ -91,7 +94,10 @@ fn every_declared_capability_has_all_its_required_functions() {
     }
     for capability in ALL.into_iter().filter(|c| CAPABILITIES & c != 0) {
         for name in functions_of(capability).0 {
-            assert!(is_set(name), "capability {capability} is declared but `{name}` is NULL");
+            assert!(
+                is_set(name),
+                "capability {capability} is declared but `{name}` is NULL"
+            );
         }
     }
 }
@@ -118,7 +124,10 @@ fn no_function_is_set_for_an_undeclared_capability() {
 #[test]
 fn the_pushdowns_are_set_exactly_when_chosen() {
     assert_eq!(LIBRARY.push_limit.is_some(), cfg!(feature = "push_limit"));
-    assert_eq!(LIBRARY.prune_columns.is_some(), cfg!(feature = "prune_columns"));
+    assert_eq!(
+        LIBRARY.prune_columns.is_some(),
+        cfg!(feature = "prune_columns")
+    );
 }
 
 #[test]

@@ -120,22 +120,70 @@ macro_rules! layout {
 
 fn structs() -> Vec<(&'static str, usize, Vec<FieldLayout>)> {
     vec![
-        layout!(SparkDsHost { size, abi_version, spark_version, log, log_context }),
-        layout!(SparkDsCreateInfo { size, name, option_keys, option_values, num_options }),
-        layout!(SparkDsTaskContext {
-            size, task_id, is_interrupted, host_data, stage_id, partition_id, attempt_number
+        layout!(SparkDsHost {
+            size,
+            abi_version,
+            spark_version,
+            log,
+            log_context
         }),
-        layout!(SparkDsWriteInfo { size, schema, query_id, mode, streaming }),
+        layout!(SparkDsCreateInfo {
+            size,
+            name,
+            option_keys,
+            option_values,
+            num_options
+        }),
+        layout!(SparkDsTaskContext {
+            size,
+            task_id,
+            is_interrupted,
+            host_data,
+            stage_id,
+            partition_id,
+            attempt_number
+        }),
+        layout!(SparkDsWriteInfo {
+            size,
+            schema,
+            query_id,
+            mode,
+            streaming
+        }),
         layout!(ArrowArrayStream as "struct ArrowArrayStream" {
             get_schema, get_next, get_last_error, release, private_data
         }),
         layout!(SparkDsLibrary {
-            size, abi_version, last_error, create, schema, create_reader, create_stream_reader,
-            create_writer, close, push_limit, prune_columns, partitions, serialize_reader,
-            close_reader, initial_offset, latest_offset, stream_partitions,
-            serialize_stream_reader, commit_offset, close_stream_reader, read, serialize_writer,
-            commit, abort, close_writer, create_data_writer, write, commit_data_writer,
-            abort_data_writer, close_data_writer
+            size,
+            abi_version,
+            last_error,
+            create,
+            schema,
+            create_reader,
+            create_stream_reader,
+            create_writer,
+            close,
+            push_limit,
+            prune_columns,
+            partitions,
+            serialize_reader,
+            close_reader,
+            initial_offset,
+            latest_offset,
+            stream_partitions,
+            serialize_stream_reader,
+            commit_offset,
+            close_stream_reader,
+            read,
+            serialize_writer,
+            commit,
+            abort,
+            close_writer,
+            create_data_writer,
+            write,
+            commit_data_writer,
+            abort_data_writer,
+            close_data_writer
         }),
     ]
 }
@@ -146,7 +194,10 @@ fn the_version_1_layout_is_frozen() {
     if size_of::<usize>() != 8 {
         return;
     }
-    let sizes: Vec<(&str, usize)> = structs().iter().map(|(name, size, _)| (*name, *size)).collect();
+    let sizes: Vec<(&str, usize)> = structs()
+        .iter()
+        .map(|(name, size, _)| (*name, *size))
+        .collect();
     assert_eq!(
         sizes,
         vec![
@@ -184,13 +235,16 @@ fn compile_and_run(source: &str) -> String {
         "the C compiler rejected the Rust mirror of the header:\n{}\n{source}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let run = Command::new(&program).output().expect("run the layout program");
+    let run = Command::new(&program)
+        .output()
+        .expect("run the layout program");
     String::from_utf8(run.stdout).expect("UTF-8 output")
 }
 
 #[test]
 fn sizes_and_offsets_equal_the_headers() {
-    let mut c = String::from("#include <stddef.h>\n#include <stdio.h>\n#include \"spark_datasource.h\"\n");
+    let mut c =
+        String::from("#include <stddef.h>\n#include <stdio.h>\n#include \"spark_datasource.h\"\n");
     c.push_str("int main(void) {\n");
     let mut expected = String::new();
     for (name, size, fields) in structs() {
