@@ -187,42 +187,40 @@ impl Check {
 
     /// Runs the check.
     pub fn run(&self) -> Report {
-        let results = match &self.binary {
-            Some(binary) => self
-                .protocols
-                .iter()
-                .map(|p| (*p, self.run_child(binary, *p)))
-                .collect(),
-            None => self.run_here(),
-        };
+        let mut results = Vec::new();
+        let mut loaded = None;
+        for protocol in &self.protocols {
+            // When the library does not even load and create a source, every other protocol
+            // would fail the same way: report it once.
+            if loaded == Some(false) {
+                results.push((
+                    *protocol,
+                    Outcome::Skipped("the library did not load and create a source".into()),
+                ));
+                continue;
+            }
+            let outcome = match &self.binary {
+                Some(binary) => self.run_child(binary, *protocol),
+                None => self.run_here(*protocol),
+            };
+            if *protocol == Protocol::Load {
+                loaded = Some(matches!(outcome, Outcome::Passed(_)));
+            }
+            results.push((*protocol, outcome));
+        }
         Report { results }
     }
 
-    fn run_here(&self) -> Vec<(Protocol, Outcome)> {
+    fn run_here(&self, protocol: Protocol) -> Outcome {
         let schema = match self.schema.as_deref().map(crate::ddl::parse).transpose() {
             Ok(schema) => schema,
-            Err(e) => return self.all_failed(&e.to_string()),
+            Err(e) => return Outcome::Failed(e.to_string()),
         };
-        let library = match Library::load(&self.library) {
-            Ok(library) => library,
-            Err(e) => return self.all_failed(&e.to_string()),
-        };
-        self.protocols
-            .iter()
-            .map(|p| {
-                (
-                    *p,
-                    run_protocol(&library, *p, &self.options, schema.clone()),
-                )
-            })
-            .collect()
-    }
-
-    fn all_failed(&self, message: &str) -> Vec<(Protocol, Outcome)> {
-        self.protocols
-            .iter()
-            .map(|p| (*p, Outcome::Failed(message.to_string())))
-            .collect()
+        // Loading again is cheap: the loader returns the library already loaded.
+        match Library::load(&self.library) {
+            Ok(library) => run_protocol(&library, protocol, &self.options, schema),
+            Err(e) => Outcome::Failed(e.to_string()),
+        }
     }
 
     fn run_child(&self, binary: &Path, protocol: Protocol) -> Outcome {
