@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use assert_cmd::cargo::cargo_bin;
 use sha2::{Digest, Sha256};
 use zip::write::SimpleFileOptions;
 use zip::ZipWriter;
@@ -27,16 +26,7 @@ pub fn repo_root() -> PathBuf {
 /// a crate, not its binary, and these tests run the binary exactly as CI and users do.
 pub fn sparkds() -> assert_cmd::Command {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    let path = BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-        let status = Command::new(cargo)
-            .args(["build", "--quiet", "-p", "sparkds", "--bin", "sparkds"])
-            .current_dir(repo_root())
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the sparkds binary failed");
-        cargo_bin("sparkds")
-    });
+    let path = BUILT.get_or_init(|| sparkds::sparkds_binary().expect("build the sparkds binary"));
     assert_cmd::Command::new(path)
 }
 
