@@ -188,3 +188,11 @@ fn functions_beyond_the_table_size_are_ignored() {
         "`create`: declares SPARK_DS_BATCH_WRITE, but `commit` is NULL; a source must not declare a capability whose required functions are NULL (rule 4)"
     );
 }
+
+#[test]
+fn a_sink_called_from_another_thread_is_reported() {
+    assert_eq!(
+        read_error("SINK_FROM_THREAD"),
+        "`partitions`: called its sink from another thread; call the sink only during the call, on the calling thread (rule 10)"
+    );
+}

@@ -28,3 +28,14 @@ fn an_isolated_check_of_a_good_library_passes() {
         .run();
     assert!(report.passed(), "{report}");
 }
+
+#[test]
+fn a_cpp_exception_escaping_get_next_is_reported_not_fatal() {
+    let report = Check::new(Fixture::cpp_exception().path())
+        .isolated(sparkds_binary())
+        .run();
+    if cfg!(unix) {
+        insta::assert_snapshot!("cpp_exception_check", report.to_string());
+    }
+    assert_eq!(report.failures(), 1);
+}

@@ -15,12 +15,37 @@ fn manifest_dir() -> &'static Path {
 fn build_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
+        remove_stale_build_dirs();
         tempfile::Builder::new()
             .prefix("conformance-fixtures-")
             .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
             .expect("a temporary directory under the target directory")
     })
     .path()
+}
+
+/// Removes the fixture directories of earlier runs (statics are never dropped, so each run
+/// leaves its directory behind); an hour old is old enough not to belong to a run in progress.
+fn remove_stale_build_dirs() {
+    let Ok(entries) = std::fs::read_dir(env!("CARGO_TARGET_TMPDIR")) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() > 3600);
+        if stale
+            && entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("conformance-fixtures-")
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The fixtures built so far, by file name: each is compiled once per run.
@@ -34,7 +59,14 @@ fn built() -> &'static Mutex<HashMap<String, PathBuf>> {
 pub struct Fixture {
     fault: Option<&'static str>,
     copy: Option<&'static str>,
-    rust_panic: bool,
+    language: Language,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Language {
+    C,
+    RustPanic,
+    CppThrow,
 }
 
 impl Fixture {
@@ -43,7 +75,7 @@ impl Fixture {
         Fixture {
             fault: None,
             copy: None,
-            rust_panic: false,
+            language: Language::C,
         }
     }
 
@@ -58,7 +90,15 @@ impl Fixture {
     /// The Rust fixture whose `create` panics, `fixtures/panic.rs`.
     pub fn rust_panic() -> Self {
         Fixture {
-            rust_panic: true,
+            language: Language::RustPanic,
+            ..Fixture::good()
+        }
+    }
+
+    /// The C++ fixture whose stream's `get_next` throws, `fixtures/throw.cc`.
+    pub fn cpp_exception() -> Self {
+        Fixture {
+            language: Language::CppThrow,
             ..Fixture::good()
         }
     }
@@ -72,9 +112,10 @@ impl Fixture {
 
     /// The path of the built library.
     pub fn path(&self) -> PathBuf {
-        let stem = match (self.rust_panic, self.fault, self.copy) {
-            (true, _, _) => "panic".to_string(),
-            (false, fault, copy) => {
+        let stem = match (self.language, self.fault, self.copy) {
+            (Language::RustPanic, _, _) => "panic".to_string(),
+            (Language::CppThrow, _, _) => "throw".to_string(),
+            (Language::C, fault, copy) => {
                 let mut stem = String::from("range");
                 for part in [fault, copy].into_iter().flatten() {
                     stem.push('_');
@@ -89,14 +130,11 @@ impl Fixture {
             return path.clone();
         }
         let path = build_dir().join(&file);
-        if self.rust_panic {
-            compile_rust(&manifest_dir().join("conformance/fixtures/panic.rs"), &path);
-        } else {
-            compile_c(
-                &manifest_dir().join("conformance/fixtures/range.c"),
-                self.fault,
-                &path,
-            );
+        let fixtures = manifest_dir().join("conformance/fixtures");
+        match self.language {
+            Language::RustPanic => compile_rust(&fixtures.join("panic.rs"), &path),
+            Language::CppThrow => compile_cpp(&fixtures.join("throw.cc"), &path),
+            Language::C => compile_c(&fixtures.join("range.c"), self.fault, &path),
         }
         built.insert(file, path.clone());
         path
@@ -123,7 +161,7 @@ fn compile_c(source: &Path, fault: Option<&str>, out: &Path) {
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
         // Rule 6: the fixture's functions must match the header's function-pointer types.
         .arg("-Werror=incompatible-pointer-types")
-        .args(["-shared", "-fPIC", "-O1"])
+        .args(["-shared", "-fPIC", "-O1", "-pthread"])
         .arg("-I")
         .arg(manifest_dir().join("../template"))
         .arg("-o")
@@ -133,6 +171,27 @@ fn compile_c(source: &Path, fault: Option<&str>, out: &Path) {
         command.arg(format!("-DFAULT_{fault}"));
     }
     run(command, "the C compiler ($CC, else cc)");
+}
+
+fn compile_cpp(source: &Path, out: &Path) {
+    let cxx = std::env::var_os("CXX").unwrap_or_else(|| "c++".into());
+    let mut command = Command::new(&cxx);
+    command
+        .args([
+            "-std=c++17",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-shared",
+            "-fPIC",
+            "-O1",
+        ])
+        .arg("-I")
+        .arg(manifest_dir().join("../template"))
+        .arg("-o")
+        .arg(out)
+        .arg(source);
+    run(command, "the C++ compiler ($CXX, else c++)");
 }
 
 fn compile_rust(source: &Path, out: &Path) {
