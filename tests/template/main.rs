@@ -1,1 +1,194 @@
-//! Tests: template.
+//! The template, tested the way its users use it: `cargo generate --silent -d ...` into a
+//! fresh directory, then, in the generated project, `cargo fmt --check`, `cargo clippy
+//! --all-targets -- -D warnings` and `cargo test` (which loads the built library as Spark
+//! does). Every generated project builds into one shared target directory, so dependencies
+//! build once; cargo's lock on it runs the builds one at a time while generation runs in
+//! parallel.
+
+mod helpers;
+
+use helpers::{Generate, Project};
+
+/// Builds, lints and tests a generated project, checks that its library exports
+/// `spark_ds_init`, and snapshots its files, features and manifest.
+fn check(project: &Project) {
+    project.cargo(&["fmt", "--check"]);
+    project.cargo(&["clippy", "--all-targets", "--", "-D", "warnings"]);
+    project.cargo(&["test"]);
+    assert_exports_spark_ds_init(project);
+
+    let cargo_toml = project.read("Cargo.toml");
+    let features = cargo_toml
+        .split("[features]")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap_or_default();
+    let summary = format!(
+        "files:\n{}\n\nfeatures:{}\n\nspark-native-datasource.json:\n{}",
+        project.tree(),
+        features,
+        project.read("spark-native-datasource.json")
+    );
+    insta::assert_snapshot!(summary);
+}
+
+fn assert_exports_spark_ds_init(project: &Project) {
+    use object::{Object, ObjectSymbol};
+    let path = project.built_library();
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file = object::File::parse(&*data).expect("a shared library");
+    let exported = file
+        .exports()
+        .into_iter()
+        .flatten()
+        .any(|export| {
+            export.is_ok_and(|e| matches!(e.name(), object::read::NameOrOrdinal::Name(b"spark_ds_init")))
+        })
+        || file
+            .dynamic_symbols()
+            .any(|symbol| symbol.name() == Ok("spark_ds_init") && symbol.is_definition());
+    assert!(exported, "{} does not export spark_ds_init", path.display());
+}
+
+#[test]
+fn the_default_answers_make_a_batch_reader_with_both_pushdowns_for_every_platform() {
+    let project = Generate::named("defaults").project();
+    check(&project);
+    // The main command of the README: see the rows without Spark.
+    let shown = project.cargo(&["sparkds", "show", "end=5"]);
+    insta::assert_snapshot!("show", shown.trim_end());
+}
+
+#[test]
+fn a_batch_reader_without_pushdowns_for_one_platform() {
+    let project = Generate::named("plain_reader")
+        .define("pushdowns", "")
+        .define("platforms", "linux-x86_64")
+        .project();
+    check(&project);
+}
+
+#[test]
+fn a_batch_reader_with_a_limit_pushdown_for_two_platforms() {
+    let project = Generate::named("limited_reader")
+        .define("pushdowns", "push_limit")
+        .define("platforms", "linux-aarch64,osx-aarch64")
+        .project();
+    check(&project);
+}
+
+#[test]
+fn a_micro_batch_reader() {
+    let project = Generate::named("stream_reader")
+        .define("capabilities", "micro_batch_read")
+        .define("platforms", "linux-x86_64,windows-x86_64")
+        .project();
+    check(&project);
+}
+
+#[test]
+fn a_batch_writer() {
+    let project = Generate::named("batch_writer")
+        .define("capabilities", "batch_write")
+        .define("platforms", "osx-x86_64,osx-aarch64")
+        .project();
+    check(&project);
+}
+
+#[test]
+fn a_batch_writer_that_truncates() {
+    let project = Generate::named("overwriter")
+        .define("capabilities", "batch_write,truncate")
+        .define("platforms", "linux-x86_64")
+        .project();
+    check(&project);
+}
+
+#[test]
+fn a_streaming_writer() {
+    let project = Generate::named("stream_writer")
+        .define("capabilities", "streaming_write")
+        .define("platforms", "linux-x86_64")
+        .project();
+    check(&project);
+}
+
+#[test]
+fn every_capability_together() {
+    let project = Generate::named("everything")
+        .define(
+            "capabilities",
+            "batch_read,micro_batch_read,batch_write,streaming_write,truncate",
+        )
+        .project();
+    check(&project);
+}
+
+#[test]
+fn pushdowns_without_a_batch_reader_are_not_used() {
+    let project = Generate::named("stream_with_pushdowns")
+        .define("capabilities", "micro_batch_read,streaming_write")
+        .define("pushdowns", "push_limit,prune_columns")
+        .define("platforms", "linux-x86_64")
+        .project();
+    check(&project);
+}
+
+mod invalid_answers {
+    use super::Generate;
+
+    #[test]
+    fn a_name_that_does_not_start_with_a_letter_is_refused() {
+        let printed = Generate::named("9lives").refused();
+        assert!(
+            printed.contains(
+                "the data source name \"9lives\" is not valid: it must start with a lower-case \
+                 letter and contain only a-z, 0-9 and _"
+            ),
+            "{printed}"
+        );
+    }
+
+    #[test]
+    fn no_capability_is_refused() {
+        let printed = Generate::named("nothing").define("capabilities", "").refused();
+        assert!(
+            printed.contains("choose at least one capability that reads or writes"),
+            "{printed}"
+        );
+    }
+
+    #[test]
+    fn truncate_without_a_writer_is_refused() {
+        let printed = Generate::named("truncating_reader")
+            .define("capabilities", "batch_read,truncate")
+            .refused();
+        assert!(
+            printed.contains(
+                "the capability truncate declares that a writer can overwrite: add batch_write \
+                 or streaming_write"
+            ),
+            "{printed}"
+        );
+    }
+
+    #[test]
+    fn no_platform_is_refused() {
+        let printed = Generate::named("nowhere").define("platforms", "").refused();
+        assert!(
+            printed.contains("choose at least one platform to build for"),
+            "{printed}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_capability_is_refused() {
+        let printed = Generate::named("typo")
+            .define("capabilities", "batch_reed")
+            .refused();
+        assert!(
+            printed.contains("\"batch_reed\"") && printed.contains("is not a valid value for capabilities"),
+            "{printed}"
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! Runs cargo-generate as users do, from a clean copy of this repository, and cargo in the
+//! generated projects, with one target directory shared by all of them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The root of this repository.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+/// The target directory that every generated project builds into, so that dependencies build
+/// once: `$SPARK_DS_GENERATED_TARGET`, or `target/generated` in this repository.
+pub fn shared_target() -> PathBuf {
+    std::env::var_os("SPARK_DS_GENERATED_TARGET")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target").join("generated"))
+}
+
+/// A copy of the repository as a fresh clone has it: the files git tracks or would add,
+/// without build output (cargo-generate copies the whole template folder it is given).
+pub fn clean_checkout() -> &'static Path {
+    static CHECKOUT: OnceLock<tempfile::TempDir> = OnceLock::new();
+    CHECKOUT
+        .get_or_init(|| {
+            let root = repo_root();
+            let listed = Command::new("git")
+                .args(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+                .current_dir(&root)
+                .output()
+                .expect("git lists the repository's files");
+            assert!(listed.status.success(), "git ls-files failed");
+            let copy = tempfile::tempdir().expect("a temporary directory");
+            for file in listed.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
+                let relative = Path::new(std::str::from_utf8(file).expect("UTF-8 path"));
+                let source = root.join(relative);
+                if !source.is_file() {
+                    continue; // deleted in the work tree
+                }
+                let target = copy.path().join(relative);
+                std::fs::create_dir_all(target.parent().expect("a parent")).expect("mkdir");
+                std::fs::copy(&source, &target).expect("copy a file");
+            }
+            copy
+        })
+        .path()
+}
+
+/// A `cargo generate` call, built up like its command line.
+pub struct Generate {
+    name: String,
+    defines: Vec<(String, String)>,
+}
+
+impl Generate {
+    /// `cargo generate --path <checkout> --name <name> --silent`.
+    pub fn named(name: &str) -> Self {
+        Generate {
+            name: name.to_string(),
+            defines: Vec::new(),
+        }
+    }
+
+    /// `-d key=value`.
+    pub fn define(mut self, key: &str, value: &str) -> Self {
+        self.defines.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    fn command(&self, destination: &Path) -> Command {
+        let mut command = Command::new("cargo");
+        command
+            .arg("generate")
+            .arg("--path")
+            .arg(clean_checkout())
+            .args(["--name", &self.name, "--silent", "--vcs", "none"])
+            .arg("--destination")
+            .arg(destination);
+        for (key, value) in &self.defines {
+            command.arg("-d").arg(format!("{key}={value}"));
+        }
+        command
+    }
+
+    /// Generates the project; panics with cargo-generate's output if it fails.
+    pub fn project(self) -> Project {
+        let parent = tempfile::tempdir().expect("a temporary directory");
+        let output = run(self.command(parent.path()));
+        assert!(
+            output.status.success(),
+            "cargo generate failed:\n{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        Project {
+            dir: parent.path().join(&self.name),
+            name: self.name,
+            _parent: parent,
+        }
+    }
+
+    /// Runs cargo-generate expecting it to refuse: returns what it printed.
+    pub fn refused(self) -> String {
+        let parent = tempfile::tempdir().expect("a temporary directory");
+        let output = run(self.command(parent.path()));
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!output.status.success(), "cargo generate accepted:\n{printed}");
+        assert!(
+            !parent.path().join(&self.name).join("Cargo.toml").exists(),
+            "a refused generation left a project behind"
+        );
+        printed
+    }
+}
+
+fn run(mut command: Command) -> Output {
+    command.output().unwrap_or_else(|e| {
+        panic!("cannot run {command:?}: {e} (install cargo-generate: see the README)")
+    })
+}
+
+/// A generated project in a temporary directory.
+pub struct Project {
+    pub name: String,
+    pub dir: PathBuf,
+    _parent: tempfile::TempDir,
+}
+
+impl Project {
+    /// Runs `cargo <args>` in the project with the shared target directory; panics with its
+    /// output when it fails.
+    pub fn cargo(&self, args: &[&str]) -> String {
+        let output = Command::new(env!("CARGO"))
+            .args(args)
+            .current_dir(&self.dir)
+            .env("CARGO_TARGET_DIR", shared_target())
+            // Snapshots must match as generated: never write new ones here.
+            .env("INSTA_UPDATE", "no")
+            .env_remove("RUSTFLAGS")
+            .output()
+            .expect("cargo runs");
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            output.status.success(),
+            "`cargo {}` failed in the generated project {}:\n{printed}",
+            args.join(" "),
+            self.name
+        );
+        printed
+    }
+
+    /// The files of the project, one per line, sorted; the vendored tools are one line each.
+    pub fn tree(&self) -> String {
+        let mut files = Vec::new();
+        collect(&self.dir, &self.dir, &mut files);
+        files.sort();
+        files.dedup();
+        files.join("\n")
+    }
+
+    /// The content of a generated file.
+    pub fn read(&self, relative: &str) -> String {
+        std::fs::read_to_string(self.dir.join(relative))
+            .unwrap_or_else(|e| panic!("cannot read {relative}: {e}"))
+    }
+
+    /// The library that `cargo build` made.
+    pub fn built_library(&self) -> PathBuf {
+        let file = if cfg!(target_os = "windows") {
+            format!("spark_datasource_{}.dll", self.name)
+        } else if cfg!(target_os = "macos") {
+            format!("libspark_datasource_{}.dylib", self.name)
+        } else {
+            format!("libspark_datasource_{}.so", self.name)
+        };
+        shared_target().join("debug").join(file)
+    }
+}
+
+/// Folders whose content is vendored tooling, owned by the template: listed as one entry.
+const VENDORED: &[&str] = &["sparkds", "python", ".github"];
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).expect("readable directory") {
+        let path = entry.expect("an entry").path();
+        let relative = path
+            .strip_prefix(root)
+            .expect("under the root")
+            .to_string_lossy()
+            .replace('\\', "/");
+        if relative == "target" || relative == "Cargo.lock" || relative == ".git" {
+            continue;
+        }
+        if let Some(vendored) = VENDORED.iter().find(|v| relative == **v) {
+            out.push(format!("{vendored}/…"));
+        } else if path.is_dir() {
+            collect(root, &path, out);
+        } else {
+            out.push(relative);
+        }
+    }
+}
