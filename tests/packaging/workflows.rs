@@ -9,7 +9,8 @@ use tempfile::TempDir;
 
 use crate::helpers::workflows::{
     cargo_generate_available, ci_template_workflows, lint, parse, render_with_cargo_generate,
-    render_with_liquid, run_matrix_step, template_workflow, PLATFORM_CHOICES,
+    render_with_liquid, run_matrix_step, template_synced_from_ci_templates, template_workflow,
+    PLATFORM_CHOICES,
 };
 
 #[test]
@@ -181,6 +182,22 @@ fn the_generated_jobs_are_the_ci_templates_jobs() {
             ),
         }
     }
+}
+
+#[test]
+fn the_template_workflow_is_the_ci_templates_jobs_text_for_text() {
+    // `SPARKDS_SYNC_WORKFLOWS=1 cargo test -p template-tests --test packaging` copies the jobs
+    // of ci-templates/ into the template after a change there.
+    let synced = template_synced_from_ci_templates();
+    if std::env::var_os("SPARKDS_SYNC_WORKFLOWS").is_some() {
+        std::fs::write(template_workflow(), &synced).expect("write the template workflow");
+    }
+    let source = std::fs::read_to_string(template_workflow()).expect("read");
+    assert!(
+        source == synced,
+        "the jobs of template/.github/workflows/ci.yml.liquid differ from ci-templates/workflows/: \
+         change ci-templates/ and run with SPARKDS_SYNC_WORKFLOWS=1"
+    );
 }
 
 #[test]

@@ -180,3 +180,27 @@ pub fn run_matrix_step(
         .trim();
     Ok(serde_norway::from_str(matrix).expect("the matrix is JSON"))
 }
+
+/// The `jobs:` section of a workflow, as text, without the `jobs:` line.
+fn jobs_text(workflow: &str) -> &str {
+    let start = workflow.find("\njobs:\n").expect("a jobs section") + "\njobs:\n".len();
+    workflow[start..].trim_end_matches('\n')
+}
+
+/// The template workflow with its jobs copied from `ci-templates/`: the values block and the
+/// header stay, the jobs are `rust-checks.yml`'s then `native-datasource.yml`'s, text for text.
+pub fn template_synced_from_ci_templates() -> String {
+    let source = std::fs::read_to_string(template_workflow()).expect("read the template workflow");
+    let read = |name: &str| {
+        std::fs::read_to_string(repo_root().join("ci-templates/workflows").join(name))
+            .expect("read a ci-template")
+    };
+    let raw = source.find("{% raw %}\n").expect("a raw block");
+    let jobs = raw + source[raw..].find("\njobs:\n").expect("a jobs section") + "\njobs:\n".len();
+    format!(
+        "{}{}\n\n{}\n{{% endraw %}}\n",
+        &source[..jobs],
+        jobs_text(&read("rust-checks.yml")),
+        jobs_text(&read("native-datasource.yml"))
+    )
+}
