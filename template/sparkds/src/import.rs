@@ -37,18 +37,50 @@ pub(crate) struct Expectations<'a> {
     pub task: &'a Task,
 }
 
-/// A stream that the host owns: released exactly once, when dropped.
+/// A stream that the host owns: released exactly once, when dropped, from another thread than
+/// the one that read it, as Spark may (the header's `read`: "possibly from another thread").
 struct OwnedStream(Box<ArrowArrayStream>);
+
+/// A stream pointer moved to the thread that releases it.
+struct StreamToRelease(*mut ArrowArrayStream);
+
+// SAFETY: the C stream interface lets a consumer release a stream from any thread, and the
+// pointer is used by that one thread only, while the reading thread waits for it.
+unsafe impl Send for StreamToRelease {}
+
+impl StreamToRelease {
+    /// # Safety
+    ///
+    /// The pointer is a live stream owned by the host, released nowhere else.
+    unsafe fn release(self, release: unsafe extern "C" fn(*mut ArrowArrayStream)) {
+        isolate::breadcrumb("release (stream)");
+        // SAFETY: see the contract above.
+        unsafe { release(self.0) };
+    }
+}
 
 impl Drop for OwnedStream {
     fn drop(&mut self) {
-        if let Some(release) = self.0.release {
-            isolate::breadcrumb("release (stream)");
-            // SAFETY: the stream was moved to the host by `read` and is released once: `release`
-            // is then NULL (checked in `finish`) or the library broke rule 11, already reported.
-            unsafe { release(&mut *self.0) };
-            self.0.release = None;
-        }
+        let Some(release) = self.0.release else {
+            return;
+        };
+        let stream = StreamToRelease(&mut *self.0);
+        std::thread::scope(|scope| {
+            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
+                let stream = stream;
+                // SAFETY: the stream was moved to the host by `read`; this is its only
+                // release, and the reading thread waits for it.
+                unsafe { stream.release(release) };
+            });
+            if let Err(e) = spawned {
+                // No thread to spare: release here rather than leak it.
+                let _ = e;
+                let stream = StreamToRelease(&mut *self.0);
+                // SAFETY: as above; the spawn failed, so the closure never ran.
+                unsafe { stream.release(release) };
+            }
+        });
+        self.0.release = None;
     }
 }
 
