@@ -385,7 +385,8 @@ typedef struct SparkDsLibrary {
 
   /* Executor. Writes one batch: `batch` is moved to the library, which calls its release when
    * it no longer needs it (possibly during the call); `schema` describes it and is borrowed.
-   * Nothing written may become visible before commit. */
+   * Nothing written may become visible before commit. Spark checks whether the task was killed
+   * between two calls; a write that blocks for long should use timeouts. */
   int (*write)(void* data_writer, struct ArrowSchema* schema, struct ArrowArray* batch);
 
   /* Executor, after the last write of a task that succeeded. Finishes what the task wrote, to a

@@ -2,3 +2,4 @@
 
 mod capabilities;
 mod layout;
+mod panics;
