@@ -8,3 +8,4 @@ mod broken_libraries;
 mod command_line;
 mod crash_isolation;
 mod good_library;
+mod layout;

@@ -173,6 +173,26 @@ fn compile_c(source: &Path, fault: Option<&str>, out: &Path) {
     run(command, "the C compiler ($CC, else cc)");
 }
 
+/// Compiles the C program `fixtures/<name>` with the header and runs it: its stdout.
+pub fn compile_and_run_c(name: &str) -> String {
+    let source = manifest_dir().join("conformance/fixtures").join(name);
+    let program = build_dir().join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let mut command = Command::new(&cc);
+    command
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
+        .arg("-I")
+        .arg(manifest_dir().join("../template"))
+        .arg("-o")
+        .arg(&program)
+        .arg(source);
+    run(command, "the C compiler ($CC, else cc)");
+    let output = Command::new(&program)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 fn compile_cpp(source: &Path, out: &Path) {
     let cxx = std::env::var_os("CXX").unwrap_or_else(|| "c++".into());
     let mut command = Command::new(&cxx);
