@@ -123,6 +123,16 @@ fn directory_entries_of_listed_libraries_are_accepted() {
 }
 
 #[test]
+fn a_directory_entry_of_nothing_listed_is_an_extra_file() {
+    let dir = TempDir::new().expect("temp dir");
+    let library = demo_library(dir.path());
+    host_package(&library)
+        .directory("linux/")
+        .write(&dir.path().join("demo.sparkpkg"));
+    assert_rejected("extra_directory", &verify(dir.path(), &[]));
+}
+
+#[test]
 fn a_traversal_path_is_rejected() {
     let dir = TempDir::new().expect("temp dir");
     let library = demo_library(dir.path());

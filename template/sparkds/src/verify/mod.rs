@@ -242,10 +242,9 @@ pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
     }
 
     for (name, entry) in &entries {
-        let parent_of_listed = entry.is_dir
-            && listed
-                .iter()
-                .any(|l| l.starts_with(name.trim_end_matches('/')) && l.len() > name.len());
+        // `zip -r` (the specification's example) also stores the directories of the files.
+        let directory = format!("{}/", name.trim_end_matches('/'));
+        let parent_of_listed = entry.is_dir && listed.iter().any(|l| l.starts_with(&directory));
         if !listed.contains(name) && !parent_of_listed {
             report.findings.push(Finding::new(
                 name,
