@@ -196,3 +196,11 @@ fn a_sink_called_from_another_thread_is_reported() {
         "`partitions`: called its sink from another thread; call the sink only during the call, on the calling thread (rule 10)"
     );
 }
+
+#[test]
+fn a_failure_that_writes_its_out_parameter_is_reported() {
+    assert_eq!(
+        read_error("OUT_ON_FAILURE"),
+        "`create_reader`: failed (the reader is not ready) but wrote a reader to its out-parameter; on failure leave out-parameters untouched (rule 8)"
+    );
+}

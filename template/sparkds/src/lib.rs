@@ -22,8 +22,9 @@
 //!   table's `size` (at least up to `read`, pointer-aligned; functions beyond it are NULL); its
 //!   `abi_version`; `create` and `close` set; no capability declared whose required functions
 //!   are NULL, no unknown capability bit, no `SPARK_DS_TRUNCATE` without a write capability;
-//! - errors (rule 7): a failing function has a UTF-8 `last_error`, and so does a failing
-//!   `get_schema` or `get_next` with `get_last_error`;
+//! - errors (rules 7, 8): a failing function has a UTF-8 `last_error`, and so does a failing
+//!   `get_schema` or `get_next` with `get_last_error`; a failing create function leaves its
+//!   handle out-parameter untouched;
 //! - crashes (rule 9), in a child process: which function aborted the process;
 //! - sinks (rule 10): called during the call, on the calling thread, with a valid length; the
 //!   functions that return one byte array call it exactly once;
@@ -45,7 +46,7 @@
 //! Not checked, because a host cannot see it: whether buffers are as long as the arrays say
 //! (rule 20's other half; the C data interface carries no buffer sizes), reads of `SparkDsHost`
 //! beyond its size (5), function signatures (6: compile against the header with
-//! `-Werror=incompatible-pointer-types`), out-parameters left untouched on failure (8), and
+//! `-Werror=incompatible-pointer-types`), Arrow out-parameters left untouched on failure (8), and
 //! whether written data stays invisible before `commit` (24: that needs the source's storage).
 //!
 //! ```no_run

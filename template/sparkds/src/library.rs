@@ -341,13 +341,11 @@ impl Library {
             num_options: options.len() as i64,
         };
         let mut capabilities = 0u64;
-        let mut source: *mut c_void = std::ptr::null_mut();
-        self.call("create", None, || {
+        let handle = self.open("create", None, HandleKind::Source, |source| {
             // SAFETY: `info` and every string it points to live until the call returns; the
             // out-parameters are valid for writes.
-            unsafe { create(&info, &mut capabilities, &mut source) }
+            unsafe { create(&info, &mut capabilities, source) }
         })?;
-        let handle = self.adopt(HandleKind::Source, source, "create", None)?;
         let capabilities = Capabilities(capabilities);
         check_capabilities(&self.table, capabilities)?;
         Ok(Source {
@@ -410,9 +408,36 @@ impl Library {
         }
     }
 
+    /// Calls a create function, `f`, with the out-parameter of a handle of `kind`, and takes
+    /// ownership of the handle it returns. On failure the out-parameter must stay untouched
+    /// (rule 8): a handle written there would leak or be closed by no one.
+    pub(crate) fn open(
+        &self,
+        function: &'static str,
+        context: Option<&str>,
+        kind: HandleKind,
+        f: impl FnOnce(&mut *mut c_void) -> c_int,
+    ) -> Result<Handle<'_>> {
+        let mut ptr: *mut c_void = std::ptr::null_mut();
+        match self.call(function, context, || f(&mut ptr)) {
+            Err(Error::Library { message, .. }) if !ptr.is_null() => Err(Violation::new(
+                function,
+                8,
+                format!(
+                    "failed ({message}) but wrote a {} to its out-parameter; on failure leave out-parameters untouched",
+                    kind.noun()
+                ),
+            )
+            .within(context)
+            .into()),
+            Err(e) => Err(e),
+            Ok(()) => self.adopt(kind, ptr, function, context),
+        }
+    }
+
     /// Takes ownership of a handle that `function` returned, checking it is not NULL and not a
     /// handle of the same kind that is still open (rule 21).
-    pub(crate) fn adopt(
+    fn adopt(
         &self,
         kind: HandleKind,
         ptr: *mut c_void,

@@ -162,13 +162,11 @@ impl<'l> BatchRead<'l> {
         let schema = source_schema(library, &source, self.schema.clone())?;
         let ffi_schema = export_schema(&schema)?;
         let create_reader = required(table.create_reader, "create_reader")?;
-        let mut reader: *mut c_void = std::ptr::null_mut();
-        library.call("create_reader", None, || {
+        let reader = library.open("create_reader", None, HandleKind::Reader, |reader| {
             // SAFETY: the source is open, the schema is borrowed for the call, `reader` is
             // valid for writes.
-            unsafe { create_reader(source.handle.ptr(), schema_ptr(&ffi_schema), &mut reader) }
+            unsafe { create_reader(source.handle.ptr(), schema_ptr(&ffi_schema), reader) }
         })?;
-        let reader = library.adopt(HandleKind::Reader, reader, "create_reader", None)?;
 
         let mut read_schema = schema.clone();
         let mut pruned = false;

@@ -159,16 +159,15 @@ impl<'l> StreamRead<'l> {
         let schema = source_schema(library, &source, self.schema.clone())?;
         let ffi = export_schema(&schema)?;
         let create = required(library.table().create_stream_reader, "create_stream_reader")?;
-        let mut reader: *mut c_void = std::ptr::null_mut();
-        library.call("create_stream_reader", None, || {
-            // SAFETY: the source is open; the schema is borrowed; `reader` is valid for writes.
-            unsafe { create(source.handle.ptr(), schema_ptr(&ffi), &mut reader) }
-        })?;
-        let reader = library.adopt(
-            HandleKind::StreamReader,
-            reader,
+        let reader = library.open(
             "create_stream_reader",
             None,
+            HandleKind::StreamReader,
+            |reader| {
+                // SAFETY: the source is open; the schema is borrowed; `reader` is valid for
+                // writes.
+                unsafe { create(source.handle.ptr(), schema_ptr(&ffi), reader) }
+            },
         )?;
         Ok((
             Query {

@@ -265,13 +265,11 @@ impl WriteSpec<'_> {
             streaming: i32::from(streaming),
         };
         let create_writer = required(table.create_writer, "create_writer")?;
-        let mut writer: *mut c_void = std::ptr::null_mut();
-        library.call("create_writer", None, || {
+        let writer = library.open("create_writer", None, HandleKind::Writer, |writer| {
             // SAFETY: the source is open; `info` and what it points to are borrowed for the
             // call; `writer` is valid for writes.
-            unsafe { create_writer(source.handle.ptr(), &info, &mut writer) }
+            unsafe { create_writer(source.handle.ptr(), &info, writer) }
         })?;
-        let writer = library.adopt(HandleKind::Writer, writer, "create_writer", None)?;
         let state = match table.serialize_writer {
             Some(serialize) => Some(sink_call_one(
                 library,
@@ -398,13 +396,16 @@ fn write_task(library: &Library, t: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
         None => (std::ptr::null(), 0),
     };
     let adopted = required(table.create_data_writer, "create_data_writer").and_then(|create| {
-        let mut handle: *mut c_void = std::ptr::null_mut();
-        library.call("create_data_writer", ctx, || {
-            // SAFETY: the task and the state are borrowed for the call; `handle` is valid for
-            // writes.
-            unsafe { create(task.as_ptr(), state_ptr, state_len, t.epoch_id, &mut handle) }
-        })?;
-        library.adopt(HandleKind::DataWriter, handle, "create_data_writer", ctx)
+        library.open(
+            "create_data_writer",
+            ctx,
+            HandleKind::DataWriter,
+            |handle| {
+                // SAFETY: the task and the state are borrowed for the call; `handle` is valid for
+                // writes.
+                unsafe { create(task.as_ptr(), state_ptr, state_len, t.epoch_id, handle) }
+            },
+        )
     });
     // Every task of the epoch holds its data writer open before any of them writes, as
     // concurrent executors do, so that a handle returned to two tasks at once is caught
