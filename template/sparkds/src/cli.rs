@@ -40,8 +40,8 @@ pub struct Target {
     /// the current directory, built first with `cargo build`.
     #[arg(long, value_name = "PATH")]
     pub lib: Option<PathBuf>,
-    /// The schema, as DDL (`"id bigint not null, name string"`), for a source without
-    /// `schema` or to read with another schema.
+    /// The schema, as DDL (`"id bigint not null, name string"`) or as the JSON of
+    /// `df.schema.json()`, for a source without `schema` or to read with another schema.
     #[arg(long, value_name = "DDL")]
     pub schema: Option<String>,
     /// The options of the data source, as `.option(key, value)` gives them.

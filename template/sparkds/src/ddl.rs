@@ -1,5 +1,6 @@
-//! A schema written the way Spark's `.schema("...")` takes it, as DDL: `id bigint not null,
-//! name string`. Only the flat types of version 1: nested types need the Rust API.
+//! A schema written the way Spark's `.schema("...")` takes it, as DDL (`id bigint not null,
+//! name string`) or as the JSON of `df.schema.json()`. Only the flat types of version 1: nested
+//! types need the Rust API.
 
 use std::sync::Arc;
 
@@ -7,12 +8,17 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use crate::error::{Error, Result};
 
-/// Parses a DDL schema such as `id bigint not null, name string, price decimal(10,2)`.
+/// Parses a DDL schema such as `id bigint not null, name string, price decimal(10,2)`, or the
+/// JSON of a Spark schema, `{"type":"struct","fields":[{"name":"id","type":"long",
+/// "nullable":false}]}`.
 ///
 /// # Errors
 ///
 /// A usage error naming the column or the type that is not understood.
 pub fn parse(ddl: &str) -> Result<SchemaRef> {
+    if ddl.trim_start().starts_with('{') {
+        return parse_json(ddl);
+    }
     let mut fields = Vec::new();
     for column in split_columns(ddl) {
         let column = column.trim();
@@ -43,6 +49,33 @@ pub fn parse(ddl: &str) -> Result<SchemaRef> {
         ));
     }
     Ok(Arc::new(Schema::new(fields)))
+}
+
+fn parse_json(json: &str) -> Result<SchemaRef> {
+    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| {
+        Error::usage(format!(
+            "the schema is not valid JSON ({e}); write it as `df.schema.json()` prints it, or as DDL"
+        ))
+    })?;
+    let fields = value["fields"].as_array().ok_or_else(|| {
+        Error::usage(
+            "the JSON schema has no `fields` array; write it as `df.schema.json()` prints it",
+        )
+    })?;
+    let mut out = Vec::new();
+    for field in fields {
+        let name = field["name"]
+            .as_str()
+            .ok_or_else(|| Error::usage("a field of the JSON schema has no `name`"))?;
+        let t = field["type"].as_str().ok_or_else(|| {
+            Error::usage(format!(
+                "column `{name}` of the JSON schema has no simple `type`; nested types need the Rust API"
+            ))
+        })?;
+        let nullable = field["nullable"].as_bool().unwrap_or(true);
+        out.push(Field::new(name, data_type(name, t)?, nullable));
+    }
+    Ok(Arc::new(Schema::new(out)))
 }
 
 /// Splits on commas outside parentheses, so `decimal(10,2)` stays whole.
@@ -114,6 +147,16 @@ mod tests {
             Field::new("price", DataType::Decimal128(10, 2), true),
         ]);
         assert_eq!(schema.as_deref(), Some(&expected));
+    }
+
+    #[test]
+    fn a_json_schema_becomes_an_arrow_schema() {
+        let json = r#"{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{}},{"name":"name","type":"string","nullable":true,"metadata":{}}]}"#;
+        let expected = Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8, true),
+        ]);
+        assert_eq!(parse(json).ok().as_deref(), Some(&expected));
     }
 
     #[test]
