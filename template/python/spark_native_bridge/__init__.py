@@ -19,7 +19,13 @@ import shutil
 import tempfile
 from typing import Optional, Type
 
-from ._native import NativeDataSourceError, data_source_name, library_file_name, load, sha256_of
+from ._native import (
+    NativeDataSourceError,
+    data_source_name,
+    file_fingerprint,
+    library_file_name,
+    sha256_of,
+)
 
 __all__ = [
     "register",
@@ -54,7 +60,9 @@ def register(spark, library_path: str, name: Optional[str] = None) -> Type:
     if name is None:
         name = data_source_name(path)
     name = name.lower()
-    library = _Library(path=path, sha256=sha256_of(path), name=name)
+    library = _Library(
+        path=path, sha256=sha256_of(path), name=name, fingerprint=file_fingerprint(path)
+    )
     library.load()
     class_name = "NativeDataSource_" + "".join(c if c.isalnum() else "_" for c in name)
     data_source = type(class_name, (NativeDataSource,), {"_library": library})

@@ -13,7 +13,7 @@ import ctypes
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -48,9 +48,11 @@ class _Library:
     path: str
     sha256: str
     name: str
+    # (size, mtime_ns) of the file at `path` when it was registered.
+    fingerprint: Tuple[int, int]
 
     def load(self):
-        return load(self.path, self.name, self.sha256)
+        return load(self.path, self.name, self.sha256, self.fingerprint)
 
 
 def _to_arrow_schema(schema: StructType):
@@ -90,20 +92,25 @@ def _conform(batch, target, library: _Library, function: str):
         return batch
     if batch.num_columns != len(target):
         raise NativeDataSourceError(
-            library.name, function, f"returned a batch of {batch.num_columns} columns, "
-            f"{batch.schema.names}, for the schema {target.names}"
+            library.name,
+            function,
+            f"returned a batch of {batch.num_columns} columns, "
+            f"{batch.schema.names}, for the schema {target.names}",
         )
     columns = []
     for column, field, name in zip(batch.columns, target, batch.schema.names):
         if name != field.name:
             raise NativeDataSourceError(
-                library.name, function, f"returned column `{name}` where the schema has "
-                f"`{field.name}`"
+                library.name,
+                function,
+                f"returned column `{name}` where the schema has `{field.name}`",
             )
         if not field.nullable and column.null_count > 0:
             raise NativeDataSourceError(
-                library.name, function, f"returned {column.null_count} nulls in column "
-                f"`{field.name}`, which is not nullable"
+                library.name,
+                function,
+                f"returned {column.null_count} nulls in column "
+                f"`{field.name}`, which is not nullable",
             )
         columns.append(column if column.type == field.type else column.cast(field.type))
     return pa.RecordBatch.from_arrays(columns, schema=target)
@@ -156,8 +163,9 @@ def _read(library: _Library, schema: StructType, partition: InputPartition) -> I
 class NativeReader(DataSourceReader):
     """Plans a batch read on the driver side, and reads partitions on executors."""
 
-    def __init__(self, library: _Library, options: Dict[str, str], schema: StructType,
-                 arrow_schema: bytes) -> None:
+    def __init__(
+        self, library: _Library, options: Dict[str, str], schema: StructType, arrow_schema: bytes
+    ) -> None:
         self.library = library
         self.options = options
         self.schema = schema
@@ -165,10 +173,11 @@ class NativeReader(DataSourceReader):
 
     def partitions(self) -> List[InputPartition]:
         native = self.library.load()
-        with native.source(self.options) as (source, _), native.exported_schema(
-            _schema_from_bytes(self.arrow_schema)
-        ) as schema, native.handle("create_reader", "close_reader", source,
-                                   ctypes.byref(schema)) as reader:
+        with (
+            native.source(self.options) as (source, _),
+            native.exported_schema(_schema_from_bytes(self.arrow_schema)) as schema,
+            native.handle("create_reader", "close_reader", source, ctypes.byref(schema)) as reader,
+        ):
             parts = native.collect("partitions", reader)
             state = None
             if native.has("serialize_reader"):
@@ -193,8 +202,9 @@ class NativeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     which keeps the native stream reader open until `stop`; `read` runs on executors on a
     pickled copy, which carries no native handle."""
 
-    def __init__(self, library: _Library, options: Dict[str, str], schema: StructType,
-                 arrow_schema: bytes) -> None:
+    def __init__(
+        self, library: _Library, options: Dict[str, str], schema: StructType, arrow_schema: bytes
+    ) -> None:
         self.library = library
         self.options = options
         self.schema = schema
@@ -218,13 +228,16 @@ class NativeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             try:
                 if not capabilities & _abi.SPARK_DS_MICRO_BATCH_READ:
                     raise NativeDataSourceError(
-                        self.library.name, "create", "the source does not declare "
-                        "SPARK_DS_MICRO_BATCH_READ: it cannot be read as a stream"
+                        self.library.name,
+                        "create",
+                        "the source does not declare "
+                        "SPARK_DS_MICRO_BATCH_READ: it cannot be read as a stream",
                     )
                 with native.exported_schema(_schema_from_bytes(self.arrow_schema)) as schema:
                     reader = ctypes.c_void_p()
-                    native.call("create_stream_reader", source, ctypes.byref(schema),
-                                ctypes.byref(reader))
+                    native.call(
+                        "create_stream_reader", source, ctypes.byref(schema), ctypes.byref(reader)
+                    )
             except BaseException:
                 source_context.__exit__(None, None, None)
                 raise
@@ -333,8 +346,9 @@ def _with_writer(spec: _WriteSpec, action):
         _check_write_capabilities(spec, capabilities)
         with native.exported_schema(_schema_from_bytes(spec.arrow_schema)) as schema:
             info, _query_id = _writer_info(spec, schema)
-            with native.handle("create_writer", "close_writer", source,
-                               ctypes.byref(info)) as writer:
+            with native.handle(
+                "create_writer", "close_writer", source, ctypes.byref(info)
+            ) as writer:
                 return action(native, writer)
 
 
@@ -344,14 +358,18 @@ def _check_write_capabilities(spec: _WriteSpec, capabilities: int) -> None:
     if not capabilities & needed:
         kind = "streaming writes" if spec.streaming else "batch writes"
         raise NativeDataSourceError(
-            name, "create", f"the source does not declare {_abi.CAPABILITY_NAMES[needed]}: it "
-            f"does not support {kind}"
+            name,
+            "create",
+            f"the source does not declare {_abi.CAPABILITY_NAMES[needed]}: it "
+            f"does not support {kind}",
         )
     if spec.mode == _abi.SPARK_DS_WRITE_TRUNCATE and not capabilities & _abi.SPARK_DS_TRUNCATE:
         what = "the output mode complete" if spec.streaming else 'mode("overwrite")'
         raise NativeDataSourceError(
-            name, "create", f"the source does not declare SPARK_DS_TRUNCATE, so it does not "
-            f"support {what}: append instead"
+            name,
+            "create",
+            f"the source does not declare SPARK_DS_TRUNCATE, so it does not "
+            f"support {what}: append instead",
         )
 
 
@@ -366,8 +384,9 @@ def _prepare_write(spec: _WriteSpec) -> Optional[bytes]:
     return _with_writer(spec, serialize)
 
 
-def _write_task(spec: _WriteSpec, state: Optional[bytes], epoch_id: int,
-                batches: Iterator) -> NativeCommitMessage:
+def _write_task(
+    spec: _WriteSpec, state: Optional[bytes], epoch_id: int, batches: Iterator
+) -> NativeCommitMessage:
     """Writes the batches of one task on an executor: create_data_writer, write per batch,
     commit_data_writer, or abort_data_writer if anything fails."""
     native = spec.library.load()
@@ -385,8 +404,9 @@ def _write_task(spec: _WriteSpec, state: Optional[bytes], epoch_id: int,
     try:
         with native.exported_schema(target) as schema:
             for batch in batches:
-                native.write(data_writer.value, schema, _conform(batch, target, spec.library,
-                                                                 "write"))
+                native.write(
+                    data_writer.value, schema, _conform(batch, target, spec.library, "write")
+                )
         message = native.collect_one("commit_data_writer", data_writer.value)
     except BaseException:
         task.interrupted = True
@@ -418,13 +438,21 @@ class NativeWriter(DataSourceArrowWriter):
 
     def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
         data = _message_bytes(messages)
-        _with_writer(self.spec, lambda native, writer: native.commit_messages(
-            "commit", writer, _abi.SPARK_DS_NO_EPOCH, data))
+        _with_writer(
+            self.spec,
+            lambda native, writer: native.commit_messages(
+                "commit", writer, _abi.SPARK_DS_NO_EPOCH, data
+            ),
+        )
 
     def abort(self, messages: List[Optional[WriterCommitMessage]]) -> None:
         data = _message_bytes(messages)
-        _with_writer(self.spec, lambda native, writer: native.commit_messages(
-            "abort", writer, _abi.SPARK_DS_NO_EPOCH, data))
+        _with_writer(
+            self.spec,
+            lambda native, writer: native.commit_messages(
+                "abort", writer, _abi.SPARK_DS_NO_EPOCH, data
+            ),
+        )
 
 
 class NativeStreamWriter(DataSourceStreamArrowWriter):
@@ -438,20 +466,25 @@ class NativeStreamWriter(DataSourceStreamArrowWriter):
         batch_id = TaskContext().local_property(_BATCH_ID_PROPERTY)
         if batch_id is None:
             raise NativeDataSourceError(
-                self.spec.library.name, "create_data_writer", "the task does not know its "
-                f"micro-batch: the local property {_BATCH_ID_PROPERTY} is not set"
+                self.spec.library.name,
+                "create_data_writer",
+                "the task does not know its "
+                f"micro-batch: the local property {_BATCH_ID_PROPERTY} is not set",
             )
         return _write_task(self.spec, self.state, int(batch_id), iterator)
 
     def commit(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
         data = _message_bytes(messages)
-        _with_writer(self.spec, lambda native, writer: native.commit_messages(
-            "commit", writer, batchId, data))
+        _with_writer(
+            self.spec,
+            lambda native, writer: native.commit_messages("commit", writer, batchId, data),
+        )
 
     def abort(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
         data = _message_bytes(messages)
-        _with_writer(self.spec, lambda native, writer: native.commit_messages(
-            "abort", writer, batchId, data))
+        _with_writer(
+            self.spec, lambda native, writer: native.commit_messages("abort", writer, batchId, data)
+        )
 
 
 # -- the data source ----------------------------------------------------------------------------
@@ -475,8 +508,10 @@ class NativeDataSource(DataSource):
         with native.source(self._options()) as (source, _capabilities):
             if not native.has("schema"):
                 raise NativeDataSourceError(
-                    self._library.name, "schema", "the library has no schema function: give the "
-                    'schema of the query, such as .schema("id long")'
+                    self._library.name,
+                    "schema",
+                    "the library has no schema function: give the "
+                    'schema of the query, such as .schema("id long")',
                 )
             arrow_schema = native.schema(source)
         # Kept, and pickled with the data source, so that the reader gets the library's own
@@ -486,18 +521,22 @@ class NativeDataSource(DataSource):
 
     def _arrow_schema_to_read(self, schema: StructType) -> bytes:
         native_schema = getattr(self, "_native_schema", None)
-        if native_schema is not None and _from_arrow_schema(_schema_from_bytes(native_schema)) \
-                == schema:
+        if (
+            native_schema is not None
+            and _from_arrow_schema(_schema_from_bytes(native_schema)) == schema
+        ):
             return native_schema
         return _schema_to_bytes(_to_arrow_schema(schema))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return NativeReader(self._library, self._options(), schema,
-                            self._arrow_schema_to_read(schema))
+        return NativeReader(
+            self._library, self._options(), schema, self._arrow_schema_to_read(schema)
+        )
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return NativeStreamReader(self._library, self._options(), schema,
-                                  self._arrow_schema_to_read(schema))
+        return NativeStreamReader(
+            self._library, self._options(), schema, self._arrow_schema_to_read(schema)
+        )
 
     def _write_spec(self, schema: StructType, overwrite: bool, streaming: bool) -> _WriteSpec:
         arrow_schema = _schema_to_bytes(_to_arrow_schema(schema))

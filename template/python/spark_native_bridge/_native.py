@@ -99,15 +99,40 @@ def _search_path(file_name: str) -> List[str]:
     return [os.path.join(d, file_name) for d in directories]
 
 
-def _resolve(path: str, name: str, expected_sha256: Optional[str]) -> Tuple[str, str]:
+def file_fingerprint(path: str) -> Tuple[int, int]:
+    """The size and modification time of a file: a cheap stand-in for its checksum on the node
+    where the checksum was computed."""
+    status = os.stat(path)
+    return status.st_size, status.st_mtime_ns
+
+
+def _resolve(
+    path: str,
+    name: str,
+    expected_sha256: Optional[str],
+    fingerprint: Optional[Tuple[int, int]] = None,
+) -> Tuple[str, str]:
     """The file to load and its checksum: `path` itself, or on a node where it does not exist,
-    the first library of the same file name in the search path whose checksum matches."""
+    the first library of the same file name in the search path whose checksum matches.
+
+    A file at `path` with the size and modification time of `fingerprint` is taken as the
+    expected build without hashing it again: every Python worker that Spark spawns loads the
+    library, and a debug build can weigh a hundred megabytes.
+    """
     candidates = [path] + _search_path(os.path.basename(path))
     for candidate in candidates:
-        if os.path.isfile(candidate):
-            checksum = sha256_of(candidate)
-            if expected_sha256 is None or checksum == expected_sha256:
-                return candidate, checksum
+        if not os.path.isfile(candidate):
+            continue
+        if (
+            expected_sha256 is not None
+            and fingerprint is not None
+            and candidate == path
+            and file_fingerprint(candidate) == tuple(fingerprint)
+        ):
+            return candidate, expected_sha256
+        checksum = sha256_of(candidate)
+        if expected_sha256 is None or checksum == expected_sha256:
+            return candidate, checksum
     build = f" with SHA-256 {expected_sha256}" if expected_sha256 else ""
     raise NativeDataSourceError(
         name,
@@ -195,8 +220,10 @@ class Library:
             init = self._dll.spark_ds_init
         except AttributeError:
             raise NativeDataSourceError(
-                name, "load", f"{path} does not export spark_ds_init: it is not a native data "
-                "source library (mark spark_ds_init with SPARK_DS_EXPORT)"
+                name,
+                "load",
+                f"{path} does not export spark_ds_init: it is not a native data "
+                "source library (mark spark_ds_init with SPARK_DS_EXPORT)",
             ) from None
         init.restype = ctypes.c_int
         init.argtypes = [ctypes.POINTER(_abi.SparkDsHost), ctypes.POINTER(ctypes.c_void_p)]
@@ -223,13 +250,17 @@ class Library:
         size, version = header.size, header.abi_version
         if version != _abi.SPARK_DS_ABI_VERSION:
             raise NativeDataSourceError(
-                self.name, "spark_ds_init", f"the table has abi_version {version}, but this bridge "
-                f"supports version {_abi.SPARK_DS_ABI_VERSION} only"
+                self.name,
+                "spark_ds_init",
+                f"the table has abi_version {version}, but this bridge "
+                f"supports version {_abi.SPARK_DS_ABI_VERSION} only",
             )
         if size < _abi.MINIMUM_TABLE_SIZE or size % ctypes.sizeof(ctypes.c_void_p) != 0:
             raise NativeDataSourceError(
-                self.name, "spark_ds_init", f"the table's size is {size} bytes: it must be a "
-                f"multiple of the pointer size, at least {_abi.MINIMUM_TABLE_SIZE} (up to `read`)"
+                self.name,
+                "spark_ds_init",
+                f"the table's size is {size} bytes: it must be a "
+                f"multiple of the pointer size, at least {_abi.MINIMUM_TABLE_SIZE} (up to `read`)",
             )
         # Only the functions that fit in `size` exist: the ones beyond it are NULL.
         self.functions = {}
@@ -333,8 +364,10 @@ class Library:
                 missing = [f for f in functions if not self.has(f)]
                 if missing:
                     raise NativeDataSourceError(
-                        self.name, "create", f"declares {_abi.CAPABILITY_NAMES[bit]} but "
-                        f"{', '.join('`' + f + '`' for f in missing)} is NULL"
+                        self.name,
+                        "create",
+                        f"declares {_abi.CAPABILITY_NAMES[bit]} but "
+                        f"{', '.join('`' + f + '`' for f in missing)} is NULL",
                     )
         writes = _abi.SPARK_DS_BATCH_WRITE | _abi.SPARK_DS_STREAMING_WRITE
         if capabilities & _abi.SPARK_DS_TRUNCATE and not capabilities & writes:
@@ -413,7 +446,12 @@ _LIBRARIES: Dict[Tuple[str, str], Library] = {}
 _LOCK = threading.Lock()
 
 
-def load(path: str, name: str, expected_sha256: Optional[str] = None) -> Library:
+def load(
+    path: str,
+    name: str,
+    expected_sha256: Optional[str] = None,
+    fingerprint: Optional[Tuple[int, int]] = None,
+) -> Library:
     """The library at `path`, loaded once per process.
 
     With `expected_sha256`, only that build is loaded (the driver's, as Spark 4.4 requires), and a
@@ -424,12 +462,14 @@ def load(path: str, name: str, expected_sha256: Optional[str] = None) -> Library
         if library is not None:
             if expected_sha256 is not None and library.sha256 != expected_sha256:
                 raise NativeDataSourceError(
-                    name, "load", f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.REPLACED: this Python "
+                    name,
+                    "load",
+                    f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.REPLACED: this Python "
                     f"worker loaded another build of {path}: restart the application to use the "
-                    f"new build"
+                    f"new build",
                 )
             return library
-        file, checksum = _resolve(path, name, expected_sha256)
+        file, checksum = _resolve(path, name, expected_sha256, fingerprint)
         library = Library(file, name, checksum)
         _LIBRARIES[(path, name)] = library
         return library

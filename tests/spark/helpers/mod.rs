@@ -1,0 +1,180 @@
+//! Helpers of the spark test binary: building the libraries, and running pytest.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The capabilities of the generated variant that the write tests use.
+pub const WRITER_CAPABILITIES: &str = "batch_read,batch_write,streaming_write,truncate";
+/// The name of the generated variant: its library is `libspark_datasource_e2e_rw.so`.
+pub const WRITER_NAME: &str = "e2e_rw";
+
+/// The checkout of the repository that this test binary belongs to.
+pub struct Repository {
+    root: PathBuf,
+}
+
+impl Repository {
+    pub fn locate() -> Self {
+        let tests = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = tests
+            .parent()
+            .expect("tests/ has a parent directory")
+            .to_path_buf();
+        Repository { root }
+    }
+
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.root.join(relative)
+    }
+
+    /// Builds examples/c_range with its Makefile and returns the library.
+    pub fn build_c_range(&self) -> PathBuf {
+        let directory = self.path("examples/c_range");
+        run(
+            Command::new("make").arg("-s").arg("-C").arg(&directory),
+            "make -C examples/c_range",
+        );
+        directory.join(library_file_name("c_range"))
+    }
+
+    /// Generates the read-write variant of the template with cargo-generate, as users do, into
+    /// a fresh directory, and builds it. The build shares target/generated, so that its
+    /// dependencies build once across runs.
+    pub fn generate_and_build_writer_variant(&self) -> PathBuf {
+        let destination = self.path("target/generated/projects");
+        let project = destination.join(WRITER_NAME);
+        if project.exists() {
+            std::fs::remove_dir_all(&project).expect("remove the previously generated project");
+        }
+        std::fs::create_dir_all(&destination).expect("create target/generated/projects");
+        let capabilities = format!("capabilities={WRITER_CAPABILITIES}");
+        run(
+            Command::new("cargo")
+                .args(["generate", "--path"])
+                .arg(self.path("template"))
+                .args([
+                    "--name",
+                    WRITER_NAME,
+                    "--silent",
+                    "-d",
+                    &capabilities,
+                    "--destination",
+                ])
+                .arg(&destination),
+            "cargo generate (is cargo-generate installed? `cargo install cargo-generate`)",
+        );
+        let target = self.path("target/generated");
+        run(
+            Command::new("cargo")
+                .arg("build")
+                .current_dir(&project)
+                .env("CARGO_TARGET_DIR", &target),
+            "cargo build of the generated variant",
+        );
+        target.join("debug").join(library_file_name(WRITER_NAME))
+    }
+}
+
+/// The file name of the library of data source `name` on this platform.
+pub fn library_file_name(name: &str) -> String {
+    if cfg!(target_os = "windows") {
+        format!("spark_datasource_{name}.dll")
+    } else if cfg!(target_os = "macos") {
+        format!("libspark_datasource_{name}.dylib")
+    } else {
+        format!("libspark_datasource_{name}.so")
+    }
+}
+
+/// Runs `command` and panics with its output if it fails.
+fn run(command: &mut Command, what: &str) -> Output {
+    let output = command
+        .output()
+        .unwrap_or_else(|error| panic!("{what}: cannot run {command:?}: {error}"));
+    if !output.status.success() {
+        panic!(
+            "{what} failed ({}):\n{}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    output
+}
+
+/// `python3 -m pytest tests/spark -q`, from the root of the repository.
+pub struct Pytest {
+    root: PathBuf,
+    python: OsString,
+    env: Vec<(String, PathBuf)>,
+}
+
+impl Pytest {
+    pub fn new(repository: &Repository) -> Self {
+        Pytest {
+            root: repository.root.clone(),
+            python: std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into()),
+            env: Vec::new(),
+        }
+    }
+
+    pub fn env(mut self, key: &str, value: &Path) -> Self {
+        self.env.push((key.to_string(), value.to_path_buf()));
+        self
+    }
+
+    /// Fails, rather than skips, when the Python packages are missing: a suite that skips
+    /// silently proves nothing.
+    fn check_requirements(&self) {
+        let output = Command::new(&self.python)
+            .args([
+                "-c",
+                "import pyspark, pyarrow, pytest; print(pyspark.__version__)",
+            ])
+            .output()
+            .unwrap_or_else(|error| {
+                panic!(
+                    "cannot run {:?}: {error}; install Python 3, or set PYTHON",
+                    self.python
+                )
+            });
+        if !output.status.success() {
+            panic!(
+                "the end-to-end tests need pyspark, pyarrow and pytest: run \
+                 `pip install -r tests/spark/requirements.txt`\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    }
+
+    pub fn run(self) {
+        self.check_requirements();
+        let mut command = Command::new(&self.python);
+        command
+            .args([
+                "-m",
+                "pytest",
+                "tests/spark",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+            ])
+            .current_dir(&self.root);
+        for (key, value) in &self.env {
+            command.env(key, value);
+        }
+        let output = command
+            .output()
+            .unwrap_or_else(|error| panic!("cannot run pytest: {error}"));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        // Shown by `cargo test -- --nocapture`, and with the failure otherwise.
+        println!("{stdout}\n{stderr}");
+        assert!(
+            output.status.success(),
+            "pytest tests/spark failed ({}):\n{stdout}\n{stderr}",
+            output.status
+        );
+    }
+}

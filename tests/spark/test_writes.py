@@ -1,0 +1,113 @@
+"""Writes through the bridge, against a variant of the template with batch_write,
+streaming_write and truncate: each write stages JSON-lines files and publishes them on commit, and
+a read with the same `path` reads what was published."""
+
+import os
+import time
+
+import pytest
+from pyspark.sql import functions as F
+
+SCHEMA = "id long, label string"
+
+
+def table_rows(spark, writer, path):
+    df = spark.read.format(writer).option("path", path).load()
+    return sorted((row.id, row.label) for row in df.collect())
+
+
+def staged_files(path):
+    staging = os.path.join(path, "_staging")
+    return [os.path.join(d, f) for d, _, files in os.walk(staging) for f in files]
+
+
+def frame(spark, rows):
+    return spark.createDataFrame(rows, SCHEMA).repartition(2)
+
+
+def test_a_batch_write_is_read_back(spark, writer, tmp_path):
+    path = str(tmp_path / "table")
+    rows = [(i, None if i % 3 == 2 else f"row {i}") for i in range(20)]
+
+    frame(spark, rows).write.format(writer).option("path", path).mode("append").save()
+    assert table_rows(spark, writer, path) == rows
+
+    frame(spark, rows[:5]).write.format(writer).option("path", path).mode("append").save()
+    assert table_rows(spark, writer, path) == sorted(rows + rows[:5])
+    assert staged_files(path) == []
+
+
+def test_an_overwrite_replaces_the_data(spark, writer, tmp_path):
+    path = str(tmp_path / "table")
+    frame(spark, [(1, "old"), (2, "old")]).write.format(writer).option("path", path).mode(
+        "append"
+    ).save()
+
+    frame(spark, [(3, "new")]).write.format(writer).option("path", path).mode("overwrite").save()
+
+    assert table_rows(spark, writer, path) == [(3, "new")]
+
+
+def test_a_failed_write_leaves_no_output(spark, writer, tmp_path):
+    path = str(tmp_path / "table")
+    frame(spark, [(1, "kept")]).write.format(writer).option("path", path).mode("append").save()
+    # One task fails while the others write: the job fails, Spark aborts the write, and abort
+    # removes what the tasks staged.
+    failing = spark.range(0, 100, 1, 4).select(
+        F.col("id"),
+        F.when(F.col("id") == 90, F.raise_error(F.lit("boom in task")))
+        .otherwise(F.concat(F.lit("row "), F.col("id").cast("string")))
+        .alias("label"),
+    )
+
+    with pytest.raises(Exception) as raised:
+        failing.write.format(writer).option("path", path).mode("append").save()
+
+    assert "boom in task" in str(raised.value)
+    assert table_rows(spark, writer, path) == [(1, "kept")]
+    assert staged_files(path) == []
+
+
+def test_a_write_of_other_columns_fails_with_the_library_message(spark, writer, tmp_path):
+    df = spark.createDataFrame([(1.5,)], "price double")
+
+    with pytest.raises(Exception) as raised:
+        df.write.format(writer).option("path", str(tmp_path / "t")).mode("append").save()
+
+    text = str(raised.value)
+    assert "NATIVE_DATA_SOURCE_ERROR" in text and "create_writer" in text
+
+
+def test_a_streaming_write_restarts_and_writes_every_row_once(spark, c_range, writer, tmp_path):
+    path = str(tmp_path / "table")
+    checkpoint = str(tmp_path / "checkpoint")
+    rows_per_batch = 5
+
+    def start():
+        stream = spark.readStream.format(c_range).option("rows_per_batch", rows_per_batch).load()
+        return (
+            stream.writeStream.format(writer)
+            .option("path", path)
+            .option("checkpointLocation", checkpoint)
+            .trigger(processingTime="100 milliseconds")
+            .start()
+        )
+
+    def run_batches(batches, timeout=180):
+        # Progress is reported once a micro-batch has committed: polling it runs no Spark job.
+        query = start()
+        deadline = time.monotonic() + timeout
+        while sum(1 for p in query.recentProgress if p["numInputRows"] > 0) < batches:
+            if query.exception() is not None:
+                raise query.exception()
+            assert time.monotonic() < deadline, "the streaming write did not progress"
+            time.sleep(0.5)
+        query.stop()
+
+    run_batches(3)
+    run_batches(2)
+
+    written = table_rows(spark, writer, path)
+    assert len(written) >= 5 * rows_per_batch
+    assert [row[0] for row in written] == list(range(len(written))), "every row exactly once"
+    assert written == [(i, None if i % 3 == 2 else f"label {i}") for i in range(len(written))]
