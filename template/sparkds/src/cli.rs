@@ -139,6 +139,11 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<ExitCode> {
     if let Some(limit) = args.limit {
         read = read.limit(limit);
     }
+    if args.limit.is_some_and(|l| l < 0) {
+        return Err(Error::usage(
+            "--limit must be 0 or more; leave it out to read every row",
+        ));
+    }
     let outcome = read.run()?;
     let mut batches = outcome.batches();
     if let Some(limit) = args.limit {
@@ -148,7 +153,7 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let text = format!(
         "{}\n{}",
         render::schema(&outcome.schema),
-        render::show(&batches, args.rows)
+        render::show(&outcome.schema, &batches, args.rows)
     );
     write_out(out, &text)?;
     Ok(ExitCode::SUCCESS)

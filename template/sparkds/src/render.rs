@@ -3,7 +3,7 @@
 use arrow_array::RecordBatch;
 use arrow_cast::display::FormatOptions;
 use arrow_cast::pretty::pretty_format_batches_with_options;
-use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 /// The schema as Spark's `df.printSchema()` prints it:
 ///
@@ -118,28 +118,18 @@ pub fn bytes(bytes: &[u8]) -> String {
     }
 }
 
-/// The rows like Spark's `df.show(n)`: a table of the first `n` rows, then "only showing top n
-/// rows" when there are more.
-pub fn show(batches: &[RecordBatch], n: usize) -> String {
+/// The rows like Spark's `df.show(n)`: a table of the first `n` rows of `batches`, whose
+/// schema is `schema`, then "only showing top n rows" when there are more.
+pub fn show(schema: &SchemaRef, batches: &[RecordBatch], n: usize) -> String {
     let total: usize = batches.iter().map(RecordBatch::num_rows).sum();
-    let mut taken = Vec::new();
+    let mut taken = vec![RecordBatch::new_empty(schema.clone())];
     let mut left = n;
     for b in batches {
-        if left == 0 {
-            break;
-        }
         let k = b.num_rows().min(left);
         taken.push(b.slice(0, k));
         left -= k;
     }
-    let mut out = if taken.is_empty() {
-        match batches.first() {
-            Some(b) => self::batches(&[b.slice(0, 0)]),
-            None => String::from("(no columns)"),
-        }
-    } else {
-        self::batches(&taken)
-    };
+    let mut out = self::batches(&taken);
     out.push('\n');
     if total > n {
         out.push_str(&format!("only showing top {n} rows\n"));
@@ -174,12 +164,21 @@ mod tests {
     }
 
     #[test]
+    fn show_of_no_rows_prints_the_header() {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+        assert_eq!(show(&schema, &[], 20), "+----+\n| id |\n+----+\n+----+\n");
+    }
+
+    #[test]
     fn show_truncates_like_spark() {
         let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
-        let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![1, 2, 3]))])
-            .expect("a valid batch");
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from(vec![1, 2, 3]))],
+        )
+        .expect("a valid batch");
         assert_eq!(
-            show(&[batch], 2),
+            show(&schema, &[batch], 2),
             "+----+\n| id |\n+----+\n| 1  |\n| 2  |\n+----+\nonly showing top 2 rows\n"
         );
     }
