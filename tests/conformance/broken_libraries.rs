@@ -204,3 +204,14 @@ fn a_failure_that_writes_its_out_parameter_is_reported() {
         "`create_reader`: failed (the reader is not ready) but wrote a reader to its out-parameter; on failure leave out-parameters untouched (rule 8)"
     );
 }
+
+#[test]
+fn a_borrowed_schema_that_write_releases_is_reported() {
+    let library = Fixture::with_fault("RELEASES_SCHEMA").load();
+    let schema = sparkds::ddl::parse("id bigint not null").expect("a schema");
+    let batch = sparkds::sample::rows(&schema, 0, 2).expect("sample rows");
+    assert_eq!(
+        error(library.batch_write().task([batch]).run()),
+        "`write` (task 0): released the schema it was lent; a borrowed schema is only read, its owner releases it (rule 11)"
+    );
+}

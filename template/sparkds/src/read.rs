@@ -167,6 +167,7 @@ impl<'l> BatchRead<'l> {
             // valid for writes.
             unsafe { create_reader(source.handle.ptr(), schema_ptr(&ffi_schema), reader) }
         })?;
+        still_borrowed(&ffi_schema, "create_reader", None)?;
 
         let mut read_schema = schema.clone();
         let mut pruned = false;
@@ -179,6 +180,7 @@ impl<'l> BatchRead<'l> {
                     // SAFETY: the reader is open and the schema is borrowed for the call.
                     unsafe { prune_columns(reader.ptr(), schema_ptr(&required)) }
                 })?;
+                still_borrowed(&required, "prune_columns", None)?;
                 read_schema = pruned_schema;
                 pruned = true;
             } else {
@@ -301,6 +303,26 @@ pub(crate) fn export_schema(schema: &Schema) -> Result<Box<FFI_ArrowSchema>> {
     FFI_ArrowSchema::try_from(schema)
         .map(Box::new)
         .map_err(|e| Error::usage(format!("cannot export the schema: {e}")))
+}
+
+/// Rule 11: a schema lent to the library is still the host's after the call.
+pub(crate) fn still_borrowed(
+    schema: &FFI_ArrowSchema,
+    function: &'static str,
+    context: Option<&str>,
+) -> Result<()> {
+    // SAFETY: the layouts are identical; the view only reads `release`.
+    let raw = unsafe { &*(schema as *const FFI_ArrowSchema as *const ArrowSchema) };
+    if raw.release.is_none() {
+        return Err(Violation::new(
+            function,
+            11,
+            "released the schema it was lent; a borrowed schema is only read, its owner releases it",
+        )
+        .within(context)
+        .into());
+    }
+    Ok(())
 }
 
 pub(crate) fn schema_ptr(schema: &FFI_ArrowSchema) -> *mut ArrowSchema {

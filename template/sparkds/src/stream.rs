@@ -14,7 +14,7 @@ use crate::error::{Error, Result, Violation};
 use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
 use crate::read::{
     export_schema, required, run_read_tasks, schema_ptr, sink_call, sink_call_one, source_schema,
-    ReadTasks,
+    still_borrowed, ReadTasks,
 };
 
 /// A streaming read, as `spark.readStream.format(...).load()` runs it, for a number of
@@ -169,6 +169,7 @@ impl<'l> StreamRead<'l> {
                 unsafe { create(source.handle.ptr(), schema_ptr(&ffi), reader) }
             },
         )?;
+        still_borrowed(&ffi, "create_stream_reader", None)?;
         Ok((
             Query {
                 reader,

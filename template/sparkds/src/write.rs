@@ -18,7 +18,9 @@ use arrow_schema::SchemaRef;
 use crate::abi::{self, ArrowArray, SparkDsWriteInfo};
 use crate::error::{Error, Result, Violation};
 use crate::library::{HandleKind, Library};
-use crate::read::{export_schema, required, schema_ptr, sink_call_one, source_schema};
+use crate::read::{
+    export_schema, required, schema_ptr, sink_call_one, source_schema, still_borrowed,
+};
 use crate::task::Task;
 
 /// The write mode, `SparkDsWriteInfo.mode`.
@@ -270,6 +272,7 @@ impl WriteSpec<'_> {
             // call; `writer` is valid for writes.
             unsafe { create_writer(source.handle.ptr(), &info, writer) }
         })?;
+        still_borrowed(&ffi_schema, "create_writer", None)?;
         let state = match table.serialize_writer {
             Some(serialize) => Some(sink_call_one(
                 library,
@@ -419,11 +422,13 @@ fn write_task(library: &Library, t: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
     for batch in t.batches {
         let (mut array, tracker) = export_batch(batch)?;
         exported.push(tracker);
-        result = library.call("write", ctx, || {
-            // SAFETY: the data writer is open; the schema is borrowed; the batch is moved to
-            // the library, which releases it (tracked by `tracked_release`).
-            unsafe { write(data_writer.ptr(), schema_ptr(&schema), &mut *array) }
-        });
+        result = library
+            .call("write", ctx, || {
+                // SAFETY: the data writer is open; the schema is borrowed; the batch is moved to
+                // the library, which releases it (tracked by `tracked_release`).
+                unsafe { write(data_writer.ptr(), schema_ptr(&schema), &mut *array) }
+            })
+            .and_then(|()| still_borrowed(&schema, "write", ctx));
         if result.is_err() {
             break;
         }
