@@ -459,7 +459,7 @@ fn at(path: Option<&str>) -> String {
 
 /// The raw checks of one array against its type (rules 11 to 17 and 20). Errors continue
 /// "batch N".
-fn check_array(
+pub(crate) fn check_array(
     a: &ArrowArray,
     t: &DataType,
     nullable: bool,

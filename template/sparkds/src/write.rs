@@ -564,6 +564,23 @@ mod tests {
     use arrow_schema::{DataType, Field, Schema};
 
     #[test]
+    fn the_host_exports_a_sliced_batch_as_its_own_checks_require() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8, true),
+        ]));
+        let batch = crate::sample::rows(&schema, 0, 5)
+            .expect("sample rows")
+            .slice(2, 3);
+        let (mut array, _tracker) = export_batch(&batch).expect("exported");
+        let t = DataType::Struct(schema.fields().clone());
+        assert_eq!(crate::import::check_array(&array, &t, false, None), Ok(()));
+        let release = array.release.expect("not released");
+        // SAFETY: the array was built by export_batch and is released once here.
+        unsafe { release(&mut *array) };
+    }
+
+    #[test]
     fn an_exported_batch_counts_its_releases() {
         let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
         let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![1, 2, 3]))])
