@@ -1,0 +1,56 @@
+//! The data source. This folder is the code you edit: replace the sample data with your own
+//! source, keeping the traits of `crate::api`.
+//!
+//! The sample reads a sequence of numbers `[0, end)` as the columns `id`, `label` (null in
+//! every third row, so that nulls are exercised) and `even`; each part of it is compiled when the
+//! project declares the capability that needs it (the Cargo features in Cargo.toml).
+
+#[cfg(any(feature = "batch_read", feature = "micro_batch_read"))]
+mod sequence;
+#[cfg(any(
+    feature = "batch_read",
+    feature = "batch_write",
+    feature = "streaming_write"
+))]
+mod table;
+
+#[cfg(feature = "batch_read")]
+mod read;
+#[cfg(feature = "micro_batch_read")]
+mod stream;
+#[cfg(any(feature = "batch_write", feature = "streaming_write"))]
+mod write;
+
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use crate::api::{DataSource, Options, Result};
+
+/// The data source that the library exports: Spark creates one per query, on the driver,
+/// with the options of the query.
+pub struct Source {
+    options: Options,
+}
+
+impl DataSource for Source {
+    fn create(_name: &str, options: Options) -> Result<Self> {
+        // The options are checked by the operation that uses them (read, stream or write),
+        // since each accepts its own.
+        Ok(Source { options })
+    }
+
+    fn schema(&self) -> Result<SchemaRef> {
+        Ok(schema())
+    }
+}
+
+/// The columns of the data source.
+pub fn schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("label", DataType::Utf8, true),
+        // The tutorial's new column: computed only when a query selects it (prune_columns).
+        Field::new("even", DataType::Boolean, false),
+    ]))
+}

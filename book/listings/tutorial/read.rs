@@ -1,0 +1,185 @@
+//! Batch reads: the sequence `[0, end)`, or, with the option `path`, the files that writes
+//! published there.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::PathBuf;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use serde::{Deserialize, Serialize};
+
+use super::sequence::{self, columns_of, project, RowRange};
+use super::{schema, table, Source};
+use crate::api::{BatchRead, BatchReader, Batches, Error, Result, TaskContext};
+
+// ANCHOR: options
+/// The options of a batch read.
+const OPTIONS: &[&str] = &["end", "num_partitions", "batch_rows", "path", "prefix"];
+
+/// The longest `prefix`: a label is data that Spark holds in memory, row after row.
+const MAX_PREFIX_BYTES: usize = 64;
+// ANCHOR_END: options
+
+/// The reader: everything a task needs, sent to the executors as bytes.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Reader {
+    end: u64,
+    num_partitions: u64,
+    batch_rows: u64,
+    path: Option<PathBuf>,
+    /// The text that starts each label (option `prefix`, `row` by default).
+    prefix: String,
+    /// The columns to read, in Spark's order.
+    columns: Vec<String>,
+    /// A limit that `push_limit` accepted.
+    limit: Option<u64>,
+}
+
+/// A task's share of the read.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Partition {
+    /// Rows of the sequence.
+    Rows(RowRange),
+    /// Files of the table at `path`.
+    Files(Vec<String>),
+}
+
+// ANCHOR: reader
+impl BatchRead for Source {
+    type Reader = Reader;
+
+    fn reader(&self, schema: SchemaRef) -> Result<Reader> {
+        self.options.expect_only(OPTIONS)?;
+        let num_partitions = self.options.get_or("num_partitions", 2_u64)?;
+        let batch_rows = self.options.get_or("batch_rows", 1024_u64)?;
+        if num_partitions == 0 || batch_rows == 0 {
+            return Err(Error::Option(
+                "options `num_partitions` and `batch_rows` must be at least 1".to_string(),
+            ));
+        }
+        let prefix = self.options.get("prefix").unwrap_or("row").to_string();
+        if prefix.is_empty() || prefix.len() > MAX_PREFIX_BYTES {
+            return Err(Error::Option(format!(
+                "option `prefix` must have 1 to {MAX_PREFIX_BYTES} bytes, got {}",
+                prefix.len()
+            )));
+        }
+        Ok(Reader {
+            end: self.options.get_or("end", 10_u64)?,
+            num_partitions,
+            batch_rows,
+            path: self.options.get("path").map(PathBuf::from),
+            prefix,
+            columns: columns_of(&schema)?,
+            limit: None,
+        })
+    }
+}
+// ANCHOR_END: reader
+
+impl BatchReader for Reader {
+    type Partition = Partition;
+
+    fn push_limit(&mut self, limit: u64) -> Result<bool> {
+        self.limit = Some(limit);
+        Ok(true)
+    }
+
+    fn prune_columns(&mut self, required: SchemaRef) -> Result<()> {
+        self.columns = columns_of(&required)?;
+        Ok(())
+    }
+
+    fn partitions(&self) -> Result<Vec<Partition>> {
+        let Some(path) = &self.path else {
+            // A limit needs only the first rows: plan just those.
+            let end = self.limit.map_or(self.end, |limit| limit.min(self.end));
+            return Ok(sequence::split(0..end, self.num_partitions)
+                .into_iter()
+                .map(Partition::Rows)
+                .collect());
+        };
+        let manifest = table::load(path)?.ok_or_else(|| {
+            Error::msg(format!(
+                "no data at `{}`: write to it first, or check the option `path`",
+                path.display()
+            ))
+        })?;
+        // Deal the files to the partitions in turn; planning reads no data.
+        let count = (self.num_partitions as usize).min(manifest.files.len());
+        let mut groups = vec![Vec::new(); count];
+        for (i, file) in manifest.files.into_iter().enumerate() {
+            groups[i % count].push(file);
+        }
+        Ok(groups.into_iter().map(Partition::Files).collect())
+    }
+
+    fn read(&self, partition: Partition, _task: &TaskContext) -> Result<Batches> {
+        let batches = match (partition, &self.path) {
+            (Partition::Rows(range), _) => {
+                sequence::batches(range, &self.columns, self.batch_rows, &self.prefix)?
+            }
+            (Partition::Files(files), Some(root)) => {
+                let files = files.into_iter().map(|file| root.join(file)).collect();
+                read_files(files, project(&self.columns)?, self.batch_rows)
+            }
+            (Partition::Files(_), None) => {
+                return Err(Error::msg("a partition of files needs the option `path`"))
+            }
+        };
+        Ok(match self.limit {
+            Some(limit) => limit_rows(batches, limit),
+            None => batches,
+        })
+    }
+}
+
+/// The rows of JSON-lines `files`, read lazily, one file after the other.
+fn read_files(files: Vec<PathBuf>, output: SchemaRef, batch_rows: u64) -> Batches {
+    let batch_size = usize::try_from(batch_rows).unwrap_or(usize::MAX);
+    let projection = output.clone();
+    let batches = files.into_iter().flat_map(move |file| {
+        let opened = File::open(&file)
+            .map_err(|e| Error::io(format!("cannot open `{}`", file.display()), e))
+            .and_then(|handle| {
+                Ok(arrow_json::ReaderBuilder::new(schema())
+                    .with_batch_size(batch_size)
+                    .build(BufReader::new(handle))?)
+            });
+        let projection = projection.clone();
+        let (reader, error) = match opened {
+            Ok(reader) => (Some(reader), None),
+            Err(error) => (None, Some(Err(error))),
+        };
+        error
+            .into_iter()
+            .chain(reader.into_iter().flatten().map(move |batch| {
+                let batch = batch?;
+                let indices = projection
+                    .fields()
+                    .iter()
+                    .map(|field| batch.schema().index_of(field.name()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(batch.project(&indices)?)
+            }))
+    });
+    Batches::new(output, batches)
+}
+
+/// At most `limit` rows of `batches`.
+fn limit_rows(batches: Batches, limit: u64) -> Batches {
+    let schema = batches.schema();
+    let mut remaining = limit as usize;
+    let limited = batches.map_while(move |batch| {
+        if remaining == 0 {
+            return None;
+        }
+        Some(batch.map(|batch: RecordBatch| {
+            let rows = batch.num_rows().min(remaining);
+            remaining -= rows;
+            batch.slice(0, rows)
+        }))
+    });
+    Batches::new(schema, limited)
+}

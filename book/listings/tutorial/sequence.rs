@@ -1,0 +1,158 @@
+//! The sample data: the numbers of a range as rows `(id, label)`, produced lazily in batches
+//! of bounded size. Batch reads and micro-batches both read it.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{Schema, SchemaRef};
+use serde::{Deserialize, Serialize};
+
+use super::schema;
+use crate::api::{Batches, Error, Result};
+
+/// The rows `[start, end)`: what one task reads.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowRange {
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Splits `rows` into at most `parts` ranges of about the same size, none empty.
+pub fn split(rows: Range<u64>, parts: u64) -> Vec<RowRange> {
+    let total = rows.end.saturating_sub(rows.start);
+    let parts = parts.clamp(1, total.max(1));
+    (0..parts)
+        .map(|i| RowRange {
+            start: rows.start + total * i / parts,
+            end: rows.start + total * (i + 1) / parts,
+        })
+        .filter(|range| range.start < range.end)
+        .collect()
+}
+
+// ANCHOR: batches
+/// The rows of `range`, with the `columns` of `schema`, in batches of at most `batch_rows`;
+/// labels start with `prefix`.
+pub fn batches(
+    range: RowRange,
+    columns: &[String],
+    batch_rows: u64,
+    prefix: &str,
+) -> Result<Batches> {
+    let output = project(columns)?;
+    let step = batch_rows.max(1);
+    let starts = (range.start..range.end).step_by(usize::try_from(step).unwrap_or(usize::MAX));
+    let batch_schema = output.clone();
+    let prefix = prefix.to_string();
+    let batches = starts.map(move |start| {
+        let end = (start + step).min(range.end);
+        batch(&batch_schema, start..end, &prefix)
+    });
+    Ok(Batches::new(output, batches))
+}
+
+/// One batch of the rows `ids`. Only the columns of `schema` are computed: the others were
+/// pruned.
+fn batch(schema: &SchemaRef, ids: Range<u64>, prefix: &str) -> Result<RecordBatch> {
+    let columns = schema
+        .fields()
+        .iter()
+        .map(|field| -> Result<ArrayRef> {
+            let ids = ids.clone().map(|id| id as i64);
+            match field.name().as_str() {
+                "id" => Ok(Arc::new(Int64Array::from_iter_values(ids))),
+                "label" => Ok(Arc::new(StringArray::from_iter(
+                    ids.map(|id| label(prefix, id)),
+                ))),
+                "even" => Ok(Arc::new(BooleanArray::from(
+                    ids.map(|id| id % 2 == 0).collect::<Vec<bool>>(),
+                ))),
+                other => Err(Error::msg(format!("no column `{other}`"))),
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(RecordBatch::try_new(schema.clone(), columns)?)
+}
+
+/// The label of row `id`: `prefix` and its number, or null in every third row.
+fn label(prefix: &str, id: i64) -> Option<String> {
+    (id % 3 != 2).then(|| format!("{prefix} {id}"))
+}
+// ANCHOR_END: batches
+
+/// The names of `requested`'s columns, after checking that the data source has each of them
+/// with the same type: Spark passes the schema of the query, which may be the user's own.
+pub fn columns_of(requested: &Schema) -> Result<Vec<String>> {
+    let own = schema();
+    requested
+        .fields()
+        .iter()
+        .map(|field| match own.field_with_name(field.name()) {
+            Ok(own_field) if own_field.data_type() == field.data_type() => Ok(field.name().clone()),
+            Ok(own_field) => Err(Error::msg(format!(
+                "column `{}` is {} in this data source, not {}",
+                field.name(),
+                own_field.data_type(),
+                field.data_type()
+            ))),
+            Err(_) => Err(Error::msg(format!(
+                "this data source has no column `{}`; its columns are: {}",
+                field.name(),
+                own.fields()
+                    .iter()
+                    .map(|f| f.name().as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        })
+        .collect()
+}
+
+/// The schema of the data source's `columns`, in that order.
+pub fn project(columns: &[String]) -> Result<SchemaRef> {
+    let own = schema();
+    let indices = columns
+        .iter()
+        .map(|name| own.index_of(name))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Arc::new(own.project(&indices)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_range_splits_into_even_non_empty_parts() {
+        let parts = split(0..10, 3);
+        let bounds: Vec<(u64, u64)> = parts.iter().map(|r| (r.start, r.end)).collect();
+        assert_eq!(bounds, vec![(0, 3), (3, 6), (6, 10)]);
+        assert_eq!(split(0..2, 8).len(), 2);
+        assert!(split(5..5, 2).is_empty());
+    }
+
+    #[test]
+    fn batches_are_bounded_and_cover_the_range() -> Result<()> {
+        let columns = vec!["id".to_string()];
+        let sizes: Vec<usize> = batches(RowRange { start: 0, end: 10 }, &columns, 4, "row")?
+            .map(|batch| batch.map(|b| b.num_rows()))
+            .collect::<Result<_>>()?;
+        assert_eq!(sizes, vec![4, 4, 2]);
+        Ok(())
+    }
+
+    #[test]
+    fn an_unknown_column_lists_the_columns() {
+        let requested = Schema::new(vec![arrow_schema::Field::new(
+            "name",
+            arrow_schema::DataType::Utf8,
+            true,
+        )]);
+        let error = columns_of(&requested).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "this data source has no column `name`; its columns are: id, label, even"
+        );
+    }
+}

@@ -1,0 +1,132 @@
+//! Runs the shell commands of the tutorial as a reader would: every ```` ```sh ```` block of
+//! the chapters under `tutorial/`, in the order of `SUMMARY.md`, in one bash session
+//! (`set -euo pipefail`), so that a `cd` in one block holds for the next ones.
+//!
+//! The session starts in a scratch directory that holds a clean copy of this repository named
+//! `spark-datasource-template`, as `git clone` would leave it: the tutorial generates its project
+//! from there with `cargo generate --path`. Blocks fenced ```` ```console ```` are shown, never
+//! run: they need what this machine does not have (the network beyond package registries, a
+//! Spark 4.4 cluster, an interactive terminal, a `git push`), or install tools on the reader's
+//! machine, which the test provides itself (cargo-insta, below).
+//!
+//! Two things differ from a reader's machine, both invisible to the commands:
+//! - The generated project's `target` directory is a symbolic link to
+//!   `<repo>/target/book/tutorial`, made as soon as the project exists, so that runs of this
+//!   test share their builds.
+//! - `cargo-insta` is installed under `<repo>/target/book/tools` when it is not on `PATH`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{book_target, chapters, fences, repo_root};
+
+/// The name the tutorial gives its project (`cargo generate --name my_source`).
+pub const PROJECT: &str = "my_source";
+
+/// The name of the clean copy of this repository in the scratch directory.
+pub const CHECKOUT: &str = "spark-datasource-template";
+
+/// A shell block of the tutorial, with where it comes from.
+pub struct Block {
+    pub origin: String,
+    pub body: String,
+}
+
+/// The ```` ```sh ```` blocks of the tutorial chapters, in order.
+pub fn blocks() -> Vec<Block> {
+    chapters()
+        .into_iter()
+        .filter(|chapter| chapter.path.starts_with("tutorial"))
+        .flat_map(|chapter| {
+            fences(&chapter.text)
+                .into_iter()
+                .filter(|fence| fence.info == "sh")
+                .map(move |fence| Block {
+                    origin: format!("{}:{}", chapter.path.display(), fence.line),
+                    body: fence.body,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The bash script of `blocks`: each block is announced on standard error, then run, then the
+/// project's target directory is linked if the project was just generated.
+pub fn script(blocks: &[Block]) -> String {
+    let mut script = String::from(
+        "set -euo pipefail\n\
+         book_link_target() {\n  \
+           local project=\"$BOOK_SCRATCH/$BOOK_PROJECT\"\n  \
+           if [ -d \"$project\" ] && [ ! -e \"$project/target\" ]; then\n    \
+             ln -s \"$BOOK_PROJECT_TARGET\" \"$project/target\"\n  \
+           fi\n\
+         }\n\
+         cd \"$BOOK_SCRATCH\"\n",
+    );
+    for block in blocks {
+        script.push_str(&format!(
+            "echo '>>> book block {}' >&2\n{}book_link_target\n",
+            block.origin, block.body
+        ));
+    }
+    script.push_str("echo '>>> book tutorial finished' >&2\n");
+    script
+}
+
+/// A copy of the repository as a fresh clone has it, at `destination`.
+pub fn clean_checkout(destination: &Path) {
+    let root = repo_root();
+    let listed = Command::new("git")
+        .args(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+        .current_dir(&root)
+        .output()
+        .expect("git lists the repository's files");
+    assert!(listed.status.success(), "git ls-files failed");
+    for file in listed.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
+        let relative = Path::new(std::str::from_utf8(file).expect("a UTF-8 path"));
+        let source = root.join(relative);
+        if !source.is_file() {
+            continue; // deleted in the work tree
+        }
+        let target = destination.join(relative);
+        std::fs::create_dir_all(target.parent().expect("a parent")).expect("mkdir");
+        std::fs::copy(&source, &target).expect("copy a file");
+    }
+}
+
+/// A directory to put on `PATH` so that `cargo insta` runs: none when it already does,
+/// else `<repo>/target/book/tools/bin`, where it is installed once.
+pub fn cargo_insta_path() -> Option<PathBuf> {
+    let works = |path: Option<&Path>| {
+        let mut command = Command::new("cargo");
+        command.args(["insta", "--version"]);
+        if let Some(path) = path {
+            command.env("PATH", prepend_path(path));
+        }
+        command.output().is_ok_and(|o| o.status.success())
+    };
+    if works(None) {
+        return None;
+    }
+    let root = book_target().join("tools");
+    let bin = root.join("bin");
+    if !works(Some(&bin)) {
+        let status = Command::new("cargo")
+            .args(["install", "cargo-insta", "--locked", "--quiet", "--root"])
+            .arg(&root)
+            .env_remove("CARGO_TARGET_DIR")
+            .status()
+            .expect("cargo install runs");
+        assert!(status.success(), "cannot install cargo-insta");
+    }
+    Some(bin)
+}
+
+/// `PATH` with `dir` first.
+pub fn prepend_path(dir: &Path) -> std::ffi::OsString {
+    let mut paths = vec![dir.to_path_buf()];
+    if let Some(path) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&path));
+    }
+    std::env::join_paths(paths).expect("a valid PATH")
+}

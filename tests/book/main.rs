@@ -1,0 +1,277 @@
+//! Tests: book. The mdBook in `book/` builds without a warning, every `{{#include}}` and every
+//! internal link resolves, and the tutorial's commands run as written.
+//!
+//! Conventions of the book that these tests rely on:
+//! - In the chapters under `book/src/tutorial/`, a ```` ```sh ```` block is a command the reader
+//!   runs, and the test runs it, as written (see `helpers/tutorial.rs`). A command that cannot
+//!   run here (it needs the network beyond package registries, a Spark 4.4 cluster, an
+//!   interactive terminal or a push to GitHub, or it installs a tool on the reader's machine) is
+//!   fenced ```` ```console ```` instead, and is only shown.
+//! - Code is never pasted into the book: it is included with `{{#include}}` from files that
+//!   compile and are tested, in the template or under `book/listings/`, whose files the
+//!   tutorial copies into its generated project, where they are compiled and tested.
+//!
+//! `mdbook` must be on `PATH` (or named by `$MDBOOK`): `book/install-tools.sh` installs the
+//! version the book is written for.
+
+mod helpers;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use helpers::tutorial;
+
+/// The `mdbook` to run.
+fn mdbook() -> PathBuf {
+    std::env::var_os("MDBOOK")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("mdbook"))
+}
+
+#[test]
+fn the_book_builds_without_a_warning() {
+    let out = tempfile::tempdir().expect("a temporary directory");
+    let output = Command::new(mdbook())
+        .arg("build")
+        .arg(helpers::book_dir())
+        .arg("--dest-dir")
+        .arg(out.path())
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run mdbook ({e}): install it with book/install-tools.sh")
+        });
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "mdbook build failed:\n{printed}");
+    let complaints: Vec<&str> = printed
+        .lines()
+        .filter(|line| line.contains("WARN") || line.contains("ERROR"))
+        .collect();
+    assert!(
+        complaints.is_empty(),
+        "mdbook build warned:\n{}",
+        complaints.join("\n")
+    );
+    for chapter in helpers::summary_paths() {
+        let page = out.path().join(chapter.with_extension("html"));
+        assert!(page.is_file(), "no page {} was built", page.display());
+    }
+}
+
+#[test]
+fn summary_lists_every_chapter_once() {
+    let listed = helpers::summary_paths();
+    let mut sorted = listed.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), listed.len(), "a chapter is listed twice");
+    assert_eq!(
+        sorted,
+        helpers::markdown_files(),
+        "SUMMARY.md and the .md files of book/src differ"
+    );
+}
+
+#[test]
+fn every_include_resolves() {
+    let mut problems = Vec::new();
+    let mut count = 0;
+    for chapter in helpers::chapters() {
+        for include in helpers::includes(&chapter.text) {
+            count += 1;
+            let at = format!("{}:{}", chapter.path.display(), include.line);
+            let file = chapter.dir().join(&include.path);
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                problems.push(format!("{at}: no file {}", include.path));
+                continue;
+            };
+            if let Err(problem) = check_selector(&text, &include.selector) {
+                problems.push(format!("{at}: {}: {problem}", include.path));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(count > 0, "the book includes no file");
+}
+
+/// Checks the part of an include after the path: nothing, a line range, or an anchor.
+fn check_selector(text: &str, selector: &str) -> Result<(), String> {
+    if selector.is_empty() {
+        return Ok(());
+    }
+    let lines = text.lines().count();
+    let number = |s: &str| -> Result<Option<usize>, String> {
+        if s.is_empty() {
+            Ok(None)
+        } else {
+            s.parse()
+                .map(Some)
+                .map_err(|_| format!("`{s}` is not a line number"))
+        }
+    };
+    if selector.chars().all(|c| c.is_ascii_digit() || c == ':') {
+        let (start, end) = selector.split_once(':').unwrap_or((selector, selector));
+        let (start, end) = (number(start)?, number(end)?);
+        for line in [start, end].into_iter().flatten() {
+            if line == 0 || line > lines {
+                return Err(format!("line {line} is outside the file's {lines} lines"));
+            }
+        }
+        if let (Some(start), Some(end)) = (start, end) {
+            if start > end {
+                return Err(format!("the range {start}:{end} is empty"));
+            }
+        }
+        return Ok(());
+    }
+    let start = format!("ANCHOR: {selector}");
+    let end = format!("ANCHOR_END: {selector}");
+    match (text.find(&start), text.find(&end)) {
+        (Some(s), Some(e)) if s < e => Ok(()),
+        _ => Err(format!("no anchor `{selector}` (ANCHOR / ANCHOR_END)")),
+    }
+}
+
+#[test]
+fn every_internal_link_and_image_resolves() {
+    let mut problems = Vec::new();
+    for chapter in helpers::chapters() {
+        for link in helpers::links(&chapter.text) {
+            let at = format!("{}:{}", chapter.path.display(), link.line);
+            if let Err(problem) = check_link(&chapter, &link.target) {
+                problems.push(format!("{at}: `{}`: {problem}", link.target));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+fn check_link(chapter: &helpers::Chapter, target: &str) -> Result<(), String> {
+    if target.is_empty() {
+        return Err("an empty link".into());
+    }
+    if target.contains("://") || target.starts_with("mailto:") {
+        return Ok(()); // external: not checked, no network
+    }
+    let (path, anchor) = target.split_once('#').unwrap_or((target, ""));
+    let file = if path.is_empty() {
+        chapter.file()
+    } else {
+        chapter.dir().join(path)
+    };
+    if !file.is_file() {
+        return Err(format!("no file {}", file.display()));
+    }
+    if path.ends_with(".html") {
+        return Err("link to the .md file, which mdBook turns into .html".into());
+    }
+    if !anchor.is_empty() {
+        if !file.extension().is_some_and(|e| e == "md") {
+            return Err("an anchor into a file that is not a chapter".into());
+        }
+        let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+        let anchors = helpers::heading_anchors(&text);
+        if !anchors.iter().any(|a| a == anchor) {
+            return Err(format!("no heading with the anchor #{anchor} ({anchors:?})"));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_image_is_a_hand_written_svg_that_needs_no_network() {
+    let diagrams = helpers::src_dir().join("diagrams");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&diagrams).expect("book/src/diagrams") {
+        let path = entry.expect("an entry").path();
+        assert!(
+            path.extension().is_some_and(|e| e == "svg"),
+            "{} is not an SVG",
+            path.display()
+        );
+        let svg = std::fs::read_to_string(&path).expect("a readable SVG");
+        assert!(svg.contains("<svg") && svg.trim_end().ends_with("</svg>"));
+        for reference in ["href=\"http", "url(http", "@import"] {
+            assert!(
+                !svg.contains(reference),
+                "{} loads {reference}...",
+                path.display()
+            );
+        }
+        count += 1;
+    }
+    assert!(count >= 3, "the three diagrams are missing");
+}
+
+#[test]
+fn the_tutorial_fences_are_sh_console_or_not_commands() {
+    for chapter in helpers::chapters()
+        .into_iter()
+        .filter(|c| c.path.starts_with("tutorial"))
+    {
+        for fence in helpers::fences(&chapter.text) {
+            assert!(
+                !matches!(fence.info.as_str(), "bash" | "shell" | "shell-session" | ""),
+                "{}:{}: fence a command `sh` (the test runs it) or `console` (shown only), \
+                 and anything else with its language",
+                chapter.path.display(),
+                fence.line
+            );
+        }
+    }
+}
+
+#[test]
+fn the_tutorial_commands_run_as_written() {
+    let blocks = tutorial::blocks();
+    assert!(blocks.len() > 5, "the tutorial has almost no command");
+    let scratch = tempfile::tempdir().expect("a temporary directory");
+    tutorial::clean_checkout(&scratch.path().join(tutorial::CHECKOUT));
+    let project_target = helpers::book_target().join("tutorial");
+    std::fs::create_dir_all(&project_target).expect("create target/book/tutorial");
+    let script_path = helpers::book_target().join("tutorial.sh");
+    std::fs::write(&script_path, tutorial::script(&blocks)).expect("write the script");
+    let log_path = helpers::book_target().join("tutorial.log");
+    let log = std::fs::File::create(&log_path).expect("create the log");
+
+    let mut command = Command::new("bash");
+    command
+        .arg(&script_path)
+        .current_dir(scratch.path())
+        .env("BOOK_SCRATCH", scratch.path())
+        .env("BOOK_PROJECT", tutorial::PROJECT)
+        .env("BOOK_PROJECT_TARGET", &project_target)
+        // The reader's environment: no target directory or flags of this test suite.
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("INSTA_UPDATE")
+        .env_remove("INSTA_FORCE_PASS")
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone().expect("the log"))
+        .stderr(log);
+    if let Some(dir) = tutorial::cargo_insta_path() {
+        command.env("PATH", tutorial::prepend_path(&dir));
+    }
+    let status = command.status().expect("bash runs");
+    let printed = std::fs::read_to_string(&log_path).unwrap_or_default();
+    if !status.success() {
+        let block = printed
+            .lines()
+            .filter_map(|l| l.strip_prefix(">>> book block "))
+            .last()
+            .unwrap_or("(before the first block)");
+        let tail: Vec<&str> = printed.lines().rev().take(60).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        panic!(
+            "the tutorial's block at {block} failed ({status}); the full log is {}:\n{}",
+            log_path.display(),
+            tail.join("\n")
+        );
+    }
+    assert!(printed.contains(">>> book tutorial finished"));
+}
