@@ -37,16 +37,16 @@ fn assert_exports_spark_ds_init(project: &Project) {
     let path = project.built_library();
     let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let file = object::File::parse(&*data).expect("a shared library");
-    let exported = file
-        .exports()
-        .into_iter()
-        .flatten()
-        .any(|export| {
-            export.is_ok_and(|e| matches!(e.name(), object::read::NameOrOrdinal::Name(b"spark_ds_init")))
+    let exported = file.exports().into_iter().flatten().any(|export| {
+        export.is_ok_and(|e| {
+            matches!(
+                e.name(),
+                object::read::NameOrOrdinal::Name(b"spark_ds_init")
+            )
         })
-        || file
-            .dynamic_symbols()
-            .any(|symbol| symbol.name() == Ok("spark_ds_init") && symbol.is_definition());
+    }) || file
+        .dynamic_symbols()
+        .any(|symbol| symbol.name() == Ok("spark_ds_init") && symbol.is_definition());
     assert!(exported, "{} does not export spark_ds_init", path.display());
 }
 
@@ -151,7 +151,9 @@ mod invalid_answers {
 
     #[test]
     fn no_capability_is_refused() {
-        let printed = Generate::named("nothing").define("capabilities", "").refused();
+        let printed = Generate::named("nothing")
+            .define("capabilities", "")
+            .refused();
         assert!(
             printed.contains("choose at least one capability that reads or writes"),
             "{printed}"
@@ -187,8 +189,53 @@ mod invalid_answers {
             .define("capabilities", "batch_reed")
             .refused();
         assert!(
-            printed.contains("\"batch_reed\"") && printed.contains("is not a valid value for capabilities"),
+            printed.contains("\"batch_reed\"")
+                && printed.contains("is not a valid value for capabilities"),
             "{printed}"
         );
     }
+}
+
+/// cargo-generate renders only the files that `include` lists (with `${{ }}` of workflows and
+/// `{{` in code safe everywhere else): they must be exactly the `.liquid` files.
+#[test]
+fn exactly_the_liquid_files_are_rendered() {
+    let template = helpers::repo_root().join("template");
+    let config = std::fs::read_to_string(template.join("cargo-generate.toml")).expect("config");
+    let include = config
+        .split("include = [")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .expect("an include list");
+    let mut included: Vec<String> = include
+        .split(',')
+        .map(|entry| {
+            entry
+                .trim()
+                .trim_matches('"')
+                .trim_start_matches('/')
+                .to_string()
+        })
+        .filter(|entry| !entry.is_empty())
+        .collect();
+    included.sort();
+    let mut liquid = Vec::new();
+    let mut pending = vec![template.clone()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if let Some(rendered) = path.to_string_lossy().strip_suffix(".liquid") {
+                let relative = std::path::Path::new(rendered)
+                    .strip_prefix(&template)
+                    .expect("under the template")
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                liquid.push(relative);
+            }
+        }
+    }
+    liquid.sort();
+    assert_eq!(included, liquid);
 }

@@ -66,6 +66,7 @@ pub unsafe fn borrowed<'a>(what: &'static str, data: *const u8, length: i64) -> 
     Ok(unsafe { std::slice::from_raw_parts(data, length) })
 }
 
+#[cfg(any(feature = "batch_read", feature = "micro_batch_read"))]
 /// Partitions of batch reads and of micro-batches share the `read` function: the tag says
 /// which reader type decodes the state and the partition.
 #[derive(Serialize, serde::Deserialize)]

@@ -8,15 +8,18 @@
 //! - `guard`: the panic guard and `last_error`.
 //! - `host`: the `SparkDsHost` and its log function.
 //! - `bytes`: partitions, states, offsets and commit messages as bytes.
-//! - `arrow` and `stream`: Arrow schemas, batches and the exported stream.
+//! - `arrow`, `export` and `stream`: Arrow schemas, batches and the exported stream.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod arrow;
 pub mod bytes;
 pub mod entry;
+#[cfg(any(feature = "batch_read", feature = "micro_batch_read"))]
+pub mod export;
 pub mod ffi;
 pub mod guard;
 pub mod host;
+#[cfg(any(feature = "batch_read", feature = "micro_batch_read"))]
 pub mod stream;
 pub mod table;
 

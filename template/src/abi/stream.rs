@@ -8,7 +8,8 @@ use std::ffi::{c_char, c_int, c_void, CString};
 
 use arrow_schema::SchemaRef;
 
-use super::arrow::{export_schema, prepare_export};
+use super::arrow::export_schema;
+use super::export::prepare_export;
 use super::ffi::{ArrowArray, ArrowArrayStream, ArrowSchema};
 use super::guard::catch;
 use crate::api::{Batches, Error, Result};

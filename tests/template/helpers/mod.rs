@@ -29,7 +29,13 @@ pub fn clean_checkout() -> &'static Path {
         .get_or_init(|| {
             let root = repo_root();
             let listed = Command::new("git")
-                .args(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+                .args([
+                    "ls-files",
+                    "-z",
+                    "--cached",
+                    "--others",
+                    "--exclude-standard",
+                ])
                 .current_dir(&root)
                 .output()
                 .expect("git lists the repository's files");
@@ -112,7 +118,10 @@ impl Generate {
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
-        assert!(!output.status.success(), "cargo generate accepted:\n{printed}");
+        assert!(
+            !output.status.success(),
+            "cargo generate accepted:\n{printed}"
+        );
         assert!(
             !parent.path().join(&self.name).join("Cargo.toml").exists(),
             "a refused generation left a project behind"

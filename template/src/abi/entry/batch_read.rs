@@ -7,7 +7,7 @@ use crate::abi::arrow::import_schema;
 use crate::abi::bytes::{Sink, Tagged};
 use crate::abi::ffi::{ArrowSchema, SparkDsSink};
 use crate::abi::guard::{guard, guard_close};
-use crate::api::{BatchRead, BatchReader, Error};
+use crate::api::{BatchRead, BatchReader};
 
 type Reader<S> = <S as BatchRead>::Reader;
 
@@ -35,6 +35,7 @@ pub unsafe extern "C" fn create_reader<S: BatchRead>(
     })
 }
 
+#[cfg(feature = "push_limit")]
 /// `push_limit`.
 ///
 /// # Safety
@@ -48,9 +49,9 @@ pub unsafe extern "C" fn push_limit<S: BatchRead>(
         // SAFETY: forwarded contract.
         let reader = unsafe { borrow::<Reader<S>>("reader", reader) }?;
         let limit = u64::try_from(limit)
-            .map_err(|_| Error::msg(format!("the limit {limit} is negative")))?;
+            .map_err(|_| crate::api::Error::msg(format!("the limit {limit} is negative")))?;
         if accepted.is_null() {
-            return Err(Error::msg("the accepted out-parameter is NULL"));
+            return Err(crate::api::Error::msg("the accepted out-parameter is NULL"));
         }
         let value = reader.push_limit(limit)?;
         // SAFETY: non-null, valid for writes (forwarded contract).
@@ -59,6 +60,7 @@ pub unsafe extern "C" fn push_limit<S: BatchRead>(
     })
 }
 
+#[cfg(feature = "prune_columns")]
 /// `prune_columns`.
 ///
 /// # Safety

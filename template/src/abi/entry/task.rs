@@ -52,6 +52,7 @@ pub unsafe fn task_context(task: *const SparkDsTaskContext) -> Result<TaskContex
     })
 }
 
+#[cfg(any(feature = "batch_read", feature = "micro_batch_read"))]
 /// A check of `is_interrupted` for the stream that `read` exports.
 ///
 /// # Safety

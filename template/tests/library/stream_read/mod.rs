@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 
-use crate::helpers::library;
+use crate::helpers::{library, message};
 
 #[test]
 fn offsets_advance_and_a_restart_reads_every_row_exactly_once() -> sparkds::Result<()> {
@@ -48,5 +48,23 @@ fn the_rows_of_a_micro_batch_are_the_rows_of_its_offset_range() -> sparkds::Resu
         .micro_batches(2)
         .run()?;
     insta::assert_snapshot!(sparkds::render::batches(&stream.micro_batches[1].batches));
+    Ok(())
+}
+
+#[test]
+fn a_malformed_option_names_the_option_and_the_expected_form() -> sparkds::Result<()> {
+    let error = message(
+        library()?
+            .stream_read()
+            .option("rows_per_micro_batch", "many")
+            .run(),
+    );
+    assert!(
+        error.contains(
+            "create_stream_reader: option `rows_per_micro_batch` must be a non-negative integer, \
+             got `many`"
+        ),
+        "{error}"
+    );
     Ok(())
 }
