@@ -218,3 +218,15 @@ fn a_library_can_be_shared_by_threads() {
     fn shared<T: Send + Sync>() {}
     shared::<sparkds::Library>();
 }
+
+#[test]
+fn a_killed_task_may_fail_its_stream_instead_of_ending_it() {
+    let library = Fixture::with_fault("FAIL_WHEN_KILLED").load();
+    let read = library
+        .batch_read()
+        .options([("end", "20"), ("partitions", "1"), ("batch_size", "2")])
+        .kill_task(0, 1)
+        .run()
+        .expect("the read stops");
+    assert_eq!(read.num_rows(), 2);
+}
