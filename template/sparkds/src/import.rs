@@ -72,9 +72,8 @@ impl Drop for OwnedStream {
                 // release, and the reading thread waits for it.
                 unsafe { stream.release(release) };
             });
-            if let Err(e) = spawned {
+            if spawned.is_err() {
                 // No thread to spare: release here rather than leak it.
-                let _ = e;
                 let stream = StreamToRelease(&mut *self.0);
                 // SAFETY: as above; the spawn failed, so the closure never ran.
                 unsafe { stream.release(release) };
