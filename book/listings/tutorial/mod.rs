@@ -5,21 +5,11 @@
 //! every third row, so that nulls are exercised) and `even`; each part of it is compiled when the
 //! project declares the capability that needs it (the Cargo features in Cargo.toml).
 
-#[cfg(any(feature = "batch_read", feature = "micro_batch_read"))]
-mod sequence;
-#[cfg(any(
-    feature = "batch_read",
-    feature = "batch_write",
-    feature = "streaming_write"
-))]
-mod table;
-
+// One module per capability that the project declares (the features in Cargo.toml).
 #[cfg(feature = "batch_read")]
 mod read;
-#[cfg(feature = "micro_batch_read")]
-mod stream;
-#[cfg(any(feature = "batch_write", feature = "streaming_write"))]
-mod write;
+mod sequence;
+mod table;
 
 use std::sync::Arc;
 
