@@ -83,3 +83,30 @@ fn show_reports_a_library_that_aborts_the_process() {
     };
     assert!(stderr.ends_with(expected), "{stderr}");
 }
+
+#[test]
+fn show_without_lib_builds_the_cargo_package_of_the_current_directory() {
+    let package = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir(package.path().join("src")).expect("src");
+    std::fs::write(
+        package.path().join("Cargo.toml"),
+        "[package]\nname = \"panicking\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [lib]\nname = \"spark_datasource_panicking\"\ncrate-type = [\"cdylib\"]\n\n[workspace]\n",
+    )
+    .expect("Cargo.toml");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/conformance/fixtures/panic.rs"),
+        package.path().join("src/lib.rs"),
+    )
+    .expect("src/lib.rs");
+    let output = std::process::Command::new(crate::helpers::sparkds_binary())
+        .arg("show")
+        .current_dir(package.path())
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .expect("sparkds runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    // The library that cargo built is the one loaded: its `create` panics.
+    assert!(stderr.contains("`create` aborted the process"), "{stderr}");
+}
