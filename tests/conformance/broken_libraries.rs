@@ -215,3 +215,46 @@ fn a_borrowed_schema_that_write_releases_is_reported() {
         "`write` (task 0): released the schema it was lent; a borrowed schema is only read, its owner releases it (rule 11)"
     );
 }
+
+#[test]
+fn an_inexact_null_count_is_reported() {
+    assert_eq!(
+        read_error("WRONG_NULL_COUNT"),
+        "`read` (partition 0): batch 0, column `name`: null_count is 2 but the validity buffer has 1 null; export the exact count (rule 15)"
+    );
+}
+
+#[test]
+fn a_column_shorter_than_its_batch_is_reported() {
+    assert_eq!(
+        read_error("SHORT_COLUMN"),
+        "`read` (partition 0): batch 0, column `name`: has 3 values but the batch has 4; every column must have the batch's length (rule 16)"
+    );
+}
+
+#[test]
+fn a_batch_that_fails_full_validation_is_reported() {
+    let message = read_error("INVALID_UTF8");
+    assert!(
+        message.starts_with("`read` (partition 0): batch 0: fails full validation: ")
+            && message.ends_with("(rule 12)"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_stream_that_ignores_the_pruned_columns_is_reported() {
+    let library = Fixture::with_fault("PRUNE_IGNORED").load();
+    assert_eq!(
+        error(library.batch_read().columns(["name"]).run()),
+        "`read` (partition 0): the stream's schema is `id Int64 not null, name Utf8` but `name Utf8` was asked for; return exactly the schema to read, after `prune_columns` (rule 19)"
+    );
+}
+
+#[test]
+fn an_end_of_stream_that_does_not_repeat_is_reported() {
+    assert_eq!(
+        read_error("END_NOT_REPEATED"),
+        "`read` (partition 0): `get_next` returned a batch or an error after the end of the stream; the end must repeat (0 and a released array) (rule 19)"
+    );
+}
