@@ -236,7 +236,8 @@ fn a_column_shorter_than_its_batch_is_reported() {
 fn a_batch_that_fails_full_validation_is_reported() {
     let message = read_error("INVALID_UTF8");
     assert!(
-        message.starts_with("`read` (partition 0): batch 0: fails full validation: ")
+        message
+            .starts_with("`read` (partition 0): batch 0, column `name`: fails full validation: ")
             && message.ends_with("(rule 12)"),
         "{message}"
     );

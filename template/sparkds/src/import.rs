@@ -431,6 +431,15 @@ unsafe fn import_batch(
         }))
         .map_err(|_| (12, ": arrow-rs panicked importing it".to_string()))?
         .map_err(|e| (12, format!(": arrow-rs cannot import it: {e}")))?;
+        // Column by column first, so that the message names the column.
+        for (field, child) in schema.fields().iter().zip(data.child_data()) {
+            child.validate_full().map_err(|e| {
+                (
+                    12,
+                    format!(", column `{}`: fails full validation: {e}", field.name()),
+                )
+            })?;
+        }
         data.validate_full()
             .map_err(|e| (12, format!(": fails full validation: {e}")))?;
         let mut copy = MutableArrayData::new(vec![&data], false, data.len());
