@@ -225,8 +225,13 @@ fn a_killed_task_may_fail_its_stream_instead_of_ending_it() {
     let read = library
         .batch_read()
         .options([("end", "20"), ("partitions", "1"), ("batch_size", "2")])
-        .kill_task(0, 1)
-        .run()
-        .expect("the read stops");
-    assert_eq!(read.num_rows(), 2);
+        .kill_task(0, 1);
+    assert_eq!(
+        crate::helpers::error(read.run()),
+        "`read` (partition 0, `get_next` of the stream) failed: the task was killed"
+    );
+    let report = sparkds::check::Check::new(Fixture::with_fault("FAIL_WHEN_KILLED").path())
+        .protocols([sparkds::check::Protocol::BatchRead])
+        .run();
+    assert!(report.passed(), "{report}");
 }

@@ -136,21 +136,14 @@ pub(crate) fn read_stream(
     let mut batches = Vec::new();
     let mut rows: i64 = 0;
     let mut after_interrupt = 0usize;
-    let mut killed = false;
     loop {
         if expect.interrupt_after == Some(batches.len() + after_interrupt) && after_interrupt == 0 {
             expect.task.interrupt();
-            killed = true;
         }
         let mut raw = ArrowArray::empty();
         isolate::breadcrumb("get_next");
         // SAFETY: the stream is live and `raw` is valid for writes.
         let rc = unsafe { get_next(&mut *stream.0, &mut raw) };
-        if rc != 0 && killed {
-            // A killed task may end its stream or fail it (the header's `is_interrupted`):
-            // either way it stopped.
-            return Ok(batches);
-        }
         if rc != 0 {
             return Err(stream_failure(&mut stream, "get_next", rc, context));
         }
