@@ -128,3 +128,25 @@ def test_stream_offsets_advance_and_ranges_read_again_the_same_rows(native):
 
     assert first.column("id").to_pylist() == list(range(6, 12))
     assert first.equals(second)
+
+
+def test_the_bridge_ships_itself_as_a_zip_of_python_files(tmp_path):
+    import zipfile
+
+    from spark_native_bridge import ship_to_executors
+
+    class Session:
+        """Records what Spark Connect's addArtifacts receives (no SparkContext)."""
+
+        added = []
+
+        def addArtifacts(self, path, pyfile=False):
+            self.added.append((path, pyfile))
+
+    session = Session()
+    archive = ship_to_executors(session)
+
+    assert session.added == [(archive, True)]
+    names = zipfile.ZipFile(archive).namelist()
+    assert "spark_native_bridge/__init__.py" in names
+    assert "spark_native_bridge/_native.py" in names

@@ -15,8 +15,8 @@ library from the same path, or find the same build in its library path.
 """
 
 import os
-import shutil
 import tempfile
+import zipfile
 from typing import Optional, Type
 
 from ._native import (
@@ -78,13 +78,13 @@ def ship_to_executors(spark) -> str:
     PYTHONPATH contains it (the workers inherit the environment).
     """
     package = os.path.dirname(os.path.abspath(__file__))
-    directory = tempfile.mkdtemp(prefix="spark_native_bridge_")
-    archive = shutil.make_archive(
-        os.path.join(directory, "spark_native_bridge"),
-        "zip",
-        root_dir=os.path.dirname(package),
-        base_dir=os.path.basename(package),
+    archive = os.path.join(
+        tempfile.mkdtemp(prefix="spark_native_bridge_"), "spark_native_bridge.zip"
     )
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zip_file:
+        for file in sorted(os.listdir(package)):
+            if file.endswith((".py", ".md")):
+                zip_file.write(os.path.join(package, file), f"spark_native_bridge/{file}")
     if hasattr(spark, "sparkContext"):
         try:
             spark.sparkContext.addPyFile(archive)

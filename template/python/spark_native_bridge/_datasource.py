@@ -12,6 +12,7 @@ import base64
 import ctypes
 import json
 import uuid
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -220,12 +221,13 @@ class NativeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return state
 
     def _reader(self):
-        """The native library and stream reader, created on first use."""
+        """The native library and stream reader, created on first use and kept until `stop`."""
         if self._handles is None:
             native = self.library.load()
-            source_context = native.source(self.options)
-            source, capabilities = source_context.__enter__()
+            # Closes the stream reader, then the source, in `stop` (or at once on failure).
+            handles = ExitStack()
             try:
+                source, capabilities = handles.enter_context(native.source(self.options))
                 if not capabilities & _abi.SPARK_DS_MICRO_BATCH_READ:
                     raise NativeDataSourceError(
                         self.library.name,
@@ -234,14 +236,18 @@ class NativeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                         "SPARK_DS_MICRO_BATCH_READ: it cannot be read as a stream",
                     )
                 with native.exported_schema(_schema_from_bytes(self.arrow_schema)) as schema:
-                    reader = ctypes.c_void_p()
-                    native.call(
-                        "create_stream_reader", source, ctypes.byref(schema), ctypes.byref(reader)
+                    reader = handles.enter_context(
+                        native.handle(
+                            "create_stream_reader",
+                            "close_stream_reader",
+                            source,
+                            ctypes.byref(schema),
+                        )
                     )
             except BaseException:
-                source_context.__exit__(None, None, None)
+                handles.close()
                 raise
-            self._handles = (native, source_context, reader.value)
+            self._handles = (native, handles, reader)
         return self._handles[0], self._handles[2]
 
     def initialOffset(self) -> dict:
@@ -294,10 +300,9 @@ class NativeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def stop(self) -> None:
         if self._handles is not None:
-            native, source_context, reader = self._handles
+            _native, handles, _reader = self._handles
             self._handles = None
-            native.close("close_stream_reader", reader)
-            source_context.__exit__(None, None, None)
+            handles.close()
 
 
 # -- writes -------------------------------------------------------------------------------------
