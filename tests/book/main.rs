@@ -11,8 +11,11 @@
 //!   compile and are tested, in the template or under `book/listings/`, whose files the
 //!   tutorial copies into its generated project, where they are compiled and tested.
 //!
-//! `mdbook` must be on `PATH` (or named by `$MDBOOK`): `book/install-tools.sh` installs the
-//! version the book is written for.
+//! Needs: `mdbook` on `PATH` (or named by `$MDBOOK`), which `book/install-tools.sh` installs at
+//! the version the book is written for; and, for the tutorial, what its reader needs: Linux on
+//! x86_64, cargo-generate, crates.io, a C compiler, `unzip`, `perl`, and Python 3 with pyspark
+//! (4.0 to 4.3) and pyarrow on a Java that pyspark runs on. The tutorial's projects build in
+//! `<repo>/target/book`.
 
 mod helpers;
 
@@ -176,7 +179,9 @@ fn check_link(chapter: &helpers::Chapter, target: &str) -> Result<(), String> {
         let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
         let anchors = helpers::heading_anchors(&text);
         if !anchors.iter().any(|a| a == anchor) {
-            return Err(format!("no heading with the anchor #{anchor} ({anchors:?})"));
+            return Err(format!(
+                "no heading with the anchor #{anchor} ({anchors:?})"
+            ));
         }
     }
     Ok(())
@@ -274,4 +279,71 @@ fn the_tutorial_commands_run_as_written() {
         );
     }
     assert!(printed.contains(">>> book tutorial finished"));
+}
+
+/// The tutorial's listings are the template's files with the tutorial's changes: every line of
+/// the template's file is in the listing, except the lines that the tutorial changes. When the
+/// template changes one of these files, this test names the lines to carry over.
+#[test]
+fn the_tutorial_listings_follow_the_template() {
+    let pairs: [(&str, &str, &[&str]); 3] = [
+        (
+            "mod.rs",
+            "template/src/connector/mod.rs.liquid",
+            &[
+                "//! The sample reads a sequence of numbers `[0, end)` as the columns `id` and `label` (null in",
+                "//! every third row, so that nulls are exercised); each part of it is compiled when the",
+                // Modules of the capabilities that the tutorial does not choose.
+                "mod stream;",
+                "mod write;",
+            ],
+        ),
+        (
+            "read.rs",
+            "template/src/connector/read.rs",
+            &[
+                "const OPTIONS: &[&str] = &[\"end\", \"num_partitions\", \"batch_rows\", \"path\"];",
+                "                sequence::batches(range, &self.columns, self.batch_rows)?",
+            ],
+        ),
+        (
+            "sequence.rs",
+            "template/src/connector/sequence.rs",
+            &[
+                "use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};",
+                "/// The rows of `range`, with the `columns` of `schema`, in batches of at most `batch_rows`.",
+                "pub fn batches(range: RowRange, columns: &[String], batch_rows: u64) -> Result<Batches> {",
+                "        batch(&batch_schema, start..end)",
+                "/// One batch of the rows `ids`.",
+                "fn batch(schema: &SchemaRef, ids: Range<u64>) -> Result<RecordBatch> {",
+                "                \"label\" => Ok(Arc::new(StringArray::from_iter(ids.map(label)))),",
+                "/// The label of row `id`: its name, or null in every third row.",
+                "fn label(id: i64) -> Option<String> {",
+                "    (id % 3 != 2).then(|| format!(\"row {id}\"))",
+                "        let sizes: Vec<usize> = batches(RowRange { start: 0, end: 10 }, &columns, 4)?",
+                "            \"this data source has no column `name`; its columns are: id, label\"",
+            ],
+        ),
+    ];
+    let mut problems = Vec::new();
+    for (listing, template, changed) in pairs {
+        let listing_path = helpers::book_dir().join("listings/tutorial").join(listing);
+        let listing_text = std::fs::read_to_string(&listing_path).expect("a listing");
+        let template_text =
+            std::fs::read_to_string(helpers::repo_root().join(template)).expect("a template file");
+        let listing_lines: std::collections::HashSet<&str> = listing_text.lines().collect();
+        let missing: Vec<&str> = template_text
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("{%"))
+            .filter(|line| !listing_lines.contains(line) && !changed.contains(line))
+            .collect();
+        if !missing.is_empty() {
+            problems.push(format!(
+                "{template} has lines that book/listings/tutorial/{listing} lacks: carry them \
+                 over (the tutorial copies the listing over the generated file):\n  {}",
+                missing.join("\n  ")
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -5,7 +5,7 @@
 //! every third row, so that nulls are exercised) and `even`; each part of it is compiled when the
 //! project declares the capability that needs it (the Cargo features in Cargo.toml).
 
-// One module per capability that the project declares (the features in Cargo.toml).
+// One module per part of the sample that the chosen capabilities use.
 #[cfg(feature = "batch_read")]
 mod read;
 mod sequence;

@@ -45,7 +45,10 @@ impl Chapter {
 
     /// The directory that relative links and includes of the chapter start from.
     pub fn dir(&self) -> PathBuf {
-        self.file().parent().expect("a chapter has a parent").to_path_buf()
+        self.file()
+            .parent()
+            .expect("a chapter has a parent")
+            .to_path_buf()
     }
 }
 
@@ -241,7 +244,8 @@ pub fn slug(title: &str) -> String {
             if i == 0 {
                 part.to_string()
             } else {
-                part.split_once(')').map_or(String::new(), |(_, r)| r.to_string())
+                part.split_once(')')
+                    .map_or(String::new(), |(_, r)| r.to_string())
             }
         })
         .collect();

@@ -77,7 +77,13 @@ pub fn script(blocks: &[Block]) -> String {
 pub fn clean_checkout(destination: &Path) {
     let root = repo_root();
     let listed = Command::new("git")
-        .args(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
         .current_dir(&root)
         .output()
         .expect("git lists the repository's files");
