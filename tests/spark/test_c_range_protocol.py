@@ -5,7 +5,6 @@ import ctypes
 
 import pyarrow as pa
 import pytest
-
 from spark_native_bridge import NativeDataSourceError
 from spark_native_bridge._native import TaskContext, load
 

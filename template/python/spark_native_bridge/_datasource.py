@@ -20,7 +20,6 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
-    DataSourceStreamArrowWriter,
     DataSourceStreamReader,
     InputPartition,
     WriterCommitMessage,
@@ -29,6 +28,11 @@ from pyspark.sql.types import StructType
 
 from . import _abi
 from ._native import NativeDataSourceError, TaskContext, load
+
+try:  # pyspark 4.1 and later
+    from pyspark.sql.datasource import DataSourceStreamArrowWriter
+except ImportError:  # pragma: no cover - pyspark 4.0: stream writers get Rows, see _batches
+    from pyspark.sql.datasource import DataSourceStreamWriter as DataSourceStreamArrowWriter
 
 try:  # pyspark 4.1 and later
     from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
@@ -389,6 +393,28 @@ def _prepare_write(spec: _WriteSpec) -> Optional[bytes]:
     return _with_writer(spec, serialize)
 
 
+# Rows per batch when the bridge builds batches from Rows itself.
+_ROWS_PER_BATCH = 8192
+
+
+def _batches(items: Iterator, target) -> Iterator:
+    """The pyarrow RecordBatches of `items`: Arrow writers receive batches, but the stream
+    writers of pyspark 4.0 receive Rows, which are gathered into batches of `target`."""
+    import pyarrow as pa
+
+    rows = []
+    for item in items:
+        if isinstance(item, pa.RecordBatch):
+            yield item
+            continue
+        rows.append(item.asDict(recursive=True))
+        if len(rows) == _ROWS_PER_BATCH:
+            yield pa.RecordBatch.from_pylist(rows, schema=target)
+            rows = []
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=target)
+
+
 def _write_task(
     spec: _WriteSpec, state: Optional[bytes], epoch_id: int, batches: Iterator
 ) -> NativeCommitMessage:
@@ -408,7 +434,7 @@ def _write_task(
     )
     try:
         with native.exported_schema(target) as schema:
-            for batch in batches:
+            for batch in _batches(batches, target):
                 native.write(
                     data_writer.value, schema, _conform(batch, target, spec.library, "write")
                 )
