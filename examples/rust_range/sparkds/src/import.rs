@@ -1,0 +1,741 @@
+//! Importing what a library exports: an `ArrowArrayStream` from `read`, its `ArrowSchema` and
+//! each `ArrowArray`.
+//!
+//! The raw C structs are checked first, by this module, before arrow-rs sees them: importers do
+//! not validate (rule 12), and arrow-rs can panic or read out of bounds on a malformed array, so
+//! a broken library must yield a report, not a crash. Only then is the batch imported, fully
+//! validated, and deep-copied, so that the library's memory is released at once (by the host,
+//! exactly once) and the batches outlive the stream.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+use std::ffi::{c_int, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use arrow_array::ffi::{from_ffi_and_data_type, FFI_ArrowArray};
+use arrow_array::{make_array, Array, RecordBatch, RecordBatchOptions, StructArray};
+use arrow_data::transform::MutableArrayData;
+use arrow_schema::ffi::FFI_ArrowSchema;
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+
+use crate::abi::{ArrowArray, ArrowArrayStream, ArrowSchema};
+use crate::error::{count, Error, Result, Violation};
+use crate::isolate;
+use crate::render;
+use crate::task::Task;
+
+/// What the host expects of one stream that `read` returned.
+pub(crate) struct Expectations<'a> {
+    /// "partition 1", "micro-batch 0, partition 1".
+    pub context: String,
+    /// The schema to read, after pruning (rule 19).
+    pub schema: &'a Schema,
+    /// The limit that `push_limit` accepted (rule 22).
+    pub limit: Option<i64>,
+    /// Kill the task after this many batches (rule 23).
+    pub interrupt_after: Option<usize>,
+    pub task: &'a Task,
+}
+
+/// A stream that the host owns: released exactly once, when dropped, from another thread than
+/// the one that read it, as Spark may (the header's `read`: "possibly from another thread").
+struct OwnedStream(Box<ArrowArrayStream>);
+
+/// A stream pointer moved to the thread that releases it.
+struct StreamToRelease(*mut ArrowArrayStream);
+
+// SAFETY: the C stream interface lets a consumer release a stream from any thread, and the
+// pointer is used by that one thread only, while the reading thread waits for it.
+unsafe impl Send for StreamToRelease {}
+
+impl StreamToRelease {
+    /// # Safety
+    ///
+    /// The pointer is a live stream owned by the host, released nowhere else.
+    unsafe fn release(self, release: unsafe extern "C" fn(*mut ArrowArrayStream)) {
+        isolate::breadcrumb("release (stream)");
+        // SAFETY: see the contract above.
+        unsafe { release(self.0) };
+    }
+}
+
+impl Drop for OwnedStream {
+    fn drop(&mut self) {
+        let Some(release) = self.0.release else {
+            return;
+        };
+        let stream = StreamToRelease(&mut *self.0);
+        std::thread::scope(|scope| {
+            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
+                let stream = stream;
+                // SAFETY: the stream was moved to the host by `read`; this is its only
+                // release, and the reading thread waits for it.
+                unsafe { stream.release(release) };
+            });
+            if spawned.is_err() {
+                // No thread to spare: release here rather than leak it.
+                let stream = StreamToRelease(&mut *self.0);
+                // SAFETY: as above; the spawn failed, so the closure never ran.
+                unsafe { stream.release(release) };
+            }
+        });
+        self.0.release = None;
+    }
+}
+
+/// Reads the whole stream that `read` wrote to `stream`, checking every rule on the way.
+///
+/// # Errors
+///
+/// The first violation found, or the failure of the stream's `get_schema` or `get_next`.
+pub(crate) fn read_stream(
+    stream: Box<ArrowArrayStream>,
+    expect: &Expectations<'_>,
+) -> Result<Vec<RecordBatch>> {
+    let context = Some(expect.context.as_str());
+    let violation = |rule: u32, message: String| {
+        Error::from(Violation::new("read", rule, message).within(context))
+    };
+    if stream.release.is_none() {
+        return Err(violation(
+            11,
+            "returned 0 but a released stream (its `release` is NULL); write a stream to `out`"
+                .into(),
+        ));
+    }
+    let mut stream = OwnedStream(stream);
+    let (Some(get_schema), Some(get_next)) = (stream.0.get_schema, stream.0.get_next) else {
+        return Err(violation(
+            11,
+            "returned a stream whose `get_schema` or `get_next` is NULL; fill every callback"
+                .into(),
+        ));
+    };
+
+    let mut raw_schema = ArrowSchema::empty();
+    isolate::breadcrumb("get_schema");
+    // SAFETY: the stream is live (not released) and `raw_schema` is valid for writes.
+    let rc = unsafe { get_schema(&mut *stream.0, &mut raw_schema) };
+    if rc != 0 {
+        return Err(stream_failure(&mut stream, "get_schema", rc, context));
+    }
+    let schema = import_schema(&mut raw_schema)
+        .map_err(|(rule, m)| violation(rule, format!("the stream's schema: {m}")))?;
+    if !same_schema(&schema, expect.schema) {
+        return Err(violation(
+            19,
+            format!(
+                "the stream's schema is `{}` but `{}` was asked for; return exactly the schema to read, after `prune_columns`",
+                render::schema_line(&schema),
+                render::schema_line(expect.schema)
+            ),
+        ));
+    }
+    let schema: SchemaRef = Arc::new(schema);
+
+    let mut batches = Vec::new();
+    let mut rows: i64 = 0;
+    let mut after_interrupt = 0usize;
+    loop {
+        if expect.interrupt_after == Some(batches.len() + after_interrupt) && after_interrupt == 0 {
+            expect.task.interrupt();
+        }
+        let mut raw = ArrowArray::empty();
+        isolate::breadcrumb("get_next");
+        // SAFETY: the stream is live and `raw` is valid for writes.
+        let rc = unsafe { get_next(&mut *stream.0, &mut raw) };
+        if rc != 0 {
+            return Err(stream_failure(&mut stream, "get_next", rc, context));
+        }
+        if raw.release.is_none() {
+            break;
+        }
+        let index = batches.len() + after_interrupt;
+        // SAFETY: `raw` was just written by `get_next`, which moved it to the host.
+        let batch = unsafe { import_batch(&mut raw, &schema) }
+            .map_err(|(rule, m)| violation(rule, format!("batch {index}{m}")))?;
+        if let Some(n) = expect.interrupt_after.filter(|n| index >= *n) {
+            after_interrupt += 1;
+            if after_interrupt > 1 {
+                return Err(violation(
+                    23,
+                    format!(
+                        "the task was killed after {}, but the stream returned {after_interrupt} more; a killed task (`is_interrupted` true) must stop within one batch",
+                        count(n as i128, "batch")
+                    ),
+                ));
+            }
+        }
+        rows += batch.num_rows() as i64;
+        if let Some(limit) = expect.limit {
+            if rows > limit {
+                return Err(violation(
+                    22,
+                    format!("returned {} after `push_limit` accepted a limit of {limit}; a pushed limit is never exceeded", count(rows, "row")),
+                ));
+            }
+        }
+        if after_interrupt == 0 {
+            batches.push(batch);
+        }
+    }
+    // End of stream repeats (rule 19).
+    let mut raw = ArrowArray::empty();
+    isolate::breadcrumb("get_next");
+    // SAFETY: the stream is live and `raw` is valid for writes.
+    let rc = unsafe { get_next(&mut *stream.0, &mut raw) };
+    if rc != 0 || raw.release.is_some() {
+        if let Some(release) = raw.release {
+            // SAFETY: the array was moved to the host; it is released once, here.
+            unsafe { release(&mut raw) };
+        }
+        return Err(violation(
+            19,
+            "`get_next` returned a batch or an error after the end of the stream; the end must repeat (0 and a released array)".into(),
+        ));
+    }
+    drop(stream);
+    Ok(batches)
+}
+
+fn stream_failure(
+    stream: &mut OwnedStream,
+    callback: &str,
+    rc: c_int,
+    context: Option<&str>,
+) -> Error {
+    let message = stream.0.get_last_error.map(|get_last_error| {
+        // SAFETY: the stream is live; the message is copied at once.
+        let message = unsafe { get_last_error(&mut *stream.0) };
+        if message.is_null() {
+            None
+        } else {
+            // SAFETY: a non-NULL message is NUL-terminated and valid until the next call.
+            Some(
+                unsafe { CStr::from_ptr(message) }
+                    .to_str()
+                    .map(str::to_string),
+            )
+        }
+    });
+    match message {
+        Some(Some(Ok(message))) => Error::Library {
+            function: "read".into(),
+            context: Some(format!(
+                "{}, `{callback}` of the stream",
+                context.unwrap_or("stream")
+            )),
+            message,
+        },
+        other => {
+            let got = match other {
+                None => "the stream has no `get_last_error`",
+                Some(None) => "`get_last_error` returned NULL",
+                _ => "`get_last_error` returned invalid UTF-8",
+            };
+            Violation::new(
+                "read",
+                7,
+                format!("`{callback}` of the stream returned {rc} and {got}; a failing callback must set a message"),
+            )
+            .within(context)
+            .into()
+        }
+    }
+}
+
+/// Checks a schema that the library moved to the host, imports it, and releases it.
+pub(crate) fn import_schema(raw: &mut ArrowSchema) -> std::result::Result<Schema, (u32, String)> {
+    if raw.release.is_none() {
+        return Err((
+            11,
+            "is released (its `release` is NULL); write a schema".into(),
+        ));
+    }
+    let checked = check_schema(raw, 0).and_then(|()| {
+        // SAFETY: the struct layouts are identical (both are the C data interface's), and the
+        // structure was checked above; the import only borrows it.
+        let ffi = unsafe { &*(raw as *const ArrowSchema as *const FFI_ArrowSchema) };
+        catch_unwind(AssertUnwindSafe(|| Schema::try_from(ffi)))
+            .map_err(|_| (12, "arrow-rs panicked importing it".to_string()))?
+            .map_err(|e| (12, format!("arrow-rs cannot import it: {e}")))
+    });
+    if let Some(release) = raw.release {
+        // SAFETY: the schema was moved to the host, which releases it once, here.
+        unsafe { release(raw) };
+        if raw.release.is_some() {
+            return Err((11, "its `release` did not set `release` to NULL; a release callback marks the struct released".into()));
+        }
+    }
+    let schema = checked?;
+    for field in schema.fields() {
+        check_type(field.name(), field.data_type())?;
+    }
+    Ok(schema)
+}
+
+fn check_schema(raw: &ArrowSchema, depth: usize) -> std::result::Result<(), (u32, String)> {
+    if depth > 64 {
+        return Err((12, "is nested more than 64 levels deep".into()));
+    }
+    if raw.format.is_null() {
+        return Err((12, "a `format` is NULL".into()));
+    }
+    if depth == 0 {
+        // SAFETY: non-NULL `format` is a NUL-terminated string (C data interface).
+        let format = unsafe { CStr::from_ptr(raw.format) };
+        if format.to_bytes() != b"+s" {
+            return Err((
+                12,
+                format!(
+                    "has format `{}`; a schema to read is a struct, `+s`",
+                    format.to_string_lossy()
+                ),
+            ));
+        }
+    }
+    if !raw.dictionary.is_null() {
+        return Err((
+            18,
+            "has a dictionary-encoded field; version 1 reads no dictionaries".into(),
+        ));
+    }
+    if raw.n_children < 0 || (raw.n_children > 0 && raw.children.is_null()) {
+        return Err((
+            12,
+            format!("has {} children but `children` is NULL", raw.n_children),
+        ));
+    }
+    for i in 0..raw.n_children as usize {
+        // SAFETY: `children` holds `n_children` pointers (C data interface).
+        let child = unsafe { *raw.children.add(i) };
+        if child.is_null() {
+            return Err((12, format!("child {i} is NULL")));
+        }
+        // SAFETY: a non-NULL child points to a valid schema.
+        check_schema(unsafe { &*child }, depth + 1)?;
+    }
+    Ok(())
+}
+
+/// Rule 18: the types of version 1.
+fn check_type(name: &str, t: &DataType) -> std::result::Result<(), (u32, String)> {
+    let suggestion = match t {
+        DataType::Null
+        | DataType::Boolean
+        | DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::Float32
+        | DataType::Float64
+        | DataType::Utf8
+        | DataType::Binary
+        | DataType::Date32
+        | DataType::Decimal128(_, _)
+        | DataType::Timestamp(TimeUnit::Microsecond, _) => return Ok(()),
+        DataType::List(f) => return check_type(&format!("{name}.{}", f.name()), f.data_type()),
+        DataType::Struct(fields) => {
+            for f in fields {
+                check_type(&format!("{name}.{}", f.name()), f.data_type())?;
+            }
+            return Ok(());
+        }
+        DataType::Map(entries, _) => {
+            let ok = match entries.data_type() {
+                DataType::Struct(kv) => {
+                    entries.name() == "entries"
+                        && kv.len() == 2
+                        && kv[0].name() == "key"
+                        && kv[1].name() == "value"
+                }
+                _ => false,
+            };
+            if !ok {
+                return Err((18, format!("column `{name}`: a map's children must be named `entries`, `key` and `value`")));
+            }
+            if let DataType::Struct(kv) = entries.data_type() {
+                for f in kv {
+                    check_type(&format!("{name}.{}", f.name()), f.data_type())?;
+                }
+            }
+            return Ok(());
+        }
+        DataType::LargeUtf8 | DataType::Utf8View => "utf8",
+        DataType::LargeBinary | DataType::BinaryView => "binary",
+        DataType::LargeList(_) | DataType::ListView(_) | DataType::LargeListView(_) => "list",
+        DataType::Timestamp(_, _) => "timestamp[us]",
+        DataType::Dictionary(_, _) => "the dictionary's value type",
+        _ => "a type of the version-1 list of spark_datasource.h",
+    };
+    Err((
+        18,
+        format!("column `{name}` has the Arrow type {t}, which version 1 does not read; use {suggestion}"),
+    ))
+}
+
+fn same_schema(a: &Schema, b: &Schema) -> bool {
+    a.fields().len() == b.fields().len()
+        && a.fields()
+            .iter()
+            .zip(b.fields())
+            .all(|(x, y)| same_field(x, y))
+}
+
+fn same_field(a: &Field, b: &Field) -> bool {
+    a.name() == b.name()
+        && a.is_nullable() == b.is_nullable()
+        && a.data_type().equals_datatype(b.data_type())
+}
+
+/// A no-op release for the bitwise copy that arrow-rs imports: the host keeps the duty to
+/// release the original, so that it can check the release itself.
+///
+/// # Safety
+///
+/// Any pointer; it is not dereferenced.
+unsafe extern "C" fn borrowed_release(_: *mut ArrowArray) {}
+
+/// Checks, imports, validates and copies one batch, then releases the library's struct.
+///
+/// The error is a rule and a message that continues "batch N".
+///
+/// # Safety
+///
+/// `raw` was moved to the host by `get_next` and is not released yet.
+unsafe fn import_batch(
+    raw: &mut ArrowArray,
+    schema: &SchemaRef,
+) -> std::result::Result<RecordBatch, (u32, String)> {
+    let struct_type = DataType::Struct(schema.fields().clone());
+    let result = check_array(raw, &struct_type, false, None).and_then(|()| {
+        // SAFETY: the layouts are identical; the copy's release is a no-op, so the library's
+        // struct is still released only once, below.
+        // SAFETY: the layouts are identical; the copy's release is a no-op, so the library's
+        // struct is still released only once, below.
+        let borrowed: FFI_ArrowArray = unsafe {
+            let mut copy = std::ptr::read(raw as *const ArrowArray);
+            copy.release = Some(borrowed_release);
+            std::ptr::read(&copy as *const ArrowArray as *const FFI_ArrowArray)
+        };
+        let data = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: the structure was checked by `check_array` against `struct_type`.
+            unsafe { from_ffi_and_data_type(borrowed, struct_type.clone()) }
+        }))
+        .map_err(|_| (12, ": arrow-rs panicked importing it".to_string()))?
+        .map_err(|e| (12, format!(": arrow-rs cannot import it: {e}")))?;
+        // Column by column first, so that the message names the column.
+        for (field, child) in schema.fields().iter().zip(data.child_data()) {
+            child.validate_full().map_err(|e| {
+                (
+                    12,
+                    format!(", column `{}`: fails full validation: {e}", field.name()),
+                )
+            })?;
+        }
+        data.validate_full()
+            .map_err(|e| (12, format!(": fails full validation: {e}")))?;
+        let mut copy = MutableArrayData::new(vec![&data], false, data.len());
+        copy.try_extend(0, 0, data.len())
+            .map_err(|e| (12, format!(": cannot copy it: {e}")))?;
+        Ok(copy.freeze())
+    });
+    if let Some(release) = raw.release {
+        isolate::breadcrumb("release (array)");
+        // SAFETY: the array was moved to the host, which releases it once, here.
+        unsafe { release(raw) };
+        if raw.release.is_some() && result.is_ok() {
+            return Err((11, ": its `release` did not set `release` to NULL; a release callback marks the struct released".into()));
+        }
+    }
+    let data = result?;
+    let rows = data.len();
+    let array = StructArray::from(make_array(data).into_data());
+    let columns = array.columns().to_vec();
+    RecordBatch::try_new_with_options(
+        schema.clone(),
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(rows)),
+    )
+    .map_err(|e| (12, format!(": {e}")))
+}
+
+/// Where in a batch an array is: `None` for the batch itself, else the column path.
+fn at(path: Option<&str>) -> String {
+    path.map(|p| format!(", column `{p}`")).unwrap_or_default()
+}
+
+/// The raw checks of one array against its type (rules 11 to 17 and 20). Errors continue
+/// "batch N".
+pub(crate) fn check_array(
+    a: &ArrowArray,
+    t: &DataType,
+    nullable: bool,
+    path: Option<&str>,
+) -> std::result::Result<(), (u32, String)> {
+    let top = path.is_none();
+    let here = at(path);
+    let err = |rule: u32, m: String| Err((rule, format!("{here}: {m}")));
+    if top && a.release.is_none() {
+        return err(11, "is released (its `release` is NULL)".into());
+    }
+    if a.length < 0 {
+        return err(12, format!("length is {}", a.length));
+    }
+    if a.offset != 0 {
+        return err(
+            13,
+            format!(
+                "array offset is {}; exported arrays must have offset 0",
+                a.offset
+            ),
+        );
+    }
+    if a.null_count == -1 {
+        return err(
+            15,
+            "null_count is -1 (unknown); export the exact count".into(),
+        );
+    }
+    if a.null_count < 0 {
+        return err(15, format!("null_count is {}", a.null_count));
+    }
+    if !a.dictionary.is_null() {
+        return err(
+            18,
+            "is dictionary-encoded; version 1 reads no dictionaries".into(),
+        );
+    }
+    let (buffers, children) = match t {
+        DataType::Null => (0, 0),
+        DataType::Utf8 | DataType::Binary => (3, 0),
+        DataType::List(_) | DataType::Map(_, _) => (2, 1),
+        DataType::Struct(fields) => (1, fields.len() as i64),
+        _ => (2, 0),
+    };
+    if a.n_buffers != buffers {
+        return err(
+            12,
+            format!("has {} buffers; type {t} has {buffers}", a.n_buffers),
+        );
+    }
+    if buffers > 0 && a.buffers.is_null() {
+        return err(12, "`buffers` is NULL".into());
+    }
+    if a.n_children != children {
+        return err(
+            12,
+            format!("has {} children; type {t} has {children}", a.n_children),
+        );
+    }
+    if children > 0 && a.children.is_null() {
+        return err(12, "`children` is NULL".into());
+    }
+    let buffer = |i: usize| -> *const u8 {
+        // SAFETY: `buffers` holds `n_buffers` pointers, checked above.
+        unsafe { *a.buffers.add(i) as *const u8 }
+    };
+    let length = a.length as usize;
+    let mut nulls = 0i64;
+    if buffers > 0 {
+        let validity = buffer(0);
+        if top {
+            if a.null_count > 0 {
+                return err(16, format!("the batch's struct has {}; a batch must have no null rows: mark the values of its columns null instead", count(a.null_count, "null row")));
+            }
+            if !validity.is_null() {
+                return err(16, "the batch's struct has a validity buffer; a batch must have none: mark the values of its columns null instead".into());
+            }
+        }
+        if validity.is_null() {
+            if a.null_count > 0 {
+                return err(
+                    15,
+                    format!(
+                        "null_count is {} but the validity buffer is NULL",
+                        a.null_count
+                    ),
+                );
+            }
+        } else {
+            // SAFETY: a validity buffer has at least `length` bits (C data interface, offset 0).
+            let bits = unsafe { std::slice::from_raw_parts(validity, length.div_ceil(8)) };
+            nulls = (0..length)
+                .filter(|i| bits[i / 8] & (1 << (i % 8)) == 0)
+                .count() as i64;
+            if nulls != a.null_count {
+                return err(
+                    15,
+                    format!(
+                        "null_count is {} but the validity buffer has {}; export the exact count",
+                        a.null_count,
+                        count(nulls, "null")
+                    ),
+                );
+            }
+        }
+    }
+    if !nullable && !top && nulls > 0 {
+        return err(
+            17,
+            format!(
+                "holds {} but the column is not nullable; declare it nullable or export no nulls",
+                count(nulls, "null")
+            ),
+        );
+    }
+    let width = match t {
+        DataType::Int16 => 2,
+        DataType::Int32 | DataType::Float32 | DataType::Date32 => 4,
+        DataType::Int64
+        | DataType::Float64
+        | DataType::Timestamp(_, _)
+        | DataType::Decimal128(_, _) => 8,
+        DataType::Utf8 | DataType::Binary | DataType::List(_) | DataType::Map(_, _) => 4,
+        _ => 1,
+    };
+    if buffers >= 2 && (buffer(1) as usize) % width != 0 {
+        return err(20, format!("buffer 1 is not aligned to {width} bytes"));
+    }
+    let offsets_end = if matches!(
+        t,
+        DataType::Utf8 | DataType::Binary | DataType::List(_) | DataType::Map(_, _)
+    ) {
+        let offsets = buffer(1) as *const i32;
+        let kind = if matches!(t, DataType::Utf8 | DataType::Binary) {
+            "string and binary"
+        } else {
+            "list"
+        };
+        if offsets.is_null() {
+            return err(14, "the offsets buffer is NULL; export length + 1 offsets, even when the array is empty".into());
+        }
+        // SAFETY: an offsets buffer holds `length + 1` values (C data interface).
+        let offsets = unsafe { std::slice::from_raw_parts(offsets, length + 1) };
+        if offsets[0] != 0 {
+            return err(
+                14,
+                format!(
+                    "{kind} offsets start at {}; {kind} offsets must start at 0",
+                    offsets[0]
+                ),
+            );
+        }
+        if let Some(i) = offsets.windows(2).position(|w| w[1] < w[0]) {
+            return err(12, format!("offsets decrease after index {i}"));
+        }
+        let end = offsets[length];
+        if matches!(t, DataType::Utf8 | DataType::Binary) && end > 0 && buffer(2).is_null() {
+            return err(
+                14,
+                "the values buffer is NULL; export a buffer for the values".into(),
+            );
+        }
+        end as i64
+    } else {
+        a.length
+    };
+    let fields: Vec<(String, &DataType, bool)> = match t {
+        DataType::Struct(fields) => fields
+            .iter()
+            .map(|f| (f.name().clone(), f.data_type(), f.is_nullable()))
+            .collect(),
+        DataType::List(f) | DataType::Map(f, _) => {
+            vec![(f.name().clone(), f.data_type(), f.is_nullable())]
+        }
+        _ => Vec::new(),
+    };
+    for (i, (name, child_type, child_nullable)) in fields.into_iter().enumerate() {
+        // SAFETY: `children` holds `n_children` pointers, checked above.
+        let child = unsafe { *a.children.add(i) };
+        let child_path = match path {
+            None => name.clone(),
+            Some(p) => format!("{p}.{name}"),
+        };
+        if child.is_null() {
+            return err(12, format!("child `{name}` is NULL"));
+        }
+        // SAFETY: a non-NULL child points to a valid array owned by its parent.
+        let child = unsafe { &*child };
+        if top && child.length != a.length {
+            return Err((16, format!(", column `{child_path}`: has {} values but the batch has {}; every column must have the batch's length", child.length, a.length)));
+        }
+        if child.length < offsets_end {
+            return Err((
+                16,
+                format!(
+                    ", column `{child_path}`: has {} values but its parent refers to {offsets_end}",
+                    child.length
+                ),
+            ));
+        }
+        check_array(child, child_type, child_nullable, Some(&child_path))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, StringArray};
+
+    fn export(batch: &RecordBatch) -> (ArrowArray, Box<FFI_ArrowArray>) {
+        let data = StructArray::from(batch.clone()).into_data();
+        let mut ffi = Box::new(FFI_ArrowArray::new(&data));
+        // SAFETY: identical layouts; the view is read only while `ffi` lives.
+        let raw = unsafe { std::ptr::read(&mut *ffi as *mut FFI_ArrowArray as *const ArrowArray) };
+        (raw, ffi)
+    }
+
+    fn sample() -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8, true),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(vec![1, 2, 3])),
+                Arc::new(StringArray::from(vec![Some("a"), None, Some("c")])),
+            ],
+        )
+        .expect("a valid batch")
+    }
+
+    #[test]
+    fn a_well_formed_batch_passes_the_raw_checks() {
+        let batch = sample();
+        let (raw, _owner) = export(&batch);
+        let t = DataType::Struct(batch.schema().fields().clone());
+        assert_eq!(check_array(&raw, &t, false, None), Ok(()));
+    }
+
+    /// arrow-rs 60 exports a sliced primitive array with offset 0 (it moves the buffer
+    /// pointer), but a sliced string array with offsets that start past 0: exactly what rule 14
+    /// warns about, so a library must copy a sliced batch before exporting it.
+    #[test]
+    fn a_sliced_batch_exported_by_arrow_rs_has_string_offsets_past_zero() {
+        let batch = sample().slice(1, 2);
+        let (raw, _owner) = export(&batch);
+        let t = DataType::Struct(batch.schema().fields().clone());
+        assert_eq!(
+            check_array(&raw, &t, false, None),
+            Err((
+                14,
+                ", column `name`: string and binary offsets start at 1; string and binary offsets must start at 0".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn large_strings_are_not_version_1() {
+        assert_eq!(
+            check_type("s", &DataType::LargeUtf8),
+            Err((
+                18,
+                "column `s` has the Arrow type LargeUtf8, which version 1 does not read; use utf8"
+                    .into()
+            ))
+        );
+    }
+}

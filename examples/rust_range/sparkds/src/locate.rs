@@ -1,0 +1,199 @@
+//! Finding libraries and binaries that cargo built: the cdylib of the package under test, the
+//! `sparkds` binary, and the cdylib of the current package (built on demand).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::{Error, Result};
+
+/// The file name of a library named `name` on this platform: `lib{name}.so`,
+/// `lib{name}.dylib` or `{name}.dll`.
+pub fn library_file_name(name: &str) -> String {
+    format!(
+        "{}{name}{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    )
+}
+
+/// The directory of the build profile that built the running binary: the parent of `deps/` for
+/// a test binary (`<target>/<profile>/deps/<test>`), else the binary's own directory. It follows
+/// the binary, so it is right whatever CARGO_TARGET_DIR is, even shared between projects.
+pub fn profile_dir() -> Result<PathBuf> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::io("cannot find the path of the running binary", e))?;
+    let dir = exe
+        .parent()
+        .ok_or_else(|| Error::usage("the running binary has no directory"))?;
+    Ok(if dir.file_name().is_some_and(|n| n == "deps") {
+        dir.parent().unwrap_or(dir).to_path_buf()
+    } else {
+        dir.to_path_buf()
+    })
+}
+
+/// The cdylib named `name` (the `[lib] name` of Cargo.toml, such as
+/// `spark_datasource_my_source`) that `cargo test` built for the calling package: call it from
+/// an integration test.
+///
+/// # Errors
+///
+/// When the file is in neither `<target>/<profile>/` nor its `deps/`.
+pub fn cdylib(name: &str) -> Result<PathBuf> {
+    let file = library_file_name(name);
+    let profile = profile_dir()?;
+    [profile.join(&file), profile.join("deps").join(&file)]
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "cannot find `{file}` in `{}`; check the `[lib] name` in Cargo.toml and that its crate-type includes \"cdylib\" (cargo test builds it)",
+                profile.display()
+            ))
+        })
+}
+
+/// The `sparkds` binary next to the running binary, for checks that run in a child process;
+/// built with `cargo build -p sparkds` when it is not there yet.
+///
+/// # Errors
+///
+/// When it is not there and cargo cannot build it.
+pub fn sparkds_binary() -> Result<PathBuf> {
+    let file = format!("sparkds{}", std::env::consts::EXE_SUFFIX);
+    let profile = profile_dir()?;
+    let existing = profile.join(&file);
+    // Build even when it exists: cargo makes it fresh if the sources changed, and is quick
+    // otherwise. A copy that exists is still used when cargo is not available.
+    let built = cargo_build(
+        Path::new("."),
+        &["-p", "sparkds", "--bin", "sparkds"],
+        |kinds, _| kinds.iter().any(|k| k == "bin"),
+        profile.parent(),
+    );
+    match built {
+        Ok(mut paths) if !paths.is_empty() => Ok(paths.remove(0)),
+        _ if existing.is_file() => Ok(existing),
+        Ok(_) => Err(Error::usage(
+            "cargo built no `sparkds` binary; run `cargo build -p sparkds`",
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// Builds the cargo package in `dir` and returns its cdylib.
+///
+/// # Errors
+///
+/// When cargo fails, or the package has no cdylib, or several.
+pub fn build_current_cdylib(dir: &Path) -> Result<PathBuf> {
+    let mut built = cargo_build(
+        dir,
+        &[],
+        |kinds, _| kinds.iter().any(|k| k == "cdylib"),
+        None,
+    )?;
+    built.retain(|p| {
+        p.extension()
+            .is_some_and(|e| e == std::env::consts::DLL_EXTENSION)
+    });
+    match built.len() {
+        1 => Ok(built.remove(0)),
+        0 => Err(Error::usage(format!(
+            "the cargo package in `{}` builds no cdylib; add `crate-type = [\"cdylib\"]` to its [lib], or pass --lib PATH",
+            dir.display()
+        ))),
+        _ => Err(Error::usage(format!(
+            "the cargo package in `{}` builds several cdylibs ({}); pass the one to load with --lib PATH",
+            dir.display(),
+            built.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
+fn cargo_build(
+    dir: &Path,
+    args: &[&str],
+    wanted: impl Fn(&[String], &str) -> bool,
+    target_dir: Option<&Path>,
+) -> Result<Vec<PathBuf>> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(&cargo);
+    command
+        .current_dir(dir)
+        .args(["build", "--message-format=json-render-diagnostics"])
+        .args(args)
+        .stderr(std::process::Stdio::inherit());
+    if let Some(target) = target_dir {
+        if std::env::var_os("CARGO_TARGET_DIR").is_none() {
+            command.env("CARGO_TARGET_DIR", target);
+        }
+    }
+    let output = command.output().map_err(|e| {
+        Error::io(
+            format!(
+                "cannot run `{} build`; install cargo or set $CARGO",
+                cargo.to_string_lossy()
+            ),
+            e,
+        )
+    })?;
+    if !output.status.success() {
+        return Err(Error::usage(format!(
+            "`cargo build` failed in `{}` (its errors are above); fix them, or pass --lib PATH",
+            dir.display()
+        )));
+    }
+    let mut found = Vec::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if message["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let kinds: Vec<String> = message["target"]["kind"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|k| k.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let name = message["target"]["name"].as_str().unwrap_or_default();
+        if !wanted(&kinds, name) {
+            continue;
+        }
+        if let Some(exe) = message["executable"].as_str() {
+            found.push(PathBuf::from(exe));
+        } else if let Some(files) = message["filenames"].as_array() {
+            found.extend(files.iter().filter_map(|f| f.as_str()).map(PathBuf::from));
+        }
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_file_names_follow_the_platform() {
+        let name = library_file_name("spark_datasource_x");
+        if cfg!(target_os = "linux") {
+            assert_eq!(name, "libspark_datasource_x.so");
+        } else if cfg!(target_os = "macos") {
+            assert_eq!(name, "libspark_datasource_x.dylib");
+        } else if cfg!(windows) {
+            assert_eq!(name, "spark_datasource_x.dll");
+        }
+    }
+
+    #[test]
+    fn a_missing_cdylib_names_the_file_and_the_fix() {
+        let message = cdylib("spark_datasource_does_not_exist")
+            .err()
+            .map(|e| e.to_string());
+        assert!(message.is_some_and(|m| m.contains("check the `[lib] name` in Cargo.toml")));
+    }
+}

@@ -1,0 +1,92 @@
+//! The errors that stop `sparkds package` and `sparkds verify`, as the crate's one error type:
+//! a usage error naming what was wrong and the fix, or an I/O error naming the file. A package
+//! that opens but breaks a rule is not an error: `verify` reports those as findings, all of them.
+
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+
+/// `--library` was not `<platform>=<path>`.
+pub(crate) fn library_argument(arg: &str) -> Error {
+    Error::usage(format!("`--library {arg}` must be `<platform>=<path>`, e.g. `linux-x86_64=target/release/libspark_datasource_my_source.so`"))
+}
+
+/// A platform key Spark does not know.
+pub(crate) fn unknown_platform(key: &str, known: &str) -> Error {
+    Error::usage(format!("unknown platform `{key}`: use one of {known}"))
+}
+
+/// The same platform was given twice.
+pub(crate) fn duplicate_platform(key: &str) -> Error {
+    Error::usage(format!(
+        "platform `{key}` is given twice: a package holds one library per platform"
+    ))
+}
+
+/// An invalid data source name.
+pub(crate) fn data_source_name(name: &str) -> Error {
+    Error::usage(format!("data source name `{name}` is invalid: use lower case letters, digits and `_`, starting with a letter"))
+}
+
+/// A library whose file name is not the one Spark looks for.
+pub(crate) fn library_file_name(path: &Path, platform: &str, expected: &str) -> Error {
+    Error::usage(format!(
+        "library `{}` for {platform} must be named {expected}: Spark finds a library by this name",
+        path.display()
+    ))
+}
+
+/// Nothing to package.
+pub(crate) fn no_library() -> Error {
+    Error::usage("no library to package: pass `--library <platform>=<path>` or `--dir <directory>` with one `<platform>/` directory per library")
+}
+
+/// A platform directory of `--dir` that does not hold exactly one file.
+pub(crate) fn platform_directory(dir: &Path) -> Error {
+    Error::usage(format!(
+        "`{}` must hold exactly one library file",
+        dir.display()
+    ))
+}
+
+/// A version that cannot be part of a file name.
+pub(crate) fn version(version: &str) -> Error {
+    Error::usage(format!(
+        "version `{version}` is invalid: use letters, digits, `.`, `-` and `+`, e.g. `0.1.0`"
+    ))
+}
+
+/// `--glibc` was not `<major>.<minor>`.
+pub(crate) fn glibc_baseline(text: &str) -> Error {
+    Error::usage(format!(
+        "`--glibc {text}` must be a glibc version such as `2.28`"
+    ))
+}
+
+/// The manifest could not be serialized (it only holds strings and integers).
+pub(crate) fn manifest(e: serde_json::Error) -> Error {
+    Error::usage(format!("cannot write the manifest: {e}"))
+}
+
+/// An I/O error on `path`.
+pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.into();
+    move |source| Error::io(path.display().to_string(), source)
+}
+
+/// A package that cannot be opened as a zip archive.
+pub(crate) fn zip_read(path: impl Into<PathBuf>) -> impl FnOnce(zip::result::ZipError) -> Error {
+    let path = path.into();
+    move |e| {
+        Error::usage(format!(
+            "{}: not a readable zip archive ({e}); a `.sparkpkg` is a zip file",
+            path.display()
+        ))
+    }
+}
+
+/// A package that cannot be written.
+pub(crate) fn zip_write(path: impl Into<PathBuf>) -> impl FnOnce(zip::result::ZipError) -> Error {
+    let path = path.into();
+    move |e| Error::usage(format!("{}: cannot write the package: {e}", path.display()))
+}

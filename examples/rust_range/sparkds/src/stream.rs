@@ -1,0 +1,342 @@
+//! The micro-batch read protocol (`SPARK_DS_MICRO_BATCH_READ`): `create_stream_reader`,
+//! `initial_offset`, then per micro-batch `latest_offset(start)`, `stream_partitions(start,
+//! end)`, `serialize_stream_reader`, the `read` tasks and `commit_offset(end)`; and a restart,
+//! a new source and stream reader that resume from the last committed offset, as a query
+//! restarted from its checkpoint does.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+use std::ffi::c_void;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
+use crate::error::{Error, Result, Violation};
+use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
+use crate::read::{
+    export_schema, required, run_read_tasks, schema_ptr, sink_call, sink_call_one, source_schema,
+    still_borrowed, ReadTasks,
+};
+
+/// A streaming read, as `spark.readStream.format(...).load()` runs it, for a number of
+/// micro-batches. Built by [`Library::stream_read`].
+///
+/// ```no_run
+/// # fn main() -> Result<(), sparkds::Error> {
+/// let library = sparkds::Library::load(sparkds::cdylib("spark_datasource_my_source")?)?;
+/// let stream = library.stream_read().option("rows", "5").micro_batches(4).restart_after(2).run()?;
+/// assert_eq!(stream.rows_per_micro_batch(), vec![5, 5, 5, 5]);
+/// # Ok(()) }
+/// ```
+#[must_use = "a read does nothing until `run`"]
+pub struct StreamRead<'l> {
+    library: &'l Library,
+    options: Vec<(String, String)>,
+    schema: Option<SchemaRef>,
+    micro_batches: usize,
+    restart_after: Option<usize>,
+}
+
+/// What a streaming read returned.
+#[derive(Debug, Clone)]
+pub struct StreamReadOutcome {
+    pub capabilities: Capabilities,
+    pub schema: SchemaRef,
+    /// What `initial_offset` returned.
+    pub initial_offset: Vec<u8>,
+    pub micro_batches: Vec<MicroBatch>,
+    /// The micro-batch before which the query restarted, if it did.
+    pub restarted_before: Option<usize>,
+}
+
+/// One micro-batch: its offsets, partitions and batches.
+#[derive(Debug, Clone)]
+pub struct MicroBatch {
+    pub start: Vec<u8>,
+    pub end: Vec<u8>,
+    pub partitions: Vec<Vec<u8>>,
+    /// The batches of every partition, partition after partition.
+    pub batches: Vec<RecordBatch>,
+}
+
+impl MicroBatch {
+    /// The number of rows of the micro-batch.
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(RecordBatch::num_rows).sum()
+    }
+}
+
+impl StreamReadOutcome {
+    /// The rows of each micro-batch.
+    pub fn rows_per_micro_batch(&self) -> Vec<usize> {
+        self.micro_batches
+            .iter()
+            .map(MicroBatch::num_rows)
+            .collect()
+    }
+
+    /// The `(start, end)` offsets of each micro-batch, as text when printable.
+    pub fn offsets(&self) -> Vec<(String, String)> {
+        self.micro_batches
+            .iter()
+            .map(|m| (crate::render::bytes(&m.start), crate::render::bytes(&m.end)))
+            .collect()
+    }
+
+    /// Every batch of every micro-batch.
+    pub fn batches(&self) -> Vec<RecordBatch> {
+        self.micro_batches
+            .iter()
+            .flat_map(|m| m.batches.iter().cloned())
+            .collect()
+    }
+}
+
+impl Library {
+    /// Starts a streaming (micro-batch) read of this library.
+    pub fn stream_read(&self) -> StreamRead<'_> {
+        StreamRead {
+            library: self,
+            options: Vec::new(),
+            schema: None,
+            micro_batches: 3,
+            restart_after: None,
+        }
+    }
+}
+
+struct Query<'l> {
+    // Declared before the source: the reader closes first.
+    reader: Handle<'l>,
+    _schema: Box<arrow_schema::ffi::FFI_ArrowSchema>,
+    source: Source<'l>,
+}
+
+impl<'l> StreamRead<'l> {
+    /// Adds an option.
+    pub fn option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.options.push((key.into(), value.into()));
+        self
+    }
+
+    /// Adds options.
+    pub fn options<K: Into<String>, V: Into<String>>(
+        mut self,
+        options: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        self.options
+            .extend(options.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
+    }
+
+    /// Reads with a schema given by the user instead of the source's.
+    pub fn schema(mut self, schema: SchemaRef) -> Self {
+        self.schema = Some(schema);
+        self
+    }
+
+    /// The number of micro-batches to run (3 by default).
+    pub fn micro_batches(mut self, n: usize) -> Self {
+        self.micro_batches = n;
+        self
+    }
+
+    /// Stops the query after `n` micro-batches and restarts it from the last committed offset,
+    /// with a new source and stream reader.
+    pub fn restart_after(mut self, n: usize) -> Self {
+        self.restart_after = Some(n);
+        self
+    }
+
+    fn start(&self) -> Result<(Query<'l>, SchemaRef)> {
+        let library = self.library;
+        let source = library.create(&self.options)?;
+        if !source.capabilities.micro_batch_read() {
+            return Err(Error::NotSupported {
+                capability: "SPARK_DS_MICRO_BATCH_READ",
+                operation: "a streaming read",
+            });
+        }
+        let schema = source_schema(library, &source, self.schema.clone())?;
+        let ffi = export_schema(&schema)?;
+        let create = required(library.table().create_stream_reader, "create_stream_reader")?;
+        let reader = library.open(
+            "create_stream_reader",
+            None,
+            HandleKind::StreamReader,
+            |reader| {
+                // SAFETY: the source is open; the schema is borrowed; `reader` is valid for
+                // writes.
+                unsafe { create(source.handle.ptr(), schema_ptr(&ffi), reader) }
+            },
+        )?;
+        still_borrowed(&ffi, "create_stream_reader", None)?;
+        Ok((
+            Query {
+                reader,
+                _schema: ffi,
+                source,
+            },
+            schema,
+        ))
+    }
+
+    /// Rule 25: a new query reads the offsets of a micro-batch again, and gets the same rows.
+    fn replay(&self, micro_batch: &MicroBatch, index: usize, schema: &SchemaRef) -> Result<()> {
+        let (query, _) = self.start()?;
+        let context = format!("replay of micro-batch {index}");
+        let (_, batches) = plan_and_read(
+            self.library,
+            query.reader.ptr(),
+            &micro_batch.start,
+            &micro_batch.end,
+            &context,
+            schema,
+            index,
+        )?;
+        drop(query);
+        let concat = |b: &[RecordBatch]| {
+            arrow_select::concat::concat_batches(schema, b)
+                .map_err(|e| Error::usage(format!("cannot compare the micro-batches: {e}")))
+        };
+        if concat(&batches)? != concat(&micro_batch.batches)? {
+            return Err(Violation::new(
+                "stream_partitions",
+                25,
+                format!(
+                    "reading the offsets {} to {} again returned other rows; the same range must return the same rows",
+                    crate::render::bytes(&micro_batch.start),
+                    crate::render::bytes(&micro_batch.end)
+                ),
+            )
+            .within(Some(&context))
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Runs the micro-batches.
+    ///
+    /// # Errors
+    ///
+    /// A failure of the library, or a violation of a rule.
+    pub fn run(self) -> Result<StreamReadOutcome> {
+        let library = self.library;
+        let table = library.table();
+        let (mut query, schema) = self.start()?;
+        let capabilities = query.source.capabilities;
+        let initial = required(table.initial_offset, "initial_offset")?;
+        let initial_offset = sink_call_one(library, "initial_offset", None, |add, sink| {
+            // SAFETY: the reader is open; the sink is open for the call.
+            unsafe { initial(query.reader.ptr(), add, sink) }
+        })?;
+        let latest = required(table.latest_offset, "latest_offset")?;
+        let mut start = initial_offset.clone();
+        let mut micro_batches = Vec::new();
+        let mut restarted_before = None;
+        for index in 0..self.micro_batches {
+            if self.restart_after == Some(index) && index > 0 {
+                // The old query stops: its handles close before the new ones open.
+                drop(query);
+                query = self.start()?.0;
+                restarted_before = Some(index);
+            }
+            let context = format!("micro-batch {index}");
+            let ctx = Some(context.as_str());
+            let reader = query.reader.ptr();
+            let end = sink_call_one(library, "latest_offset", ctx, |add, sink| {
+                // SAFETY: the reader is open; `start` is borrowed; the sink is open.
+                unsafe { latest(reader, start.as_ptr(), start.len() as i64, add, sink) }
+            })?;
+            if end == start {
+                micro_batches.push(MicroBatch {
+                    start: start.clone(),
+                    end,
+                    partitions: Vec::new(),
+                    batches: Vec::new(),
+                });
+                continue;
+            }
+            let (partitions, batches) =
+                plan_and_read(library, reader, &start, &end, &context, &schema, index)?;
+            if let Some(commit) = table.commit_offset {
+                library.call("commit_offset", ctx, || {
+                    // SAFETY: the reader is open; `end` is borrowed for the call.
+                    unsafe { commit(reader, end.as_ptr(), end.len() as i64) }
+                })?;
+            }
+            micro_batches.push(MicroBatch {
+                start: std::mem::replace(&mut start, end.clone()),
+                end,
+                partitions,
+                batches,
+            });
+        }
+        drop(query);
+        if let Some(first) = micro_batches.iter().position(|m| !m.partitions.is_empty()) {
+            self.replay(&micro_batches[first], first, &schema)?;
+        }
+        Ok(StreamReadOutcome {
+            capabilities,
+            schema,
+            initial_offset,
+            micro_batches,
+            restarted_before,
+        })
+    }
+}
+
+/// Plans the micro-batch from `start` to `end` and reads its partitions: `stream_partitions`,
+/// `serialize_stream_reader`, and one `read` task per partition.
+fn plan_and_read(
+    library: &Library,
+    reader: *mut c_void,
+    start: &[u8],
+    end: &[u8],
+    context: &str,
+    schema: &SchemaRef,
+    index: usize,
+) -> Result<(Vec<Vec<u8>>, Vec<RecordBatch>)> {
+    let table = library.table();
+    let ctx = Some(context);
+    let plan = required(table.stream_partitions, "stream_partitions")?;
+    let partitions = sink_call(library, "stream_partitions", ctx, |add, sink| {
+        // SAFETY: the reader is open; the offsets are borrowed; the sink is open.
+        unsafe {
+            plan(
+                reader,
+                start.as_ptr(),
+                start.len() as i64,
+                end.as_ptr(),
+                end.len() as i64,
+                add,
+                sink,
+            )
+        }
+    })?;
+    let state = match table.serialize_stream_reader {
+        Some(serialize) => Some(sink_call_one(
+            library,
+            "serialize_stream_reader",
+            ctx,
+            |add, sink| {
+                // SAFETY: the reader is open; the sink is open for the call.
+                unsafe { serialize(reader, add, sink) }
+            },
+        )?),
+        None => None,
+    };
+    let prefix = format!("{context}, ");
+    let results = run_read_tasks(
+        library,
+        ReadTasks {
+            stage: i32::try_from(index).unwrap_or(i32::MAX),
+            context: &prefix,
+            state: state.as_deref(),
+            partitions: &partitions,
+            schema,
+            limit: None,
+            kill: None,
+        },
+    )?;
+    Ok((partitions, results.into_iter().flatten().collect()))
+}

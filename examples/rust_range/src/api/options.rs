@@ -1,0 +1,188 @@
+//! The options of a query, `.option(key, value)` in Spark, with typed accessors whose errors
+//! name the option and the form it expects.
+
+use std::path::PathBuf;
+
+use super::{Error, Result};
+
+/// The options that Spark passed to `create`. Keys match without regard to case, as Spark's
+/// own options do.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    entries: Vec<(String, String)>,
+}
+
+impl Options {
+    /// Options from key and value pairs, as the user wrote them.
+    pub fn new<K: Into<String>, V: Into<String>>(
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        Options {
+            entries: entries
+                .into_iter()
+                .map(|(key, value)| (key.into(), value.into()))
+                .collect(),
+        }
+    }
+
+    /// The raw value of `key`, if the query set it.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// The value of `key` parsed as `T`, or `default` when the query did not set it.
+    ///
+    /// # Errors
+    /// When the value does not parse: "option `end` must be an integer, got `ten`".
+    pub fn get_or<T: OptionValue>(&self, key: &str, default: T) -> Result<T> {
+        match self.get(key) {
+            Some(value) => parse(key, value),
+            None => Ok(default),
+        }
+    }
+
+    /// The value of `key` parsed as `T`, which the query must set.
+    ///
+    /// # Errors
+    /// When it is missing or does not parse.
+    pub fn required<T: OptionValue>(&self, key: &str) -> Result<T> {
+        match self.get(key) {
+            Some(value) => parse(key, value),
+            None => Err(Error::Option(format!(
+                "missing option `{key}`: set it with .option(\"{key}\", ...), it must be {}",
+                T::EXPECTED
+            ))),
+        }
+    }
+
+    /// Fails on an option that is not in `known`, a likely typo that would otherwise be
+    /// ignored silently.
+    ///
+    /// # Errors
+    /// "unknown option `ned`; the options of this data source are: end, num_partitions".
+    pub fn expect_only(&self, known: &[&str]) -> Result<()> {
+        match self
+            .entries
+            .iter()
+            .find(|(key, _)| !known.iter().any(|k| k.eq_ignore_ascii_case(key)))
+        {
+            Some((key, _)) => Err(Error::Option(format!(
+                "unknown option `{key}`; the options of this data source are: {}",
+                known.join(", ")
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The options, in the order the user gave them.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+fn parse<T: OptionValue>(key: &str, value: &str) -> Result<T> {
+    T::parse_option(value).ok_or_else(|| {
+        Error::Option(format!(
+            "option `{key}` must be {}, got `{value}`",
+            T::EXPECTED
+        ))
+    })
+}
+
+/// A type that an option's value can be parsed as.
+pub trait OptionValue: Sized {
+    /// The expected form, for error messages: "an integer".
+    const EXPECTED: &'static str;
+    /// The value, or `None` if `value` does not have the expected form.
+    fn parse_option(value: &str) -> Option<Self>;
+}
+
+impl OptionValue for i64 {
+    const EXPECTED: &'static str = "an integer";
+    fn parse_option(value: &str) -> Option<Self> {
+        value.trim().parse().ok()
+    }
+}
+
+impl OptionValue for u64 {
+    const EXPECTED: &'static str = "a non-negative integer";
+    fn parse_option(value: &str) -> Option<Self> {
+        value.trim().parse().ok()
+    }
+}
+
+impl OptionValue for usize {
+    const EXPECTED: &'static str = "a non-negative integer";
+    fn parse_option(value: &str) -> Option<Self> {
+        value.trim().parse().ok()
+    }
+}
+
+impl OptionValue for bool {
+    const EXPECTED: &'static str = "`true` or `false`";
+    fn parse_option(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        }
+    }
+}
+
+impl OptionValue for String {
+    const EXPECTED: &'static str = "a string";
+    fn parse_option(value: &str) -> Option<Self> {
+        Some(value.to_string())
+    }
+}
+
+impl OptionValue for PathBuf {
+    const EXPECTED: &'static str = "a non-empty path";
+    fn parse_option(value: &str) -> Option<Self> {
+        (!value.is_empty()).then(|| PathBuf::from(value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_match_without_regard_to_case() {
+        let options = Options::new([("End", "5")]);
+        assert_eq!(options.get_or("end", 10_i64).ok(), Some(5));
+    }
+
+    #[test]
+    fn a_malformed_value_names_the_option_and_the_expected_form() {
+        let options = Options::new([("end", "ten")]);
+        let error = options.get_or("end", 10_i64).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "option `end` must be an integer, got `ten`"
+        );
+    }
+
+    #[test]
+    fn a_missing_required_option_says_how_to_set_it() {
+        let error = Options::default().required::<PathBuf>("path").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "missing option `path`: set it with .option(\"path\", ...), it must be a non-empty path"
+        );
+    }
+
+    #[test]
+    fn an_unknown_option_lists_the_known_ones() {
+        let options = Options::new([("ned", "5")]);
+        let error = options.expect_only(&["end", "batch_rows"]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "unknown option `ned`; the options of this data source are: end, batch_rows"
+        );
+    }
+}

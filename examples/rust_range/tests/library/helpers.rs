@@ -1,0 +1,27 @@
+//! What every test of the library needs.
+
+use std::sync::OnceLock;
+
+use sparkds::Library;
+
+/// No options: the defaults of the data source.
+pub const NO_OPTIONS: [(&str, &str); 0] = [];
+
+/// The library that `cargo test` built for this package, loaded once like Spark loads it.
+pub fn library() -> sparkds::Result<&'static Library> {
+    static LIBRARY: OnceLock<Library> = OnceLock::new();
+    if let Some(library) = LIBRARY.get() {
+        return Ok(library);
+    }
+    let name = concat!("spark_datasource_", env!("CARGO_PKG_NAME"));
+    let loaded = Library::load(sparkds::cdylib(name)?)?;
+    Ok(LIBRARY.get_or_init(|| loaded))
+}
+
+/// The message of an error, for assertions on the exact text a user sees.
+pub fn message<T: std::fmt::Debug>(result: sparkds::Result<T>) -> String {
+    match result {
+        Ok(value) => panic!("expected an error, got {value:?}"),
+        Err(error) => error.to_string(),
+    }
+}

@@ -1,0 +1,484 @@
+"""Loading a native data source library and calling its functions.
+
+A :class:`Library` is loaded once per process and cached at module level: Python workers are
+reused, so each worker loads a library once, and no ``ctypes`` object ever sits on an object that
+Spark pickles. Every call that returns non-zero raises :class:`NativeDataSourceError` with the
+library's ``last_error`` message, read at once on the calling thread, as the header requires.
+"""
+
+import ctypes
+import hashlib
+import logging
+import os
+import sys
+import threading
+from contextlib import contextmanager
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from . import _abi
+from ._abi import ArrowArray, ArrowArrayStream, ArrowSchema
+
+__all__ = ["NativeDataSourceError", "Library", "load", "library_file_name", "data_source_name"]
+
+logger = logging.getLogger("spark_native_bridge")
+
+
+class NativeDataSourceError(RuntimeError):
+    """A function of a native data source failed, or the library broke the interface.
+
+    The message names the data source, the function and the library's own message, so that it
+    reads the same in Spark's error (a ``PythonException``) as in a local traceback.
+    """
+
+    def __init__(self, data_source: str, function: str, message: str, code: Optional[int] = None):
+        self.data_source = data_source
+        self.function = function
+        self.code = code
+        self.native_message = message
+        status = f" (status {code})" if code is not None else ""
+        super().__init__(
+            f"[NATIVE_DATA_SOURCE_ERROR] The native data source `{data_source}` failed in "
+            f"`{function}`{status}: {message}"
+        )
+
+    def __reduce__(self):
+        # Keeps the exception picklable with its fields, should Spark ship it between processes.
+        return (
+            NativeDataSourceError,
+            (self.data_source, self.function, self.native_message, self.code),
+        )
+
+
+_PREFIXES = ("lib", "")
+_SUFFIXES = (".so", ".dylib", ".dll")
+
+
+def library_file_name(name: str) -> str:
+    """The file name of the library of data source `name` on this platform."""
+    if sys.platform == "win32":
+        return f"spark_datasource_{name}.dll"
+    if sys.platform == "darwin":
+        return f"libspark_datasource_{name}.dylib"
+    return f"libspark_datasource_{name}.so"
+
+
+def data_source_name(library_path: str) -> str:
+    """The data source name of a library file: `libspark_datasource_<name>.so` gives `<name>`."""
+    base = os.path.basename(library_path)
+    for suffix in _SUFFIXES:
+        if base.endswith(suffix):
+            stem = base[: -len(suffix)]
+            for prefix in _PREFIXES:
+                if stem.startswith(prefix + "spark_datasource_"):
+                    name = stem[len(prefix + "spark_datasource_") :]
+                    if name:
+                        return name.lower()
+    raise ValueError(
+        f"cannot derive a data source name from `{base}`: a native data source library is named "
+        f"libspark_datasource_<name>.so, libspark_datasource_<name>.dylib or "
+        f"spark_datasource_<name>.dll; pass name= to choose the name"
+    )
+
+
+def sha256_of(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for chunk in iter(lambda: file.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _search_path(file_name: str) -> List[str]:
+    """Where Spark 4.4 looks for an installed library: the library path, then <prefix>/lib for
+    each <prefix>/bin of PATH. Used on a node where the driver's path does not exist."""
+    variable = {"darwin": "DYLD_LIBRARY_PATH", "win32": "PATH"}.get(sys.platform, "LD_LIBRARY_PATH")
+    directories = [d for d in os.environ.get(variable, "").split(os.pathsep) if d]
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if os.path.basename(entry.rstrip(os.sep)) == "bin":
+            directories.append(os.path.join(os.path.dirname(entry.rstrip(os.sep)), "lib"))
+    return [os.path.join(d, file_name) for d in directories]
+
+
+def file_fingerprint(path: str) -> Tuple[int, int]:
+    """The size and modification time of a file: a cheap stand-in for its checksum on the node
+    where the checksum was computed."""
+    status = os.stat(path)
+    return status.st_size, status.st_mtime_ns
+
+
+def _resolve(
+    path: str,
+    name: str,
+    expected_sha256: Optional[str],
+    fingerprint: Optional[Tuple[int, int]] = None,
+) -> Tuple[str, str]:
+    """The file to load and its checksum: `path` itself, or on a node where it does not exist,
+    the first library of the same file name in the search path whose checksum matches.
+
+    A file at `path` with the size and modification time of `fingerprint` is taken as the
+    expected build without hashing it again: every Python worker that Spark spawns loads the
+    library, and a debug build can weigh a hundred megabytes.
+    """
+    candidates = [path] + _search_path(os.path.basename(path))
+    for candidate in candidates:
+        if not os.path.isfile(candidate):
+            continue
+        if (
+            expected_sha256 is not None
+            and fingerprint is not None
+            and candidate == path
+            and file_fingerprint(candidate) == tuple(fingerprint)
+        ):
+            return candidate, expected_sha256
+        checksum = sha256_of(candidate)
+        if expected_sha256 is None or checksum == expected_sha256:
+            return candidate, checksum
+    build = f" with SHA-256 {expected_sha256}" if expected_sha256 else ""
+    raise NativeDataSourceError(
+        name,
+        "load",
+        f"NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND: no library {os.path.basename(path)}{build} at "
+        f"{path} nor in the library path of this node: install the same build on every node",
+    )
+
+
+class _Sink:
+    """A SparkDsSink that copies each byte array it receives, as the host must."""
+
+    def __init__(self) -> None:
+        self.items: List[bytes] = []
+        self.error: Optional[str] = None
+        self.callback = _abi.SparkDsSink(self._add)
+
+    def _add(self, _sink, data, length) -> None:
+        # An exception cannot cross back into C: record it and raise after the call.
+        try:
+            if length < 0:
+                self.error = f"a sink was given a negative length, {length}"
+            elif length == 0:
+                self.items.append(b"")
+            elif not data:
+                self.error = f"a sink was given NULL data with length {length}"
+            else:
+                self.items.append(ctypes.string_at(data, length))
+        except BaseException as error:  # noqa: BLE001 - reported after the call
+            self.error = f"copying a byte array failed: {error!r}"
+
+
+def _release(struct, release_type) -> None:
+    """Releases an Arrow struct that the bridge still owns (its release is not NULL)."""
+    if struct.release:
+        release_type(struct.release)(ctypes.byref(struct))
+
+
+class TaskContext:
+    """A SparkDsTaskContext filled from pyspark's TaskContext of the running task.
+
+    pyspark's Python workers are not told that their task was killed (Spark kills the worker
+    process instead, after spark.python.task.killTimeout), so is_interrupted only turns true once
+    the bridge stops consuming the task's data, for example when the output generator is closed.
+    """
+
+    def __init__(self) -> None:
+        from pyspark import TaskContext as SparkTaskContext
+
+        spark_task = SparkTaskContext.get()
+        self.interrupted = False
+        self._callback = _abi.IsInterrupted(self._is_interrupted)
+        self.struct = _abi.SparkDsTaskContext(
+            size=ctypes.sizeof(_abi.SparkDsTaskContext),
+            task_id=spark_task.taskAttemptId() if spark_task else 0,
+            is_interrupted=self._callback,
+            host_data=None,
+            stage_id=spark_task.stageId() if spark_task else 0,
+            partition_id=spark_task.partitionId() if spark_task else 0,
+            attempt_number=spark_task.attemptNumber() if spark_task else 0,
+        )
+
+    def _is_interrupted(self, _task) -> int:
+        return 1 if self.interrupted else 0
+
+    def local_property(self, key: str) -> Optional[str]:
+        from pyspark import TaskContext as SparkTaskContext
+
+        spark_task = SparkTaskContext.get()
+        return spark_task.getLocalProperty(key) if spark_task else None
+
+
+class Library:
+    """A loaded native data source library: its table, and typed calls to its functions."""
+
+    def __init__(self, path: str, name: str, sha256: str) -> None:
+        self.path = path
+        self.name = name
+        self.sha256 = sha256
+        try:
+            self._dll = ctypes.CDLL(path)
+        except OSError as error:
+            raise NativeDataSourceError(name, "load", f"cannot load {path}: {error}") from None
+        try:
+            init = self._dll.spark_ds_init
+        except AttributeError:
+            raise NativeDataSourceError(
+                name,
+                "load",
+                f"{path} does not export spark_ds_init: it is not a native data "
+                "source library (mark spark_ds_init with SPARK_DS_EXPORT)",
+            ) from None
+        init.restype = ctypes.c_int
+        init.argtypes = [ctypes.POINTER(_abi.SparkDsHost), ctypes.POINTER(ctypes.c_void_p)]
+        # The host, its strings and its log callback live as long as the library: forever.
+        self._log_callback = _abi.LogFunction(self._log)
+        self._spark_version = _spark_version().encode()
+        self._host = _abi.SparkDsHost(
+            size=ctypes.sizeof(_abi.SparkDsHost),
+            abi_version=_abi.SPARK_DS_ABI_VERSION,
+            spark_version=self._spark_version,
+            log=self._log_callback,
+            log_context=None,
+        )
+        table_address = ctypes.c_void_p()
+        status = init(ctypes.byref(self._host), ctypes.byref(table_address))
+        if status != 0:
+            raise NativeDataSourceError(name, "spark_ds_init", "the library failed to load", status)
+        if not table_address.value:
+            raise NativeDataSourceError(name, "spark_ds_init", "returned a NULL table")
+        self._read_table(table_address.value)
+
+    def _read_table(self, address: int) -> None:
+        header = _abi.SparkDsLibrary.from_address(address)
+        size, version = header.size, header.abi_version
+        if version != _abi.SPARK_DS_ABI_VERSION:
+            raise NativeDataSourceError(
+                self.name,
+                "spark_ds_init",
+                f"the table has abi_version {version}, but this bridge "
+                f"supports version {_abi.SPARK_DS_ABI_VERSION} only",
+            )
+        if size < _abi.MINIMUM_TABLE_SIZE or size % ctypes.sizeof(ctypes.c_void_p) != 0:
+            raise NativeDataSourceError(
+                self.name,
+                "spark_ds_init",
+                f"the table's size is {size} bytes: it must be a "
+                f"multiple of the pointer size, at least {_abi.MINIMUM_TABLE_SIZE} (up to `read`)",
+            )
+        # Only the functions that fit in `size` exist: the ones beyond it are NULL.
+        self.functions = {}
+        for function in _abi.LIBRARY_FUNCTIONS:
+            field = getattr(_abi.SparkDsLibrary, function)
+            pointer = None
+            if field.offset + field.size <= size:
+                pointer = ctypes.c_void_p.from_address(address + field.offset).value
+            self.functions[function] = _abi.FUNCTION_TYPES[function](pointer) if pointer else None
+        for function in ("create", "close"):
+            if self.functions[function] is None:
+                raise NativeDataSourceError(
+                    self.name, "spark_ds_init", f"`{function}` is NULL, but every library needs it"
+                )
+
+    def _log(self, _context, level: int, message: Optional[bytes]) -> None:
+        try:
+            python_level = {
+                _abi.SPARK_DS_LOG_ERROR: logging.ERROR,
+                _abi.SPARK_DS_LOG_WARN: logging.WARNING,
+                _abi.SPARK_DS_LOG_INFO: logging.INFO,
+                _abi.SPARK_DS_LOG_DEBUG: logging.DEBUG,
+            }.get(level, 5)
+            text = (message or b"").decode("utf-8", errors="replace")
+            logger.log(python_level, "%s: %s", self.name, text)
+        except BaseException:  # noqa: BLE001 - nothing may cross back into C
+            pass
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def has(self, function: str) -> bool:
+        return self.functions.get(function) is not None
+
+    def last_error(self) -> str:
+        last_error = self.functions["last_error"]
+        if last_error is None:
+            return "(the library has no last_error function)"
+        message = last_error()
+        if message is None:
+            return "(last_error returned NULL)"
+        return message.decode("utf-8", errors="replace")
+
+    def call(self, function: str, *args) -> None:
+        """Calls `function`, raising NativeDataSourceError if it fails."""
+        native = self.functions[function]
+        if native is None:
+            raise NativeDataSourceError(self.name, function, "the function is NULL in the table")
+        status = native(*args)
+        if status != 0:
+            raise NativeDataSourceError(self.name, function, self.last_error(), status)
+
+    def collect(self, function: str, *args) -> List[bytes]:
+        """Calls a function that returns byte arrays through a sink, and returns them."""
+        sink = _Sink()
+        self.call(function, *args, sink.callback, None)
+        if sink.error is not None:
+            raise NativeDataSourceError(self.name, function, sink.error)
+        return sink.items
+
+    def collect_one(self, function: str, *args) -> bytes:
+        """Calls a function that returns exactly one byte array, with one call of add."""
+        items = self.collect(function, *args)
+        if len(items) != 1:
+            raise NativeDataSourceError(
+                self.name, function, f"called add {len(items)} times: it must call it once"
+            )
+        return items[0]
+
+    def close(self, function: str, handle: int) -> None:
+        """Calls a close function, which cannot fail."""
+        native = self.functions[function]
+        if native is not None and handle:
+            native(handle)
+
+    # -- sources ----------------------------------------------------------------------------
+
+    @contextmanager
+    def source(self, options: Dict[str, str]) -> Iterator[Tuple[int, int]]:
+        """Creates a source with `options`, yields (handle, capabilities), and closes it."""
+        keys = [str(key).encode("utf-8") for key in options]
+        values = [str(value).encode("utf-8") for value in options.values()]
+        info = _abi.SparkDsCreateInfo(
+            size=ctypes.sizeof(_abi.SparkDsCreateInfo),
+            name=self.name.lower().encode("utf-8"),
+            option_keys=(ctypes.c_char_p * max(len(keys), 1))(*keys),
+            option_values=(ctypes.c_char_p * max(len(values), 1))(*values),
+            num_options=len(keys),
+        )
+        capabilities = ctypes.c_uint64(0)
+        handle = ctypes.c_void_p()
+        self.call("create", ctypes.byref(info), ctypes.byref(capabilities), ctypes.byref(handle))
+        try:
+            self._check_capabilities(capabilities.value)
+            yield handle.value, capabilities.value
+        finally:
+            self.close("close", handle.value)
+
+    def _check_capabilities(self, capabilities: int) -> None:
+        for bit, functions in _abi.REQUIRED_FUNCTIONS.items():
+            if capabilities & bit:
+                missing = [f for f in functions if not self.has(f)]
+                if missing:
+                    raise NativeDataSourceError(
+                        self.name,
+                        "create",
+                        f"declares {_abi.CAPABILITY_NAMES[bit]} but "
+                        f"{', '.join('`' + f + '`' for f in missing)} is NULL",
+                    )
+        writes = _abi.SPARK_DS_BATCH_WRITE | _abi.SPARK_DS_STREAMING_WRITE
+        if capabilities & _abi.SPARK_DS_TRUNCATE and not capabilities & writes:
+            raise NativeDataSourceError(
+                self.name, "create", "declares SPARK_DS_TRUNCATE without a write capability"
+            )
+
+    def schema(self, source: int):
+        """The schema of the source, as a pyarrow.Schema."""
+        import pyarrow as pa
+
+        struct = ArrowSchema()
+        self.call("schema", source, ctypes.byref(struct))
+        return pa.Schema._import_from_c(ctypes.addressof(struct))
+
+    @contextmanager
+    def exported_schema(self, schema) -> Iterator[ArrowSchema]:
+        """A pyarrow.Schema as an ArrowSchema that the bridge owns, released afterwards."""
+        struct = ArrowSchema()
+        schema._export_to_c(ctypes.addressof(struct))
+        try:
+            yield struct
+        finally:
+            _release(struct, _abi.RELEASE_SCHEMA)
+
+    @contextmanager
+    def handle(self, create: str, close: str, *args) -> Iterator[int]:
+        """Calls `create`(*args, &handle), yields the handle and closes it with `close`."""
+        handle = ctypes.c_void_p()
+        self.call(create, *args, ctypes.byref(handle))
+        try:
+            yield handle.value
+        finally:
+            self.close(close, handle.value)
+
+    # -- executors --------------------------------------------------------------------------
+
+    def read(self, task: TaskContext, state: Optional[bytes], partition: bytes):
+        """Calls read and returns the stream as a pyarrow.RecordBatchReader, which owns it."""
+        import pyarrow as pa
+
+        stream = ArrowArrayStream()
+        self.call(
+            "read",
+            ctypes.byref(task.struct),
+            state,
+            len(state) if state is not None else 0,
+            partition,
+            len(partition),
+            ctypes.byref(stream),
+        )
+        return pa.RecordBatchReader._import_from_c(ctypes.addressof(stream))
+
+    def write(self, data_writer: int, schema: ArrowSchema, batch) -> None:
+        """Exports `batch` and moves it to the library's write; `schema` is borrowed."""
+        array = ArrowArray()
+        batch._export_to_c(ctypes.addressof(array))
+        try:
+            self.call("write", data_writer, ctypes.byref(schema), ctypes.byref(array))
+        finally:
+            # A library moves the batch out (or releases it). One that failed before taking it
+            # leaves it to us: release it then, so the batch is not leaked.
+            _release(array, _abi.RELEASE_ARRAY)
+
+    def commit_messages(
+        self, function: str, writer: int, epoch_id: int, messages: Sequence[Optional[bytes]]
+    ) -> None:
+        """Calls commit or abort with `messages`: None entries become NULL with length 0."""
+        count = len(messages)
+        pointers = (ctypes.c_char_p * max(count, 1))(*messages)
+        lengths = (ctypes.c_int64 * max(count, 1))(*[len(m) if m else 0 for m in messages])
+        self.call(function, writer, epoch_id, pointers, lengths, count)
+
+
+_LIBRARIES: Dict[Tuple[str, str], Library] = {}
+_LOCK = threading.Lock()
+
+
+def load(
+    path: str,
+    name: str,
+    expected_sha256: Optional[str] = None,
+    fingerprint: Optional[Tuple[int, int]] = None,
+) -> Library:
+    """The library at `path`, loaded once per process.
+
+    With `expected_sha256`, only that build is loaded (the driver's, as Spark 4.4 requires), and a
+    process that loaded another build from the same path refuses to run mixed builds.
+    """
+    with _LOCK:
+        library = _LIBRARIES.get((path, name))
+        if library is not None:
+            if expected_sha256 is not None and library.sha256 != expected_sha256:
+                raise NativeDataSourceError(
+                    name,
+                    "load",
+                    f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.REPLACED: this Python "
+                    f"worker loaded another build of {path}: restart the application to use the "
+                    f"new build",
+                )
+            return library
+        file, checksum = _resolve(path, name, expected_sha256, fingerprint)
+        library = Library(file, name, checksum)
+        _LIBRARIES[(path, name)] = library
+        return library
+
+
+def _spark_version() -> str:
+    try:
+        import pyspark
+
+        return pyspark.__version__
+    except ImportError:
+        return "unknown"

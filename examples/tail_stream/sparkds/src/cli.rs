@@ -1,0 +1,318 @@
+//! The commands of `sparkds` that drive a library: `show`, `roundtrip` and `check`. Each is a
+//! function of its parsed arguments that writes to `out` and returns the exit code, so that
+//! `main.rs` stays a dispatcher and tests can run the commands without a process.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use arrow_array::RecordBatch;
+
+use crate::check::{Check, Protocol};
+use crate::error::{Error, Result};
+use crate::library::Library;
+use crate::write::WriteMode;
+use crate::{ddl, render, sample};
+
+/// Parses a `key=value` option of the command line.
+///
+/// # Errors
+///
+/// A message that names the argument and shows the form it must take.
+pub fn parse_option(arg: &str) -> std::result::Result<(String, String), String> {
+    match arg.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
+        _ => Err(format!(
+            "option `{arg}` must be written key=value, such as `{}=20`",
+            if arg.is_empty() {
+                "end"
+            } else {
+                arg.trim_end_matches('=')
+            }
+        )),
+    }
+}
+
+/// The library and the options, common to the commands.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Target {
+    /// The library to load (.so, .dylib or .dll). By default, the cdylib of the cargo package in
+    /// the current directory, built first with `cargo build`.
+    #[arg(long, value_name = "PATH")]
+    pub lib: Option<PathBuf>,
+    /// The schema, as DDL (`"id bigint not null, name string"`) or as the JSON of
+    /// `df.schema.json()`, for a source without `schema` or to read with another schema.
+    #[arg(long, value_name = "DDL")]
+    pub schema: Option<String>,
+    /// The options of the data source, as `.option(key, value)` gives them.
+    #[arg(value_name = "KEY=VALUE", value_parser = parse_option)]
+    pub options: Vec<(String, String)>,
+    /// Call the library in this process. By default the command runs again in a child process
+    /// (`check`: one per protocol), so that a library that aborts the process is reported.
+    #[arg(long)]
+    pub in_process: bool,
+}
+
+impl Target {
+    fn library_path(&self) -> Result<PathBuf> {
+        match &self.lib {
+            Some(path) => Ok(path.clone()),
+            None => {
+                let dir = std::env::current_dir()
+                    .map_err(|e| Error::io("cannot read the current directory", e))?;
+                crate::build_current_cdylib(&dir)
+            }
+        }
+    }
+
+    fn load(&self) -> Result<Library> {
+        Library::load(self.library_path()?)
+    }
+
+    fn schema(&self) -> Result<Option<arrow_schema::SchemaRef>> {
+        self.schema.as_deref().map(ddl::parse).transpose()
+    }
+}
+
+/// Runs the current `sparkds` command again in a child process, with `--in-process` and the
+/// library found (built) here, and reports a child that the library aborted (rule 9).
+///
+/// # Errors
+///
+/// When the library cannot be found or built, the child cannot run, or the library aborted it.
+pub fn rerun_isolated(target: &Target) -> Result<ExitCode> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::io("cannot find the path of sparkds to run the command", e))?;
+    let mut command = std::process::Command::new(exe);
+    command
+        .args(std::env::args_os().skip(1))
+        .arg("--in-process");
+    if target.lib.is_none() {
+        command.arg("--lib").arg(target.library_path()?);
+    }
+    let output = command
+        .env(crate::isolate::BREADCRUMBS_VAR, "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| Error::io("cannot run sparkds in a child process", e))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprint!("{}", crate::isolate::without_breadcrumbs(&stderr));
+    if let Some(how) = crate::isolate::abnormal_end(&output.status) {
+        let function = crate::isolate::last_call(&stderr).unwrap_or_else(|| "spark_ds_init".into());
+        return Err(Error::Aborted { function, how });
+    }
+    let code = output.status.code().unwrap_or(2);
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(2)))
+}
+
+/// `sparkds show`: the schema and the rows, like `df.printSchema()` and `df.show()`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ShowArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Read only these columns, in this order (`prune_columns`).
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub columns: Option<Vec<String>>,
+    /// Read at most this many rows (`push_limit`).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<i64>,
+    /// The number of rows to show.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub rows: usize,
+}
+
+/// Runs `sparkds show`.
+///
+/// # Errors
+///
+/// When the library cannot be loaded or the read fails or breaks a rule.
+pub fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    let library = args.target.load()?;
+    let mut read = library.batch_read().options(args.target.options.clone());
+    if let Some(schema) = args.target.schema()? {
+        read = read.schema(schema);
+    }
+    if let Some(columns) = &args.columns {
+        read = read.columns(columns.clone());
+    }
+    if let Some(limit) = args.limit {
+        read = read.limit(limit);
+    }
+    if args.limit.is_some_and(|l| l < 0) {
+        return Err(Error::usage(
+            "--limit must be 0 or more; leave it out to read every row",
+        ));
+    }
+    let outcome = read.run()?;
+    let mut batches = outcome.batches();
+    if let Some(limit) = args.limit {
+        // Spark applies the limit to the combined rows, accepted or not.
+        batches = take(&batches, usize::try_from(limit).unwrap_or(0));
+    }
+    let text = format!(
+        "{}\n{}",
+        render::schema(&outcome.schema),
+        render::show(&outcome.schema, &batches, args.rows)
+    );
+    write_out(out, &text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn take(batches: &[RecordBatch], n: usize) -> Vec<RecordBatch> {
+    let mut left = n;
+    let mut out = Vec::new();
+    for b in batches {
+        let k = b.num_rows().min(left);
+        out.push(b.slice(0, k));
+        left -= k;
+    }
+    out
+}
+
+fn write_out(out: &mut dyn Write, text: &str) -> Result<()> {
+    out.write_all(text.as_bytes())
+        .map_err(|e| Error::io("cannot write the output", e))
+}
+
+/// The write mode on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    Append,
+    Truncate,
+}
+
+/// `sparkds roundtrip`: writes sample rows through the whole write protocol, then reads them
+/// back when the source reads.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RoundtripArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// The write mode.
+    #[arg(long, value_enum, default_value_t = ModeArg::Append)]
+    pub mode: ModeArg,
+    /// The number of write tasks.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub tasks: usize,
+    /// The number of rows of each task.
+    #[arg(long = "rows-per-task", default_value_t = 3, value_name = "N")]
+    pub rows_per_task: usize,
+}
+
+/// Runs `sparkds roundtrip`.
+///
+/// # Errors
+///
+/// When the library cannot be loaded, or the write or the read fails or breaks a rule.
+pub fn roundtrip(args: &RoundtripArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    let library = args.target.load()?;
+    let options = args.target.options.clone();
+    let schema = crate::check::write_schema(&library, &options, args.target.schema()?)?;
+    let mut write = library
+        .batch_write()
+        .options(options.clone())
+        .schema(schema.clone())
+        .mode(match args.mode {
+            ModeArg::Append => WriteMode::Append,
+            ModeArg::Truncate => WriteMode::Truncate,
+        });
+    let mut written = Vec::new();
+    for task in 0..args.tasks {
+        let batch = sample::rows(
+            &schema,
+            (task * args.rows_per_task) as i64,
+            args.rows_per_task,
+        )?;
+        written.push(batch.clone());
+        write = write.task([batch]);
+    }
+    let outcome = write.run()?;
+    let messages: Vec<Vec<u8>> = outcome.messages.iter().flatten().cloned().collect();
+    let mut text = format!(
+        "wrote {} rows in {} tasks:\n{}\n{}\n",
+        written.iter().map(RecordBatch::num_rows).sum::<usize>(),
+        args.tasks,
+        render::schema(&schema),
+        render::batches(&written)
+    );
+    text.push_str(if outcome.committed {
+        "committed, with the messages:\n"
+    } else {
+        "aborted\n"
+    });
+    text.push_str(&render::partitions(&messages));
+    if library.capabilities(options.clone())?.batch_read() {
+        let read = library.batch_read().options(options).schema(schema).run()?;
+        text.push_str(&format!(
+            "\nread back {} rows:\n{}\n",
+            read.num_rows(),
+            render::batches(&read.batches())
+        ));
+    } else {
+        text.push_str("\nthe source does not declare SPARK_DS_BATCH_READ: nothing to read back\n");
+    }
+    write_out(out, &text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `sparkds check`: runs every protocol of every declared capability and reports each.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Run only this protocol.
+    #[arg(long, value_enum)]
+    pub protocol: Option<Protocol>,
+    /// Print the outcomes as JSON, for a parent process.
+    #[arg(long, hide = true)]
+    pub json: bool,
+}
+
+/// Runs `sparkds check`: exit code 1 when a protocol failed.
+///
+/// # Errors
+///
+/// When the library cannot be found or built, or the output cannot be written.
+pub fn check(args: &CheckArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    let path = args.target.library_path()?;
+    let mut check = Check::new(&path).options(args.target.options.clone());
+    if let Some(schema) = &args.target.schema {
+        check = check.schema(schema.clone());
+    }
+    if let Some(protocol) = args.protocol {
+        check = check.protocols([protocol]);
+    }
+    if !args.target.in_process {
+        let binary = std::env::current_exe()
+            .map_err(|e| Error::io("cannot find the path of sparkds to run the checks", e))?;
+        check = check.isolated(binary);
+    }
+    let report = check.run();
+    if args.json {
+        let json = serde_json::to_string(&report.results)
+            .map_err(|e| Error::usage(format!("cannot write the report as JSON: {e}")))?;
+        write_out(out, &format!("{json}\n"))?;
+    } else {
+        write_out(out, &format!("sparkds check {}\n{report}", path.display()))?;
+    }
+    Ok(if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_option_without_equals_is_explained() {
+        assert_eq!(
+            parse_option("end"),
+            Err("option `end` must be written key=value, such as `end=20`".to_string())
+        );
+        assert_eq!(parse_option("end=20"), Ok(("end".into(), "20".into())));
+        assert_eq!(parse_option("a=b=c"), Ok(("a".into(), "b=c".into())));
+    }
+}

@@ -1,0 +1,91 @@
+//! sparkds: drives a native data source library the way Spark does, and checks every rule of
+//! the interface on the way (`conformance.md`).
+//!
+//! A library is loaded with the platform's dynamic loader, exactly as Spark loads it, so any
+//! library built against `spark_datasource.h` can be tested, whatever its language. The drivers
+//! run each protocol of the interface, with the driver side and the executor side apart (the
+//! executors only get byte arrays, and each task runs on its own thread):
+//!
+//! - [`Library::batch_read`]: options, a user schema, pruned columns and a limit;
+//! - [`Library::stream_read`]: micro-batches, and a restart from the last committed offset;
+//! - [`Library::batch_write`] and [`Library::streaming_write`]: tasks, a failing task, modes;
+//! - [`check`]: every protocol of every declared capability, optionally each in a child
+//!   process, so that a library that aborts the process is reported rather than fatal.
+//!
+//! # What is checked
+//!
+//! Each violation names the function, the place and the rule of `conformance.md`, such as
+//! "`read` (partition 1): batch 0, column `id`: array offset is 3; exported arrays must have
+//! offset 0 (rule 13)". The host checks:
+//!
+//! - loading (rules 1-4): `spark_ds_init` exported, returning 0 and the same table twice; the
+//!   table's `size` (at least up to `read`, pointer-aligned; functions beyond it are NULL); its
+//!   `abi_version`; `create` and `close` set; no capability declared whose required functions
+//!   are NULL, no unknown capability bit, no `SPARK_DS_TRUNCATE` without a write capability;
+//! - errors (rules 7, 8): a failing function has a UTF-8 `last_error`, and so does a failing
+//!   `get_schema` or `get_next` with `get_last_error`; a failing create function leaves its
+//!   handle out-parameter untouched;
+//! - crashes (rule 9), in a child process: which function aborted the process;
+//! - sinks (rule 10): called during the call, on the calling thread, with a valid length; the
+//!   functions that return one byte array call it exactly once;
+//! - Arrow structs (rules 11-20), read raw before arrow-rs sees them: not released when
+//!   returned; `release` sets itself to NULL; moved batches released exactly once by `write`;
+//!   offset 0 at every level; string, binary and list offsets from 0 and non-decreasing;
+//!   `null_count` exact (counted from the validity bitmap); no null rows and no validity buffer
+//!   in the batch's struct; every column of the batch's length, children long enough for their
+//!   parents; no null in a non-nullable column; only the types of version 1 (no dictionary,
+//!   large or view types, microsecond timestamps, map children named `entries`/`key`/`value`);
+//!   buffers aligned to their element width; `validate_full` of arrow-rs; the stream's schema
+//!   equal to the schema asked for (after pruning); the end of the stream repeated;
+//! - handles and protocol (rules 21-23, 25): no NULL handle with success, no handle returned
+//!   while another of its kind with the same address is open (data writers of an epoch are all
+//!   open at once); the host closes each handle exactly once, in order, and never unloads a
+//!   library; an accepted limit never exceeded per partition; a killed task stops within one
+//!   batch; a micro-batch replayed by a new query gives the same rows.
+//!
+//! Not checked, because a host cannot see it: whether buffers are as long as the arrays say
+//! (rule 20's other half; the C data interface carries no buffer sizes), reads of `SparkDsHost`
+//! beyond its size (5), function signatures (6: compile against the header with
+//! `-Werror=incompatible-pointer-types`), Arrow out-parameters left untouched on failure (8), and
+//! whether written data stays invisible before `commit` (24: that needs the source's storage).
+//!
+//! ```no_run
+//! # fn main() -> Result<(), sparkds::Error> {
+//! use sparkds::{cdylib, render, Library};
+//!
+//! let library = Library::load(cdylib("spark_datasource_my_source")?)?;
+//! let read = library.batch_read().option("end", "10").run()?;
+//! println!("{}", render::schema(&read.schema));
+//! println!("{}", render::batches(&read.batches()));
+//! # Ok(()) }
+//! ```
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod abi;
+pub mod check;
+pub mod cli;
+pub mod ddl;
+mod error;
+mod import;
+pub mod isolate;
+mod library;
+mod locate;
+pub mod package;
+mod read;
+pub mod render;
+pub mod sample;
+mod sink;
+mod stream;
+mod task;
+pub mod verify;
+mod write;
+
+/// The arrow-rs crates of sparkds's API, so that tests build batches with the same version.
+pub use arrow_array;
+pub use arrow_schema;
+pub use error::{Error, Result, Violation};
+pub use library::{Capabilities, Library, LogLevel, LogMessage, SPARK_VERSION};
+pub use locate::{build_current_cdylib, cdylib, library_file_name, profile_dir, sparkds_binary};
+pub use read::{BatchRead, BatchReadOutcome, PartitionRead};
+pub use stream::{MicroBatch, StreamRead, StreamReadOutcome};
+pub use write::{BatchWrite, StreamingWrite, WriteMode, WriteOutcome};

@@ -1,0 +1,441 @@
+//! `sparkds verify`: opens a `.sparkpkg` and checks it the way a cluster would find out, before
+//! it gets there: the manifest, the archive's entries, and each library (format, architecture,
+//! `spark_ds_init`, dependencies, glibc symbol versions). Every broken rule is reported, each
+//! naming the file and the rule, and the SHA-256 of every library is printed: executors check
+//! that checksum against the driver's (specification, section "Installed Libraries").
+
+mod binary;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use zip::ZipArchive;
+
+pub use binary::{parse_glibc_version, Policy};
+
+use crate::package::error;
+use crate::package::{
+    is_valid_data_source_name, sha256_hex, Manifest, Platform, ABI_VERSION, MANIFEST_NAME,
+};
+use crate::Result;
+
+/// Arguments of `sparkds verify`.
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// The package to check.
+    #[arg(value_name = "PACKAGE")]
+    pub package: PathBuf,
+    /// A data source the manifest must list.
+    #[arg(long = "name", value_name = "NAME")]
+    pub names: Vec<String>,
+    /// Newest glibc version that the Linux libraries may need.
+    #[arg(long, value_name = "VERSION", default_value = "2.28")]
+    pub glibc: String,
+    /// A library the libraries may load on top of the system libraries, e.g. `libstdc++.so.6`;
+    /// repeat it for each.
+    #[arg(long = "allow", value_name = "LIBRARY")]
+    pub allow: Vec<String>,
+}
+
+/// A rule of the package format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Rule {
+    /// The manifest exists and parses.
+    Manifest,
+    /// `abiVersion` is 1.
+    AbiVersion,
+    /// The data source names are valid and include the expected ones.
+    DataSource,
+    /// Each library's platform key is known.
+    Platform,
+    /// Each library is named as Spark looks for it.
+    FileName,
+    /// Each listed library is in the archive.
+    MissingFile,
+    /// Nothing else is in the archive.
+    ExtraFile,
+    /// No absolute path, `..` or link.
+    UnsafePath,
+    /// The binary format matches the platform.
+    Format,
+    /// The architecture matches the platform.
+    Architecture,
+    /// The library exports `spark_ds_init`.
+    Export,
+    /// The library only loads allowed libraries.
+    Dependency,
+    /// The library needs no glibc newer than the baseline.
+    Glibc,
+}
+
+impl Rule {
+    /// The rule's name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Manifest => "manifest",
+            Rule::AbiVersion => "abi-version",
+            Rule::DataSource => "data-source",
+            Rule::Platform => "platform",
+            Rule::FileName => "file-name",
+            Rule::MissingFile => "missing-file",
+            Rule::ExtraFile => "extra-file",
+            Rule::UnsafePath => "unsafe-path",
+            Rule::Format => "format",
+            Rule::Architecture => "architecture",
+            Rule::Export => "export",
+            Rule::Dependency => "dependency",
+            Rule::Glibc => "glibc",
+        }
+    }
+}
+
+/// A broken rule: the file it is about, the rule, and what to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// The entry of the archive (or the manifest) at fault.
+    pub file: String,
+    /// The rule broken.
+    pub rule: Rule,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl Finding {
+    fn new(file: &str, rule: Rule, message: String) -> Finding {
+        Finding {
+            file: file.to_string(),
+            rule,
+            message,
+        }
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: [{}] {}", self.file, self.rule.name(), self.message)
+    }
+}
+
+/// A library found in the package, with its checksum.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Library {
+    /// Its platform key.
+    pub platform: String,
+    /// Its path in the archive.
+    pub entry: String,
+    /// SHA-256 of its bytes, lower-case hex.
+    pub sha256: String,
+}
+
+/// The outcome of `verify`.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// The data sources of the manifest, if it parsed.
+    pub data_sources: Vec<String>,
+    /// Every listed library that is in the archive.
+    pub libraries: Vec<Library>,
+    /// Every broken rule, in the order found.
+    pub findings: Vec<Finding>,
+}
+
+/// What `verify` requires beyond the format itself.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Data sources the manifest must list.
+    pub names: Vec<String>,
+    /// Dependency and glibc policy.
+    pub policy: Policy,
+}
+
+/// One entry of the archive, as read from the central directory.
+struct Entry {
+    index: usize,
+    is_dir: bool,
+}
+
+/// Checks the package at `path`.
+///
+/// # Errors
+///
+/// Only a package that cannot be read at all (not a file, not a zip archive). A package that
+/// reads but breaks rules gives a [`Report`] with findings.
+pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
+    let file = fs::File::open(path).map_err(error::io(path))?;
+    let mut archive = ZipArchive::new(file).map_err(error::zip_read(path))?;
+    let mut report = Report::default();
+
+    let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
+    for index in 0..archive.len() {
+        let entry = archive.by_index(index).map_err(error::zip_read(path))?;
+        let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
+        if let Some(problem) = unsafe_path(&name) {
+            report
+                .findings
+                .push(Finding::new(&name, Rule::UnsafePath, problem));
+            continue;
+        }
+        if entry.is_symlink() {
+            report.findings.push(Finding::new(
+                &name,
+                Rule::UnsafePath,
+                "the entry is a symbolic link: a package holds regular files only, so it cannot point outside the directory it is unpacked to".to_string(),
+            ));
+            continue;
+        }
+        let is_dir = entry.is_dir();
+        entries.insert(name, Entry { index, is_dir });
+    }
+
+    let Some(manifest) = read_manifest(&mut archive, &entries, path, &mut report)? else {
+        return Ok(report);
+    };
+    check_manifest(&manifest, options, &mut report);
+
+    let mut listed: BTreeSet<String> = BTreeSet::new();
+    listed.insert(MANIFEST_NAME.to_string());
+    for (key, entry_name) in &manifest.libraries {
+        listed.insert(entry_name.clone());
+        let platform = Platform::from_key(key);
+        if platform.is_none() {
+            report.findings.push(Finding::new(
+                entry_name,
+                Rule::Platform,
+                format!(
+                    "unknown platform key `{key}`: use one of {}",
+                    Platform::known_keys()
+                ),
+            ));
+        }
+        if let Some(problem) = unsafe_path(entry_name) {
+            report.findings.push(Finding::new(
+                entry_name,
+                Rule::UnsafePath,
+                format!("the manifest lists it for `{key}`, but {problem}"),
+            ));
+            continue;
+        }
+        if let Some(platform) = platform {
+            check_file_name(entry_name, platform, &manifest.data_sources, &mut report);
+        }
+        let Some(entry) = entries.get(entry_name).filter(|e| !e.is_dir) else {
+            report.findings.push(Finding::new(
+                entry_name,
+                Rule::MissingFile,
+                format!("the manifest lists it for `{key}` but the archive does not contain it: add the file, or remove `{key}` from `libraries`"),
+            ));
+            continue;
+        };
+        let bytes = read_entry(&mut archive, entry.index, path)?;
+        report.libraries.push(Library {
+            platform: key.clone(),
+            entry: entry_name.clone(),
+            sha256: sha256_hex(&bytes),
+        });
+        if let Some(platform) = platform {
+            report
+                .findings
+                .extend(binary::check(entry_name, &bytes, platform, &options.policy));
+        }
+    }
+
+    for (name, entry) in &entries {
+        // `zip -r` (the specification's example) also stores the directories of the files.
+        let directory = format!("{}/", name.trim_end_matches('/'));
+        let parent_of_listed = entry.is_dir && listed.iter().any(|l| l.starts_with(&directory));
+        if !listed.contains(name) && !parent_of_listed {
+            report.findings.push(Finding::new(
+                name,
+                Rule::ExtraFile,
+                "the manifest does not list this entry: a package holds only its manifest and the libraries it lists, so remove it".to_string(),
+            ));
+        }
+    }
+    Ok(report)
+}
+
+/// Why an entry name could escape the directory a package is unpacked to (zip-slip), if it could.
+fn unsafe_path(name: &str) -> Option<String> {
+    let absolute =
+        name.starts_with('/') || name.starts_with('\\') || name.as_bytes().get(1) == Some(&b':');
+    if absolute {
+        return Some(
+            "the path is absolute: paths in a package are relative to its root".to_string(),
+        );
+    }
+    if name.split(['/', '\\']).any(|part| part == "..") {
+        return Some("the path contains `..`: paths in a package must stay inside it".to_string());
+    }
+    None
+}
+
+fn read_entry(archive: &mut ZipArchive<fs::File>, index: usize, path: &Path) -> Result<Vec<u8>> {
+    let mut entry = archive.by_index(index).map_err(error::zip_read(path))?;
+    let mut bytes = Vec::new();
+    entry.read_to_end(&mut bytes).map_err(error::io(path))?;
+    Ok(bytes)
+}
+
+fn read_manifest(
+    archive: &mut ZipArchive<fs::File>,
+    entries: &BTreeMap<String, Entry>,
+    path: &Path,
+    report: &mut Report,
+) -> Result<Option<Manifest>> {
+    let Some(entry) = entries.get(MANIFEST_NAME) else {
+        report.findings.push(Finding::new(
+            MANIFEST_NAME,
+            Rule::Manifest,
+            "the package has no manifest at its root: write it with `sparkds package`".to_string(),
+        ));
+        return Ok(None);
+    };
+    let bytes = read_entry(archive, entry.index, path)?;
+    match Manifest::parse(&bytes) {
+        Ok(manifest) => Ok(Some(manifest)),
+        Err(e) => {
+            report.findings.push(Finding::new(
+                MANIFEST_NAME,
+                Rule::Manifest,
+                format!("the manifest is not valid: {e}; it must be `{{ \"abiVersion\": 1, \"dataSources\": [...], \"libraries\": {{ \"<platform>\": \"<path>\" }} }}`"),
+            ));
+            Ok(None)
+        }
+    }
+}
+
+fn check_manifest(manifest: &Manifest, options: &Options, report: &mut Report) {
+    report.data_sources = manifest.data_sources.clone();
+    if manifest.abi_version != ABI_VERSION {
+        report.findings.push(Finding::new(
+            MANIFEST_NAME,
+            Rule::AbiVersion,
+            format!(
+                "`abiVersion` is {} but this tool checks version {ABI_VERSION} of the interface: set it to {ABI_VERSION}",
+                manifest.abi_version
+            ),
+        ));
+    }
+    if manifest.data_sources.is_empty() {
+        report.findings.push(Finding::new(
+            MANIFEST_NAME,
+            Rule::DataSource,
+            "`dataSources` is empty: list the data sources that the libraries implement"
+                .to_string(),
+        ));
+    }
+    for name in &manifest.data_sources {
+        if !is_valid_data_source_name(name) {
+            report.findings.push(Finding::new(
+                MANIFEST_NAME,
+                Rule::DataSource,
+                format!("data source name `{name}` is invalid: use lower case letters, digits and `_`, starting with a letter"),
+            ));
+        }
+    }
+    for name in &options.names {
+        if !manifest.data_sources.contains(name) {
+            report.findings.push(Finding::new(
+                MANIFEST_NAME,
+                Rule::DataSource,
+                format!(
+                    "`dataSources` is [{}] but must list `{name}`",
+                    quoted(&manifest.data_sources)
+                ),
+            ));
+        }
+    }
+    if manifest.libraries.is_empty() {
+        report.findings.push(Finding::new(
+            MANIFEST_NAME,
+            Rule::Platform,
+            "`libraries` is empty: list one library per platform".to_string(),
+        ));
+    }
+}
+
+fn check_file_name(entry: &str, platform: Platform, data_sources: &[String], report: &mut Report) {
+    let file_name = entry.rsplit('/').next().unwrap_or(entry);
+    let expected: Vec<String> = data_sources
+        .iter()
+        .map(|n| platform.library_file_name(n))
+        .collect();
+    if !expected.iter().any(|e| e == file_name) {
+        report.findings.push(Finding::new(
+            entry,
+            Rule::FileName,
+            format!(
+                "a `{platform}` library of [{}] must be named {}: Spark finds a library by this name",
+                quoted(data_sources),
+                expected
+                    .iter()
+                    .map(|e| format!("`{e}`"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
+        ));
+    }
+}
+
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Runs `sparkds verify`: prints the libraries and their SHA-256 on standard output, every
+/// finding on standard error, and returns whether the package passed.
+///
+/// # Errors
+///
+/// An invalid `--glibc`, or a package that cannot be read at all.
+pub fn run(args: &VerifyArgs) -> Result<bool> {
+    let glibc =
+        parse_glibc_version(&args.glibc).ok_or_else(|| error::glibc_baseline(&args.glibc))?;
+    let options = Options {
+        names: args.names.clone(),
+        policy: Policy {
+            glibc,
+            allow: args.allow.clone(),
+        },
+    };
+    let report = verify_package(&args.package, &options)?;
+    println!("package {}", args.package.display());
+    if !report.data_sources.is_empty() {
+        println!("data sources: {}", report.data_sources.join(", "));
+    }
+    for library in &report.libraries {
+        println!("{}  {}", library.sha256, library.entry);
+    }
+    for finding in &report.findings {
+        eprintln!("error: {finding}");
+    }
+    if report.findings.is_empty() {
+        println!(
+            "ok: {} {} verified",
+            report.libraries.len(),
+            if report.libraries.len() == 1 {
+                "library"
+            } else {
+                "libraries"
+            }
+        );
+        Ok(true)
+    } else {
+        eprintln!(
+            "verify failed: {} {} in {}",
+            report.findings.len(),
+            if report.findings.len() == 1 {
+                "problem"
+            } else {
+                "problems"
+            },
+            args.package.display()
+        );
+        Ok(false)
+    }
+}

@@ -1,0 +1,599 @@
+//! The write protocols (`SPARK_DS_BATCH_WRITE`, `SPARK_DS_STREAMING_WRITE`): on the driver
+//! `create_writer` with a `SparkDsWriteInfo`, `serialize_writer`; per task, on its own thread,
+//! `create_data_writer`, `write` per batch (the batch moved to the library, the schema
+//! borrowed), `commit_data_writer` or `abort_data_writer`, `close_data_writer`; then `commit` or
+//! `abort` with the messages of the tasks; per epoch for a streaming write.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+use std::ffi::{c_void, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex, PoisonError};
+
+use arrow_array::ffi::FFI_ArrowArray;
+use arrow_array::{Array, RecordBatch, StructArray};
+use arrow_data::transform::MutableArrayData;
+use arrow_schema::SchemaRef;
+
+use crate::abi::{self, ArrowArray, SparkDsWriteInfo};
+use crate::error::{Error, Result, Violation};
+use crate::library::{HandleKind, Library};
+use crate::read::{
+    export_schema, required, schema_ptr, sink_call_one, source_schema, still_borrowed,
+};
+use crate::task::Task;
+
+/// The write mode, `SparkDsWriteInfo.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriteMode {
+    /// `SPARK_DS_WRITE_APPEND`: save mode append, output mode append.
+    #[default]
+    Append,
+    /// `SPARK_DS_WRITE_TRUNCATE`: save mode overwrite, output mode complete. Needs
+    /// `SPARK_DS_TRUNCATE`.
+    Truncate,
+}
+
+/// What one write (or one epoch of a streaming write) did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WriteOutcome {
+    /// The commit message of each task, in partition order; `None` for a task that failed.
+    pub messages: Vec<Option<Vec<u8>>>,
+    /// Whether `commit` ran (and succeeded).
+    pub committed: bool,
+    /// Whether `abort` ran.
+    pub aborted: bool,
+}
+
+/// A batch write, as `df.write.format(...).mode(...).save()` runs it. Built by
+/// [`Library::batch_write`].
+///
+/// ```no_run
+/// # fn main() -> Result<(), sparkds::Error> {
+/// # let (a, b): (arrow_array::RecordBatch, arrow_array::RecordBatch) = todo!();
+/// let library = sparkds::Library::load(sparkds::cdylib("spark_datasource_my_source")?)?;
+/// let write = library.batch_write().task([a]).task([b]).failing_task(1).run()?;
+/// assert!(write.aborted && write.messages[1].is_none());
+/// # Ok(()) }
+/// ```
+#[must_use = "a write does nothing until `run`"]
+pub struct BatchWrite<'l> {
+    spec: WriteSpec<'l>,
+    tasks: Vec<Vec<RecordBatch>>,
+    failing_task: Option<usize>,
+}
+
+/// A streaming write, as `df.writeStream.format(...).outputMode(...).start()` runs it, one
+/// epoch per micro-batch. Built by [`Library::streaming_write`].
+#[must_use = "a write does nothing until `run`"]
+pub struct StreamingWrite<'l> {
+    spec: WriteSpec<'l>,
+    epochs: Vec<Vec<Vec<RecordBatch>>>,
+    failing: Option<(usize, usize)>,
+}
+
+struct WriteSpec<'l> {
+    library: &'l Library,
+    options: Vec<(String, String)>,
+    schema: Option<SchemaRef>,
+    mode: WriteMode,
+}
+
+impl Library {
+    /// Starts a batch write to this library.
+    pub fn batch_write(&self) -> BatchWrite<'_> {
+        BatchWrite {
+            spec: WriteSpec::new(self),
+            tasks: Vec::new(),
+            failing_task: None,
+        }
+    }
+
+    /// Starts a streaming write to this library.
+    pub fn streaming_write(&self) -> StreamingWrite<'_> {
+        StreamingWrite {
+            spec: WriteSpec::new(self),
+            epochs: Vec::new(),
+            failing: None,
+        }
+    }
+}
+
+impl<'l> WriteSpec<'l> {
+    fn new(library: &'l Library) -> Self {
+        WriteSpec {
+            library,
+            options: Vec::new(),
+            schema: None,
+            mode: WriteMode::Append,
+        }
+    }
+}
+
+macro_rules! common_setters {
+    () => {
+        /// Adds an option.
+        pub fn option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+            self.spec.options.push((key.into(), value.into()));
+            self
+        }
+
+        /// Adds options.
+        pub fn options<K: Into<String>, V: Into<String>>(
+            mut self,
+            options: impl IntoIterator<Item = (K, V)>,
+        ) -> Self {
+            self.spec
+                .options
+                .extend(options.into_iter().map(|(k, v)| (k.into(), v.into())));
+            self
+        }
+
+        /// The schema of the data to write; by default the schema of the first batch, else
+        /// the source's.
+        pub fn schema(mut self, schema: SchemaRef) -> Self {
+            self.spec.schema = Some(schema);
+            self
+        }
+
+        /// The write mode ([`WriteMode::Append`] by default).
+        pub fn mode(mut self, mode: WriteMode) -> Self {
+            self.spec.mode = mode;
+            self
+        }
+    };
+}
+
+impl BatchWrite<'_> {
+    common_setters!();
+
+    /// Adds a task that writes these batches.
+    pub fn task(mut self, batches: impl IntoIterator<Item = RecordBatch>) -> Self {
+        self.tasks.push(batches.into_iter().collect());
+        self
+    }
+
+    /// Makes the task at `index` fail after its writes: `abort_data_writer` instead of
+    /// `commit_data_writer`, then `abort` instead of `commit`.
+    pub fn failing_task(mut self, index: usize) -> Self {
+        self.failing_task = Some(index);
+        self
+    }
+
+    /// Runs the write.
+    ///
+    /// # Errors
+    ///
+    /// A failure of the library or a violation of a rule (after `abort` ran, as Spark does).
+    pub fn run(self) -> Result<WriteOutcome> {
+        let epochs = vec![(abi::NO_EPOCH, self.tasks, self.failing_task)];
+        let mut outcomes = self.spec.run(false, epochs)?;
+        Ok(outcomes.pop().unwrap_or_default())
+    }
+}
+
+impl StreamingWrite<'_> {
+    common_setters!();
+
+    /// Adds an epoch (a micro-batch) whose tasks write these batches.
+    pub fn epoch<T: IntoIterator<Item = RecordBatch>>(
+        mut self,
+        tasks: impl IntoIterator<Item = T>,
+    ) -> Self {
+        self.epochs
+            .push(tasks.into_iter().map(|t| t.into_iter().collect()).collect());
+        self
+    }
+
+    /// Makes the task `task` of the epoch `epoch` fail: that epoch is aborted.
+    pub fn failing_task(mut self, epoch: usize, task: usize) -> Self {
+        self.failing = Some((epoch, task));
+        self
+    }
+
+    /// Runs every epoch; the outcome of each, in order.
+    ///
+    /// # Errors
+    ///
+    /// A failure of the library or a violation of a rule.
+    pub fn run(self) -> Result<Vec<WriteOutcome>> {
+        let failing = self.failing;
+        let epochs = self
+            .epochs
+            .into_iter()
+            .enumerate()
+            .map(|(i, tasks)| {
+                let fail = failing.filter(|(e, _)| *e == i).map(|(_, t)| t);
+                (i as i64, tasks, fail)
+            })
+            .collect();
+        self.spec.run(true, epochs)
+    }
+}
+
+type Epoch = (i64, Vec<Vec<RecordBatch>>, Option<usize>);
+
+impl WriteSpec<'_> {
+    fn run(self, streaming: bool, epochs: Vec<Epoch>) -> Result<Vec<WriteOutcome>> {
+        let library = self.library;
+        let table = library.table();
+        let source = library.create(&self.options)?;
+        let caps = source.capabilities;
+        let (needed, operation) = if streaming {
+            (caps.streaming_write(), "SPARK_DS_STREAMING_WRITE")
+        } else {
+            (caps.batch_write(), "SPARK_DS_BATCH_WRITE")
+        };
+        if !needed {
+            return Err(Error::NotSupported {
+                capability: operation,
+                operation: if streaming {
+                    "a streaming write"
+                } else {
+                    "a batch write"
+                },
+            });
+        }
+        if self.mode == WriteMode::Truncate && !caps.truncate() {
+            return Err(Error::NotSupported {
+                capability: "SPARK_DS_TRUNCATE",
+                operation: "the truncate mode",
+            });
+        }
+        let first = epochs
+            .iter()
+            .flat_map(|(_, tasks, _)| tasks.iter().flatten())
+            .next()
+            .map(RecordBatch::schema);
+        let schema = match (self.schema.clone(), first) {
+            (Some(s), _) | (None, Some(s)) => s,
+            (None, None) => source_schema(library, &source, None)?,
+        };
+        let ffi_schema = export_schema(&schema)?;
+        let query_id = CString::new(if streaming {
+            "sparkds-streaming-write"
+        } else {
+            "sparkds-batch-write"
+        })
+        .map_err(|_| Error::usage("the query id contains a NUL byte"))?;
+        let info = SparkDsWriteInfo {
+            size: std::mem::size_of::<SparkDsWriteInfo>() as i64,
+            schema: schema_ptr(&ffi_schema),
+            query_id: query_id.as_ptr(),
+            mode: match self.mode {
+                WriteMode::Append => abi::WRITE_APPEND,
+                WriteMode::Truncate => abi::WRITE_TRUNCATE,
+            },
+            streaming: i32::from(streaming),
+        };
+        let create_writer = required(table.create_writer, "create_writer")?;
+        let writer = library.open("create_writer", None, HandleKind::Writer, |writer| {
+            // SAFETY: the source is open; `info` and what it points to are borrowed for the
+            // call; `writer` is valid for writes.
+            unsafe { create_writer(source.handle.ptr(), &info, writer) }
+        })?;
+        still_borrowed(&ffi_schema, "create_writer", None)?;
+        let state = match table.serialize_writer {
+            Some(serialize) => Some(sink_call_one(
+                library,
+                "serialize_writer",
+                None,
+                |add, sink| {
+                    // SAFETY: the writer is open; the sink is open for the call.
+                    unsafe { serialize(writer.ptr(), add, sink) }
+                },
+            )?),
+            None => None,
+        };
+        let mut outcomes = Vec::new();
+        for (epoch_id, tasks, failing) in epochs {
+            let context = (epoch_id != abi::NO_EPOCH).then(|| format!("epoch {epoch_id}"));
+            let started = Barrier::new(tasks.len());
+            let started = &started;
+            let results: Vec<Result<Option<Vec<u8>>>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = tasks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, batches)| {
+                        let state = state.clone();
+                        let schema = schema.clone();
+                        let context = context.clone();
+                        scope.spawn(move || {
+                            let task_context = match &context {
+                                Some(c) => format!("{c}, task {i}"),
+                                None => format!("task {i}"),
+                            };
+                            write_task(
+                                library,
+                                WriteTask {
+                                    context: task_context,
+                                    stage: epoch_id.max(0) as i32,
+                                    index: i,
+                                    epoch_id,
+                                    state: state.as_deref(),
+                                    schema: &schema,
+                                    batches,
+                                    fail: failing == Some(i),
+                                    started,
+                                },
+                            )
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err(Error::usage("a write task of the host panicked; this is a bug of sparkds, please report it"))))
+                    .collect()
+            });
+            let mut first_error = None;
+            let mut messages = Vec::new();
+            for result in results {
+                match result {
+                    Ok(message) => messages.push(message),
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                        messages.push(None);
+                    }
+                }
+            }
+            let ok = messages.iter().all(Option::is_some) && first_error.is_none();
+            let pointers: Vec<*const u8> = messages
+                .iter()
+                .map(|m| m.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()))
+                .collect();
+            let lengths: Vec<i64> = messages
+                .iter()
+                .map(|m| m.as_ref().map_or(0, |m| m.len() as i64))
+                .collect();
+            let (function, f) = if ok {
+                ("commit", required(table.commit, "commit")?)
+            } else {
+                ("abort", required(table.abort, "abort")?)
+            };
+            let call = library.call(function, context.as_deref(), || {
+                // SAFETY: the writer is open; the message arrays are borrowed for the call.
+                unsafe {
+                    f(
+                        writer.ptr(),
+                        epoch_id,
+                        pointers.as_ptr(),
+                        lengths.as_ptr(),
+                        messages.len() as i64,
+                    )
+                }
+            });
+            if let Some(e) = first_error {
+                return Err(e);
+            }
+            call?;
+            outcomes.push(WriteOutcome {
+                messages,
+                committed: ok,
+                aborted: !ok,
+            });
+        }
+        drop(writer);
+        drop(source);
+        Ok(outcomes)
+    }
+}
+
+struct WriteTask<'a> {
+    context: String,
+    stage: i32,
+    index: usize,
+    epoch_id: i64,
+    state: Option<&'a [u8]>,
+    schema: &'a SchemaRef,
+    batches: &'a [RecordBatch],
+    fail: bool,
+    started: &'a Barrier,
+}
+
+fn write_task(library: &Library, t: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
+    let table = library.table();
+    let ctx = Some(t.context.as_str());
+    let task = Task::new(t.stage, t.index);
+    let (state_ptr, state_len) = match t.state {
+        Some(s) => (s.as_ptr(), s.len() as i64),
+        None => (std::ptr::null(), 0),
+    };
+    let adopted = required(table.create_data_writer, "create_data_writer").and_then(|create| {
+        library.open(
+            "create_data_writer",
+            ctx,
+            HandleKind::DataWriter,
+            |handle| {
+                // SAFETY: the task and the state are borrowed for the call; `handle` is valid for
+                // writes.
+                unsafe { create(task.as_ptr(), state_ptr, state_len, t.epoch_id, handle) }
+            },
+        )
+    });
+    // Every task of the epoch holds its data writer open before any of them writes, as
+    // concurrent executors do, so that a handle returned to two tasks at once is caught
+    // (rule 21). Each task reaches this point exactly once, whatever happened above.
+    t.started.wait();
+    let data_writer = adopted?;
+    let schema = export_schema(t.schema)?;
+    let write = required(table.write, "write")?;
+    let mut exported = Vec::new();
+    let mut result = Ok(());
+    for batch in t.batches {
+        let (mut array, tracker) = export_batch(batch)?;
+        exported.push(tracker);
+        result = library
+            .call("write", ctx, || {
+                // SAFETY: the data writer is open; the schema is borrowed; the batch is moved to
+                // the library, which releases it (tracked by `tracked_release`).
+                unsafe { write(data_writer.ptr(), schema_ptr(&schema), &mut *array) }
+            })
+            .and_then(|()| still_borrowed(&schema, "write", ctx));
+        if result.is_err() {
+            break;
+        }
+    }
+    let message = if result.is_err() || t.fail {
+        let abort = required(table.abort_data_writer, "abort_data_writer")?;
+        let aborted = library.call("abort_data_writer", ctx, || {
+            // SAFETY: the data writer is open.
+            unsafe { abort(data_writer.ptr()) }
+        });
+        result?;
+        aborted?;
+        None
+    } else {
+        let commit = required(table.commit_data_writer, "commit_data_writer")?;
+        Some(sink_call_one(
+            library,
+            "commit_data_writer",
+            ctx,
+            |add, sink| {
+                // SAFETY: the data writer is open; the sink is open for the call.
+                unsafe { commit(data_writer.ptr(), add, sink) }
+            },
+        )?)
+    };
+    drop(data_writer);
+    for (i, tracker) in exported.iter().enumerate() {
+        let releases = tracker.releases.load(Ordering::SeqCst);
+        if releases != 1 {
+            let what = if releases == 0 {
+                "was never released, even after `close_data_writer`".to_string()
+            } else {
+                format!("was released {releases} times")
+            };
+            return Err(Violation::new(
+                "write",
+                11,
+                format!("batch {i} {what}; release a moved batch exactly once"),
+            )
+            .within(ctx)
+            .into());
+        }
+    }
+    Ok(message)
+}
+
+/// The private data of a batch that the host moves to the library: arrow-rs's export, and how
+/// many times the library released it.
+struct Tracker {
+    inner: Mutex<Option<FFI_ArrowArray>>,
+    releases: AtomicUsize,
+}
+
+/// Trackers are kept for the life of the process: a library that releases a batch late, or
+/// twice, must still find valid private data (a few bytes per batch, in a test host).
+static TRACKERS: Mutex<Vec<Arc<Tracker>>> = Mutex::new(Vec::new());
+
+/// Exports a batch, with offset 0 at every level, for `write`.
+fn export_batch(batch: &RecordBatch) -> Result<(Box<ArrowArray>, Arc<Tracker>)> {
+    let data = StructArray::from(batch.clone()).into_data();
+    let mut copy = MutableArrayData::new(vec![&data], false, data.len());
+    copy.try_extend(0, 0, data.len())
+        .map_err(|e| Error::usage(format!("cannot copy a batch to write: {e}")))?;
+    let data = copy.freeze();
+    let tracker = Arc::new(Tracker {
+        inner: Mutex::new(Some(FFI_ArrowArray::new(&data))),
+        releases: AtomicUsize::new(0),
+    });
+    TRACKERS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(tracker.clone());
+    let guard = tracker.inner.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(inner) = guard.as_ref() else {
+        return Err(Error::usage(
+            "the exported batch vanished; this is a bug of sparkds",
+        ));
+    };
+    // SAFETY: identical layouts; the view only reads the fields. The buffers and children it
+    // points to live in arrow-rs's private data, on the heap, until `inner` is released.
+    let view = unsafe { &*(inner as *const FFI_ArrowArray as *const ArrowArray) };
+    let array = Box::new(ArrowArray {
+        length: view.length,
+        null_count: view.null_count,
+        offset: view.offset,
+        n_buffers: view.n_buffers,
+        n_children: view.n_children,
+        buffers: view.buffers,
+        children: view.children,
+        dictionary: view.dictionary,
+        release: Some(tracked_release),
+        private_data: Arc::as_ptr(&tracker) as *mut c_void,
+    });
+    drop(guard);
+    Ok((array, tracker))
+}
+
+/// The release callback of a batch moved to the library.
+///
+/// # Safety
+///
+/// `array` is NULL or a struct that `export_batch` built (or a bitwise move of it), whose
+/// `private_data` is a `Tracker` kept alive by `TRACKERS`.
+unsafe extern "C" fn tracked_release(array: *mut ArrowArray) {
+    if array.is_null() {
+        return;
+    }
+    // SAFETY: see the contract above.
+    let private = unsafe { (*array).private_data } as *const Tracker;
+    if !private.is_null() {
+        // SAFETY: the tracker lives as long as the process (`TRACKERS`).
+        let tracker = unsafe { &*private };
+        // A panic must not unwind into the library.
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            tracker.releases.fetch_add(1, Ordering::SeqCst);
+            let inner = tracker
+                .inner
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            drop(inner);
+        }));
+    }
+    // SAFETY: `array` is a valid struct (see above); marking it released is the duty of a
+    // release callback.
+    unsafe { (*array).release = None };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::Int64Array;
+    use arrow_schema::{DataType, Field, Schema};
+
+    #[test]
+    fn the_host_exports_a_sliced_batch_as_its_own_checks_require() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8, true),
+        ]));
+        let batch = crate::sample::rows(&schema, 0, 5)
+            .expect("sample rows")
+            .slice(2, 3);
+        let (mut array, _tracker) = export_batch(&batch).expect("exported");
+        let t = DataType::Struct(schema.fields().clone());
+        assert_eq!(crate::import::check_array(&array, &t, false, None), Ok(()));
+        let release = array.release.expect("not released");
+        // SAFETY: the array was built by export_batch and is released once here.
+        unsafe { release(&mut *array) };
+    }
+
+    #[test]
+    fn an_exported_batch_counts_its_releases() {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![1, 2, 3]))])
+            .expect("a valid batch")
+            .slice(1, 2);
+        let (mut array, tracker) = export_batch(&batch).expect("exported");
+        assert_eq!(array.length, 2);
+        // SAFETY: the children of a struct export are valid.
+        assert_eq!(unsafe { (**array.children).offset }, 0);
+        let release = array.release.expect("not released");
+        // SAFETY: the array was built by export_batch and is released once here.
+        unsafe { release(&mut *array) };
+        assert!(array.release.is_none());
+        assert_eq!(tracker.releases.load(Ordering::SeqCst), 1);
+    }
+}

@@ -1,0 +1,592 @@
+"""The Python Data Source API classes that host a native data source on pyspark 4.0 to 4.3.
+
+Where each method runs (observed on Spark 4.3): `schema`, `reader`/`partitions`, `writer`,
+`commit`/`abort` and the stream reader's offset methods run in Python worker processes that the
+JVM spawns on the driver; `read` and the writers' `write` run in Python workers on the executors.
+These processes share nothing but what Spark pickles: so every object below carries only plain
+values (paths, options, byte arrays), and native handles live only for the duration of one method,
+except in the stream reader, whose process lives as long as the query.
+"""
+
+import base64
+import ctypes
+import json
+import uuid
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import StructType
+
+from . import _abi
+from ._native import NativeDataSourceError, TaskContext, load
+
+try:  # pyspark 4.1 and later
+    from pyspark.sql.datasource import DataSourceStreamArrowWriter
+except ImportError:  # pragma: no cover - pyspark 4.0: stream writers get Rows, see _batches
+    from pyspark.sql.datasource import DataSourceStreamWriter as DataSourceStreamArrowWriter
+
+try:  # pyspark 4.1 and later
+    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+except ImportError:  # pragma: no cover - pyspark 4.0
+
+    class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
+        pass
+
+
+# The local property with the ID of the micro-batch that a task runs (MicroBatchExecution).
+_BATCH_ID_PROPERTY = "streaming.sql.batchId"
+
+
+@dataclass(frozen=True)
+class _Library:
+    """What identifies a library across processes: its path, its build and the source name."""
+
+    path: str
+    sha256: str
+    name: str
+    # (size, mtime_ns) of the file at `path` when it was registered.
+    fingerprint: Tuple[int, int]
+
+    def load(self):
+        return load(self.path, self.name, self.sha256, self.fingerprint)
+
+
+def _to_arrow_schema(schema: StructType):
+    """The Arrow schema that pyspark itself uses for `schema`, nullability kept, timestamps in
+    UTC: Spark compares the batches that `read` yields with it exactly."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    try:
+        return to_arrow_schema(schema, timezone="UTC")
+    except TypeError:  # pragma: no cover - pyspark without the timezone argument
+        return to_arrow_schema(schema)
+
+
+def _from_arrow_schema(schema) -> StructType:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    # timestamp[us] without a time zone is timestamp_ntz, as the header's type list says.
+    return from_arrow_schema(schema, prefer_timestamp_ntz=True)
+
+
+def _schema_to_bytes(schema) -> bytes:
+    return schema.serialize().to_pybytes()
+
+
+def _schema_from_bytes(data: bytes):
+    import pyarrow as pa
+
+    return pa.ipc.read_schema(pa.py_buffer(data))
+
+
+def _conform(batch, target, library: _Library, function: str):
+    """`batch` with the exact schema `target`: casts what differs only in representation (such
+    as the time zone of a timestamp), and refuses nulls in a column declared not null."""
+    import pyarrow as pa
+
+    if batch.schema.equals(target):
+        return batch
+    if batch.num_columns != len(target):
+        raise NativeDataSourceError(
+            library.name,
+            function,
+            f"returned a batch of {batch.num_columns} columns, "
+            f"{batch.schema.names}, for the schema {target.names}",
+        )
+    columns = []
+    for column, field, name in zip(batch.columns, target, batch.schema.names):
+        if name != field.name:
+            raise NativeDataSourceError(
+                library.name,
+                function,
+                f"returned column `{name}` where the schema has `{field.name}`",
+            )
+        if not field.nullable and column.null_count > 0:
+            raise NativeDataSourceError(
+                library.name,
+                function,
+                f"returned {column.null_count} nulls in column "
+                f"`{field.name}`, which is not nullable",
+            )
+        columns.append(column if column.type == field.type else column.cast(field.type))
+    return pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+# -- reads --------------------------------------------------------------------------------------
+
+
+class NativePartition(InputPartition):
+    """A partition of a native read: the bytes that the library returned for it, and the state
+    of its reader (from serialize_reader), which `read` receives on the executor."""
+
+    def __init__(self, index: int, state: Optional[bytes], data: bytes) -> None:
+        super().__init__(index)
+        self.state = state
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"NativePartition({self.value}, {len(self.data)} bytes)"
+
+
+def _read(library: _Library, schema: StructType, partition: InputPartition) -> Iterator:
+    """Reads one partition on an executor, yielding pyarrow RecordBatches as the native stream
+    produces them."""
+    if not isinstance(partition, NativePartition):
+        # Spark plans one empty partition, InputPartition(None), when the library returned none.
+        return
+    native = library.load()
+    target = _to_arrow_schema(schema)
+    task = TaskContext()
+    reader = native.read(task, partition.state, partition.data)
+    try:
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                break
+            except Exception as error:  # pyarrow's error carries the stream's get_last_error
+                raise NativeDataSourceError(library.name, "get_next", str(error)) from None
+            yield _conform(batch, target, library, "read")
+    except GeneratorExit:
+        task.interrupted = True
+        raise
+    finally:
+        # Releases the stream while `task` is still alive: the stream may use it until then.
+        reader.close()
+        del task
+
+
+class NativeReader(DataSourceReader):
+    """Plans a batch read on the driver side, and reads partitions on executors."""
+
+    def __init__(
+        self, library: _Library, options: Dict[str, str], schema: StructType, arrow_schema: bytes
+    ) -> None:
+        self.library = library
+        self.options = options
+        self.schema = schema
+        self.arrow_schema = arrow_schema
+
+    def partitions(self) -> List[InputPartition]:
+        native = self.library.load()
+        with (
+            native.source(self.options) as (source, _),
+            native.exported_schema(_schema_from_bytes(self.arrow_schema)) as schema,
+            native.handle("create_reader", "close_reader", source, ctypes.byref(schema)) as reader,
+        ):
+            parts = native.collect("partitions", reader)
+            state = None
+            if native.has("serialize_reader"):
+                state = native.collect_one("serialize_reader", reader)
+        return [NativePartition(i, state, data) for i, data in enumerate(parts)]
+
+    def read(self, partition: InputPartition) -> Iterator:
+        return _read(self.library, self.schema, partition)
+
+
+def _encode_offset(data: bytes) -> dict:
+    # Offsets are opaque bytes; Spark stores them in the checkpoint as JSON.
+    return {"native_offset": base64.b64encode(data).decode("ascii")}
+
+
+def _decode_offset(offset: dict) -> bytes:
+    return base64.b64decode(offset["native_offset"])
+
+
+class NativeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """A micro-batch stream. Its offset methods run in one long-lived Python worker per query,
+    which keeps the native stream reader open until `stop`; `read` runs on executors on a
+    pickled copy, which carries no native handle."""
+
+    def __init__(
+        self, library: _Library, options: Dict[str, str], schema: StructType, arrow_schema: bytes
+    ) -> None:
+        self.library = library
+        self.options = options
+        self.schema = schema
+        self.arrow_schema = arrow_schema
+        self._handles = None
+        self._last: Optional[bytes] = None
+        self._available_now = False
+        self._target: Optional[bytes] = None
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_handles"] = None
+        return state
+
+    def _reader(self):
+        """The native library and stream reader, created on first use and kept until `stop`."""
+        if self._handles is None:
+            native = self.library.load()
+            # Closes the stream reader, then the source, in `stop` (or at once on failure).
+            handles = ExitStack()
+            try:
+                source, capabilities = handles.enter_context(native.source(self.options))
+                if not capabilities & _abi.SPARK_DS_MICRO_BATCH_READ:
+                    raise NativeDataSourceError(
+                        self.library.name,
+                        "create",
+                        "the source does not declare "
+                        "SPARK_DS_MICRO_BATCH_READ: it cannot be read as a stream",
+                    )
+                with native.exported_schema(_schema_from_bytes(self.arrow_schema)) as schema:
+                    reader = handles.enter_context(
+                        native.handle(
+                            "create_stream_reader",
+                            "close_stream_reader",
+                            source,
+                            ctypes.byref(schema),
+                        )
+                    )
+            except BaseException:
+                handles.close()
+                raise
+            self._handles = (native, handles, reader)
+        return self._handles[0], self._handles[2]
+
+    def initialOffset(self) -> dict:
+        native, reader = self._reader()
+        self._last = native.collect_one("initial_offset", reader)
+        return _encode_offset(self._last)
+
+    def latestOffset(self, start: Optional[dict] = None, limit=None) -> dict:
+        # pyspark 4.0 and 4.1 call latestOffset() without `start`: the bridge then uses the last
+        # offset it returned. `limit` is not passed on: version 1 has no admission control.
+        native, reader = self._reader()
+        if start is not None:
+            start_bytes = _decode_offset(start)
+        elif self._last is not None:
+            start_bytes = self._last
+        else:
+            start_bytes = native.collect_one("initial_offset", reader)
+        if self._available_now and self._target is not None:
+            latest = self._target
+        else:
+            latest = native.collect_one("latest_offset", reader, start_bytes, len(start_bytes))
+            if self._available_now:
+                self._target = latest
+        self._last = latest
+        return _encode_offset(latest)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        # The target is what latest_offset returns at the first micro-batch; the stream then
+        # stops there.
+        self._available_now = True
+        self._target = None
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        native, reader = self._reader()
+        first, last = _decode_offset(start), _decode_offset(end)
+        parts = native.collect("stream_partitions", reader, first, len(first), last, len(last))
+        state = None
+        if native.has("serialize_stream_reader"):
+            state = native.collect_one("serialize_stream_reader", reader)
+        return [NativePartition(i, state, data) for i, data in enumerate(parts)]
+
+    def read(self, partition: InputPartition) -> Iterator:
+        return _read(self.library, self.schema, partition)
+
+    def commit(self, end: dict) -> None:
+        native, reader = self._reader()
+        if native.has("commit_offset"):
+            data = _decode_offset(end)
+            native.call("commit_offset", reader, data, len(data))
+
+    def stop(self) -> None:
+        if self._handles is not None:
+            _native, handles, _reader = self._handles
+            self._handles = None
+            handles.close()
+
+
+# -- writes -------------------------------------------------------------------------------------
+
+
+@dataclass
+class NativeCommitMessage(WriterCommitMessage):
+    """The commit message of a task: the bytes that commit_data_writer returned."""
+
+    data: bytes
+    partition_id: int
+    task_id: int
+
+
+@dataclass(frozen=True)
+class _WriteSpec:
+    """Everything needed to create the same native writer again in another process: pyspark
+    calls `commit` and `abort` in a fresh Python worker, where the bridge creates the writer
+    again from the same options, schema, mode and query ID."""
+
+    library: _Library
+    options: Dict[str, str]
+    arrow_schema: bytes
+    query_id: str
+    mode: int
+    streaming: bool
+
+
+def _writer_info(spec: _WriteSpec, schema: _abi.ArrowSchema):
+    query_id = spec.query_id.encode("utf-8")
+    info = _abi.SparkDsWriteInfo(
+        size=ctypes.sizeof(_abi.SparkDsWriteInfo),
+        schema=ctypes.pointer(schema),
+        query_id=query_id,
+        mode=spec.mode,
+        streaming=1 if spec.streaming else 0,
+    )
+    return info, query_id
+
+
+def _with_writer(spec: _WriteSpec, action):
+    """Creates the source and the native writer of `spec`, runs action(native, writer), and
+    closes them."""
+    native = spec.library.load()
+    with native.source(spec.options) as (source, capabilities):
+        _check_write_capabilities(spec, capabilities)
+        with native.exported_schema(_schema_from_bytes(spec.arrow_schema)) as schema:
+            info, _query_id = _writer_info(spec, schema)
+            with native.handle(
+                "create_writer", "close_writer", source, ctypes.byref(info)
+            ) as writer:
+                return action(native, writer)
+
+
+def _check_write_capabilities(spec: _WriteSpec, capabilities: int) -> None:
+    name = spec.library.name
+    needed = _abi.SPARK_DS_STREAMING_WRITE if spec.streaming else _abi.SPARK_DS_BATCH_WRITE
+    if not capabilities & needed:
+        kind = "streaming writes" if spec.streaming else "batch writes"
+        raise NativeDataSourceError(
+            name,
+            "create",
+            f"the source does not declare {_abi.CAPABILITY_NAMES[needed]}: it "
+            f"does not support {kind}",
+        )
+    if spec.mode == _abi.SPARK_DS_WRITE_TRUNCATE and not capabilities & _abi.SPARK_DS_TRUNCATE:
+        what = "the output mode complete" if spec.streaming else 'mode("overwrite")'
+        raise NativeDataSourceError(
+            name,
+            "create",
+            f"the source does not declare SPARK_DS_TRUNCATE, so it does not "
+            f"support {what}: append instead",
+        )
+
+
+def _prepare_write(spec: _WriteSpec) -> Optional[bytes]:
+    """On the driver side: checks that the writer can be created, and returns its state."""
+
+    def serialize(native, writer):
+        if native.has("serialize_writer"):
+            return native.collect_one("serialize_writer", writer)
+        return None
+
+    return _with_writer(spec, serialize)
+
+
+# Rows per batch when the bridge builds batches from Rows itself.
+_ROWS_PER_BATCH = 8192
+
+
+def _batches(items: Iterator, target) -> Iterator:
+    """The pyarrow RecordBatches of `items`: Arrow writers receive batches, but the stream
+    writers of pyspark 4.0 receive Rows, which are gathered into batches of `target`."""
+    import pyarrow as pa
+
+    rows = []
+    for item in items:
+        if isinstance(item, pa.RecordBatch):
+            yield item
+            continue
+        rows.append(item.asDict(recursive=True))
+        if len(rows) == _ROWS_PER_BATCH:
+            yield pa.RecordBatch.from_pylist(rows, schema=target)
+            rows = []
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=target)
+
+
+def _write_task(
+    spec: _WriteSpec, state: Optional[bytes], epoch_id: int, batches: Iterator
+) -> NativeCommitMessage:
+    """Writes the batches of one task on an executor: create_data_writer, write per batch,
+    commit_data_writer, or abort_data_writer if anything fails."""
+    native = spec.library.load()
+    target = _schema_from_bytes(spec.arrow_schema)
+    task = TaskContext()
+    data_writer = ctypes.c_void_p()
+    native.call(
+        "create_data_writer",
+        ctypes.byref(task.struct),
+        state,
+        len(state) if state is not None else 0,
+        epoch_id,
+        ctypes.byref(data_writer),
+    )
+    try:
+        with native.exported_schema(target) as schema:
+            for batch in _batches(batches, target):
+                native.write(
+                    data_writer.value, schema, _conform(batch, target, spec.library, "write")
+                )
+        message = native.collect_one("commit_data_writer", data_writer.value)
+    except BaseException:
+        task.interrupted = True
+        try:
+            native.call("abort_data_writer", data_writer.value)
+        except NativeDataSourceError as abort_error:
+            import logging
+
+            logging.getLogger("spark_native_bridge").warning("%s", abort_error)
+        raise
+    finally:
+        native.close("close_data_writer", data_writer.value)
+    return NativeCommitMessage(message, task.struct.partition_id, task.struct.task_id)
+
+
+def _message_bytes(messages: Sequence[Optional[WriterCommitMessage]]) -> List[Optional[bytes]]:
+    return [m.data if isinstance(m, NativeCommitMessage) else None for m in messages]
+
+
+class NativeWriter(DataSourceArrowWriter):
+    """A batch write: `write` per task on executors, `commit` or `abort` once."""
+
+    def __init__(self, spec: _WriteSpec, state: Optional[bytes]) -> None:
+        self.spec = spec
+        self.state = state
+
+    def write(self, iterator: Iterator) -> WriterCommitMessage:
+        return _write_task(self.spec, self.state, _abi.SPARK_DS_NO_EPOCH, iterator)
+
+    def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
+        data = _message_bytes(messages)
+        _with_writer(
+            self.spec,
+            lambda native, writer: native.commit_messages(
+                "commit", writer, _abi.SPARK_DS_NO_EPOCH, data
+            ),
+        )
+
+    def abort(self, messages: List[Optional[WriterCommitMessage]]) -> None:
+        data = _message_bytes(messages)
+        _with_writer(
+            self.spec,
+            lambda native, writer: native.commit_messages(
+                "abort", writer, _abi.SPARK_DS_NO_EPOCH, data
+            ),
+        )
+
+
+class NativeStreamWriter(DataSourceStreamArrowWriter):
+    """A streaming write: `write` per task of each micro-batch, `commit(messages, batchId)`."""
+
+    def __init__(self, spec: _WriteSpec, state: Optional[bytes]) -> None:
+        self.spec = spec
+        self.state = state
+
+    def write(self, iterator: Iterator) -> WriterCommitMessage:
+        batch_id = TaskContext().local_property(_BATCH_ID_PROPERTY)
+        if batch_id is None:
+            raise NativeDataSourceError(
+                self.spec.library.name,
+                "create_data_writer",
+                "the task does not know its "
+                f"micro-batch: the local property {_BATCH_ID_PROPERTY} is not set",
+            )
+        return _write_task(self.spec, self.state, int(batch_id), iterator)
+
+    def commit(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
+        data = _message_bytes(messages)
+        _with_writer(
+            self.spec,
+            lambda native, writer: native.commit_messages("commit", writer, batchId, data),
+        )
+
+    def abort(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
+        data = _message_bytes(messages)
+        _with_writer(
+            self.spec, lambda native, writer: native.commit_messages("abort", writer, batchId, data)
+        )
+
+
+# -- the data source ----------------------------------------------------------------------------
+
+
+class NativeDataSource(DataSource):
+    """The base of the classes that :func:`spark_native_bridge.register` creates, one per native
+    data source; each sets `_library`."""
+
+    _library: _Library
+
+    @classmethod
+    def name(cls) -> str:
+        return cls._library.name
+
+    def _options(self) -> Dict[str, str]:
+        return {str(key): str(value) for key, value in self.options.items()}
+
+    def schema(self) -> StructType:
+        native = self._library.load()
+        with native.source(self._options()) as (source, _capabilities):
+            if not native.has("schema"):
+                raise NativeDataSourceError(
+                    self._library.name,
+                    "schema",
+                    "the library has no schema function: give the "
+                    'schema of the query, such as .schema("id long")',
+                )
+            arrow_schema = native.schema(source)
+        # Kept, and pickled with the data source, so that the reader gets the library's own
+        # schema rather than a round trip through Spark's types.
+        self._native_schema = _schema_to_bytes(arrow_schema)
+        return _from_arrow_schema(arrow_schema)
+
+    def _arrow_schema_to_read(self, schema: StructType) -> bytes:
+        native_schema = getattr(self, "_native_schema", None)
+        if (
+            native_schema is not None
+            and _from_arrow_schema(_schema_from_bytes(native_schema)) == schema
+        ):
+            return native_schema
+        return _schema_to_bytes(_to_arrow_schema(schema))
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return NativeReader(
+            self._library, self._options(), schema, self._arrow_schema_to_read(schema)
+        )
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return NativeStreamReader(
+            self._library, self._options(), schema, self._arrow_schema_to_read(schema)
+        )
+
+    def _write_spec(self, schema: StructType, overwrite: bool, streaming: bool) -> _WriteSpec:
+        arrow_schema = _schema_to_bytes(_to_arrow_schema(schema))
+        options = self._options()
+        if streaming:
+            # pyspark creates the stream writer again for each commit, in a fresh process, and
+            # gives it no query ID: derive a stable one from what identifies the sink, so that it
+            # is the same in every process and across restarts.
+            identity = json.dumps([self._library.name, sorted(options.items()), schema.json()])
+            query_id = str(uuid.uuid5(uuid.NAMESPACE_URL, "spark-native-bridge:" + identity))
+        else:
+            query_id = str(uuid.uuid4())
+        mode = _abi.SPARK_DS_WRITE_TRUNCATE if overwrite else _abi.SPARK_DS_WRITE_APPEND
+        return _WriteSpec(self._library, options, arrow_schema, query_id, mode, streaming)
+
+    def writer(self, schema: StructType, overwrite: bool) -> NativeWriter:
+        spec = self._write_spec(schema, overwrite, streaming=False)
+        return NativeWriter(spec, _prepare_write(spec))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> NativeStreamWriter:
+        spec = self._write_spec(schema, overwrite, streaming=True)
+        return NativeStreamWriter(spec, _prepare_write(spec))

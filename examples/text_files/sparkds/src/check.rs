@@ -1,0 +1,442 @@
+//! `sparkds check`: every protocol of every capability that a source declares, each reported on
+//! its own, optionally each in a child process so that a library that aborts the process
+//! (rule 9) is reported instead of ending the check.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use arrow_schema::SchemaRef;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::isolate;
+use crate::library::Library;
+use crate::write::WriteMode;
+
+/// A protocol that `check` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protocol {
+    /// `spark_ds_init`, the table, `create` and the capabilities.
+    Load,
+    /// A batch read, with pruning, a limit and a killed task when the library supports them.
+    BatchRead,
+    /// Micro-batches, with a restart from the last committed offset.
+    MicroBatchRead,
+    /// A batch write in append mode that commits.
+    BatchWrite,
+    /// A batch write whose second task fails, so the write aborts.
+    FailingWrite,
+    /// A batch write in truncate mode.
+    TruncateWrite,
+    /// A streaming write of two epochs.
+    StreamingWrite,
+}
+
+impl Protocol {
+    /// Every protocol, in the order `check` runs them.
+    pub const ALL: [Protocol; 7] = [
+        Protocol::Load,
+        Protocol::BatchRead,
+        Protocol::MicroBatchRead,
+        Protocol::BatchWrite,
+        Protocol::FailingWrite,
+        Protocol::TruncateWrite,
+        Protocol::StreamingWrite,
+    ];
+
+    /// The name of the protocol, as `--protocol` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Load => "load",
+            Protocol::BatchRead => "batch-read",
+            Protocol::MicroBatchRead => "micro-batch-read",
+            Protocol::BatchWrite => "batch-write",
+            Protocol::FailingWrite => "failing-write",
+            Protocol::TruncateWrite => "truncate-write",
+            Protocol::StreamingWrite => "streaming-write",
+        }
+    }
+}
+
+/// How one protocol went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// It ran and broke no rule: what it did.
+    Passed(String),
+    /// It did not apply: why.
+    Skipped(String),
+    /// It failed: a violation, a failure of the library, or an aborted process.
+    Failed(String),
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Passed(what) => write!(f, "ok: {what}"),
+            Outcome::Skipped(why) => write!(f, "skipped: {why}"),
+            Outcome::Failed(message) => write!(f, "FAILED: {message}"),
+        }
+    }
+}
+
+/// The report of a check: one outcome per protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub results: Vec<(Protocol, Outcome)>,
+}
+
+impl Report {
+    /// The number of protocols that failed.
+    pub fn failures(&self) -> usize {
+        self.results
+            .iter()
+            .filter(|(_, o)| matches!(o, Outcome::Failed(_)))
+            .count()
+    }
+
+    /// Whether every protocol passed or was skipped.
+    pub fn passed(&self) -> bool {
+        self.failures() == 0
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (protocol, outcome) in &self.results {
+            writeln!(f, "{:<18} {outcome}", protocol.name())?;
+        }
+        match self.failures() {
+            0 => writeln!(f, "all protocols passed"),
+            1 => writeln!(f, "1 protocol failed"),
+            n => writeln!(f, "{n} protocols failed"),
+        }
+    }
+}
+
+/// A check of a library: every protocol, in this process or each in a child process.
+///
+/// ```no_run
+/// # fn main() -> Result<(), sparkds::Error> {
+/// let library = sparkds::cdylib("spark_datasource_my_source")?;
+/// let report = sparkds::check::Check::new(&library)
+///     .option("end", "10")
+///     .isolated(sparkds::sparkds_binary()?)
+///     .run();
+/// assert!(report.passed(), "{report}");
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a check does nothing until `run`"]
+pub struct Check {
+    library: PathBuf,
+    options: Vec<(String, String)>,
+    schema: Option<String>,
+    binary: Option<PathBuf>,
+    protocols: Vec<Protocol>,
+}
+
+impl Check {
+    /// A check of the library at `library`.
+    pub fn new(library: impl AsRef<Path>) -> Self {
+        Check {
+            library: library.as_ref().to_path_buf(),
+            options: Vec::new(),
+            schema: None,
+            binary: None,
+            protocols: Protocol::ALL.to_vec(),
+        }
+    }
+
+    /// Adds an option passed to every `create`.
+    pub fn option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.options.push((key.into(), value.into()));
+        self
+    }
+
+    /// Adds options.
+    pub fn options<K: Into<String>, V: Into<String>>(
+        mut self,
+        options: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        self.options
+            .extend(options.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
+    }
+
+    /// A schema, as DDL, for a source without `schema` (see [`crate::ddl::parse`]).
+    pub fn schema(mut self, ddl: impl Into<String>) -> Self {
+        self.schema = Some(ddl.into());
+        self
+    }
+
+    /// Runs each protocol in a child process, `binary check --protocol ...` (the `sparkds`
+    /// binary, see [`crate::sparkds_binary`]), so that a library that aborts is reported.
+    pub fn isolated(mut self, binary: impl Into<PathBuf>) -> Self {
+        self.binary = Some(binary.into());
+        self
+    }
+
+    /// Runs only these protocols.
+    pub fn protocols(mut self, protocols: impl IntoIterator<Item = Protocol>) -> Self {
+        self.protocols = protocols.into_iter().collect();
+        self
+    }
+
+    /// Runs the check.
+    pub fn run(&self) -> Report {
+        let mut results = Vec::new();
+        let mut loaded = None;
+        for protocol in &self.protocols {
+            // When the library does not even load and create a source, every other protocol
+            // would fail the same way: report it once.
+            if loaded == Some(false) {
+                results.push((
+                    *protocol,
+                    Outcome::Skipped("the library did not load and create a source".into()),
+                ));
+                continue;
+            }
+            let outcome = match &self.binary {
+                Some(binary) => self.run_child(binary, *protocol),
+                None => self.run_here(*protocol),
+            };
+            if *protocol == Protocol::Load {
+                loaded = Some(matches!(outcome, Outcome::Passed(_)));
+            }
+            results.push((*protocol, outcome));
+        }
+        Report { results }
+    }
+
+    fn run_here(&self, protocol: Protocol) -> Outcome {
+        let schema = match self.schema.as_deref().map(crate::ddl::parse).transpose() {
+            Ok(schema) => schema,
+            Err(e) => return Outcome::Failed(e.to_string()),
+        };
+        // Loading again is cheap: the loader returns the library already loaded.
+        match Library::load(&self.library) {
+            Ok(library) => run_protocol(&library, protocol, &self.options, schema),
+            Err(e) => Outcome::Failed(e.to_string()),
+        }
+    }
+
+    fn run_child(&self, binary: &Path, protocol: Protocol) -> Outcome {
+        let mut command = Command::new(binary);
+        command
+            .arg("check")
+            .arg("--lib")
+            .arg(&self.library)
+            .args(["--in-process", "--json", "--protocol", protocol.name()])
+            .env(isolate::BREADCRUMBS_VAR, "1");
+        if let Some(schema) = &self.schema {
+            command.arg("--schema").arg(schema);
+        }
+        command.args(self.options.iter().map(|(k, v)| format!("{k}={v}")));
+        let output = match command.output() {
+            Ok(output) => output,
+            Err(e) => {
+                return Outcome::Failed(format!(
+                    "cannot run `{}`: {e}; build it with `cargo build -p sparkds`",
+                    binary.display()
+                ))
+            }
+        };
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if let Some(how) = isolate::abnormal_end(&output.status) {
+            let function = isolate::last_call(&stderr).unwrap_or_else(|| "spark_ds_init".into());
+            return Outcome::Failed(Error::Aborted { function, how }.to_string());
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let parsed = stdout
+            .lines()
+            .rev()
+            .find_map(|l| serde_json::from_str::<Vec<(Protocol, Outcome)>>(l).ok());
+        match parsed.and_then(|r| r.into_iter().next()) {
+            Some((_, outcome)) => outcome,
+            None => Outcome::Failed(format!(
+                "the child process gave no result ({}): {}",
+                output.status,
+                isolate::without_breadcrumbs(&stderr).trim()
+            )),
+        }
+    }
+}
+
+/// Runs one protocol in this process.
+pub fn run_protocol(
+    library: &Library,
+    protocol: Protocol,
+    options: &[(String, String)],
+    schema: Option<SchemaRef>,
+) -> Outcome {
+    match try_protocol(library, protocol, options, schema) {
+        Ok(outcome) => outcome,
+        Err(e) => Outcome::Failed(e.to_string()),
+    }
+}
+
+fn try_protocol(
+    library: &Library,
+    protocol: Protocol,
+    options: &[(String, String)],
+    schema: Option<SchemaRef>,
+) -> Result<Outcome> {
+    let caps = library.capabilities(options.to_vec())?;
+    let skip = |what: &str| {
+        Ok(Outcome::Skipped(format!(
+            "the source does not declare {what}"
+        )))
+    };
+    match protocol {
+        Protocol::Load => Ok(Outcome::Passed(format!("declares {caps}"))),
+        Protocol::BatchRead => {
+            if !caps.batch_read() {
+                return skip("SPARK_DS_BATCH_READ");
+            }
+            let read = library.batch_read().options(options.to_vec());
+            let read = match &schema {
+                Some(s) => read.schema(s.clone()),
+                None => read,
+            };
+            let outcome = read.run()?;
+            let mut done = format!(
+                "{} partitions, {} rows",
+                outcome.partitions.len(),
+                outcome.num_rows()
+            );
+            let table = library.table();
+            let with_schema = |r| with_user_schema(r, &schema);
+            if let (Some(_), Some(first)) = (table.prune_columns, outcome.schema.fields().first()) {
+                with_schema(library.batch_read().options(options.to_vec()))
+                    .columns([first.name().clone()])
+                    .run()?;
+                done.push_str("; pruned");
+            }
+            if table.push_limit.is_some() {
+                with_schema(library.batch_read().options(options.to_vec()))
+                    .limit(1)
+                    .run()?;
+                done.push_str("; limit pushed");
+            }
+            let killed = with_schema(library.batch_read().options(options.to_vec()))
+                .kill_task(0, 1)
+                .run();
+            match killed {
+                // A killed task may end its stream or fail it (the header's `is_interrupted`).
+                Ok(_) | Err(Error::Library { .. }) => {}
+                Err(e) => return Err(e),
+            }
+            done.push_str("; killed task stopped");
+            Ok(Outcome::Passed(done))
+        }
+        Protocol::MicroBatchRead => {
+            if !caps.micro_batch_read() {
+                return skip("SPARK_DS_MICRO_BATCH_READ");
+            }
+            let read = library
+                .stream_read()
+                .options(options.to_vec())
+                .micro_batches(3)
+                .restart_after(2);
+            let read = match &schema {
+                Some(s) => read.schema(s.clone()),
+                None => read,
+            };
+            let outcome = read.run()?;
+            let rows: Vec<String> = outcome
+                .rows_per_micro_batch()
+                .iter()
+                .map(usize::to_string)
+                .collect();
+            Ok(Outcome::Passed(format!(
+                "3 micro-batches of {} rows, restarted before micro-batch 2",
+                rows.join(", ")
+            )))
+        }
+        Protocol::BatchWrite | Protocol::FailingWrite | Protocol::TruncateWrite => {
+            if !caps.batch_write() {
+                return skip("SPARK_DS_BATCH_WRITE");
+            }
+            if protocol == Protocol::TruncateWrite && !caps.truncate() {
+                return skip("SPARK_DS_TRUNCATE");
+            }
+            let schema = write_schema(library, options, schema)?;
+            let mut write = library
+                .batch_write()
+                .options(options.to_vec())
+                .schema(schema.clone())
+                .task([crate::sample::rows(&schema, 0, 3)?])
+                .task([crate::sample::rows(&schema, 3, 3)?]);
+            if protocol == Protocol::TruncateWrite {
+                write = write.mode(WriteMode::Truncate);
+            }
+            if protocol == Protocol::FailingWrite {
+                write = write.failing_task(1);
+            }
+            let outcome = write.run()?;
+            Ok(Outcome::Passed(if outcome.committed {
+                "2 tasks of 3 rows committed".into()
+            } else {
+                "task 1 failed and the write aborted".into()
+            }))
+        }
+        Protocol::StreamingWrite => {
+            if !caps.streaming_write() {
+                return skip("SPARK_DS_STREAMING_WRITE");
+            }
+            let schema = write_schema(library, options, schema)?;
+            let epoch = |first: i64| -> Result<Vec<Vec<arrow_array::RecordBatch>>> {
+                Ok(vec![
+                    vec![crate::sample::rows(&schema, first, 2)?],
+                    vec![crate::sample::rows(&schema, first + 2, 2)?],
+                ])
+            };
+            library
+                .streaming_write()
+                .options(options.to_vec())
+                .schema(schema.clone())
+                .epoch(epoch(0)?)
+                .epoch(epoch(4)?)
+                .epoch(epoch(8)?)
+                .failing_task(2, 0)
+                .run()?;
+            Ok(Outcome::Passed(
+                "epochs 0 and 1 committed, epoch 2 aborted".into(),
+            ))
+        }
+    }
+}
+
+fn with_user_schema<'l>(
+    read: crate::BatchRead<'l>,
+    schema: &Option<SchemaRef>,
+) -> crate::BatchRead<'l> {
+    match schema {
+        Some(s) => read.schema(s.clone()),
+        None => read,
+    }
+}
+
+/// The schema of sample rows to write: the user's, else the source's, else
+/// `id bigint not null, name string`.
+///
+/// # Errors
+///
+/// When `create` or `schema` fails.
+pub fn write_schema(
+    library: &Library,
+    options: &[(String, String)],
+    user: Option<SchemaRef>,
+) -> Result<SchemaRef> {
+    if let Some(schema) = user {
+        return Ok(schema);
+    }
+    if library.table().schema.is_some() {
+        let source = library.create(options)?;
+        return crate::read::source_schema(library, &source, None);
+    }
+    crate::ddl::parse("id bigint not null, name string")
+}

@@ -1,0 +1,820 @@
+//! Loading a library: `spark_ds_init`, the `SparkDsHost` it receives, the table it returns (read
+//! only up to its `size`), the calls into it and the handles it returns.
+//!
+//! Mirrors `spark_ds_init`, `SparkDsHost` and `SparkDsLibrary` of `spark_datasource.h`.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+use std::collections::HashSet;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use crate::abi::{self, SparkDsCreateInfo, SparkDsHost, SparkDsLibrary};
+use crate::error::{Error, Result, Violation};
+use crate::isolate;
+
+/// The Spark version that the host announces in `SparkDsHost`.
+pub const SPARK_VERSION: &str = "4.4.0";
+
+/// A native data source library, loaded with the platform's dynamic loader.
+///
+/// The library is never unloaded: batches and other exports may still point into its code, and
+/// the library may keep the `SparkDsHost` pointer until it is unloaded (conformance rule 21).
+pub struct Library {
+    id: usize,
+    path: PathBuf,
+    name: String,
+    table: SparkDsLibrary,
+    log: &'static LogCollector,
+    handles: Mutex<HashSet<(HandleKind, usize)>>,
+}
+
+static NEXT_LIBRARY_ID: AtomicUsize = AtomicUsize::new(1);
+
+/// The level of a message that the library logged through `SparkDsHost.log`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+    /// A level that `SPARK_DS_LOG_*` does not define.
+    Other(i32),
+}
+
+/// A message that the library logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogMessage {
+    pub level: LogLevel,
+    pub message: String,
+}
+
+impl fmt::Display for LogMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}: {}", self.level, self.message)
+    }
+}
+
+#[derive(Default)]
+struct LogCollector {
+    messages: Mutex<Vec<LogMessage>>,
+}
+
+/// The capabilities that `create` declared, `SPARK_DS_*` bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Capabilities(pub u64);
+
+const CAPABILITY_NAMES: [(u64, &str); 5] = [
+    (abi::BATCH_READ, "SPARK_DS_BATCH_READ"),
+    (abi::MICRO_BATCH_READ, "SPARK_DS_MICRO_BATCH_READ"),
+    (abi::BATCH_WRITE, "SPARK_DS_BATCH_WRITE"),
+    (abi::STREAMING_WRITE, "SPARK_DS_STREAMING_WRITE"),
+    (abi::TRUNCATE, "SPARK_DS_TRUNCATE"),
+];
+
+impl Capabilities {
+    /// Whether the source declares `SPARK_DS_BATCH_READ`.
+    pub fn batch_read(self) -> bool {
+        self.0 & abi::BATCH_READ != 0
+    }
+    /// Whether the source declares `SPARK_DS_MICRO_BATCH_READ`.
+    pub fn micro_batch_read(self) -> bool {
+        self.0 & abi::MICRO_BATCH_READ != 0
+    }
+    /// Whether the source declares `SPARK_DS_BATCH_WRITE`.
+    pub fn batch_write(self) -> bool {
+        self.0 & abi::BATCH_WRITE != 0
+    }
+    /// Whether the source declares `SPARK_DS_STREAMING_WRITE`.
+    pub fn streaming_write(self) -> bool {
+        self.0 & abi::STREAMING_WRITE != 0
+    }
+    /// Whether the source declares `SPARK_DS_TRUNCATE`.
+    pub fn truncate(self) -> bool {
+        self.0 & abi::TRUNCATE != 0
+    }
+    /// The names of the declared bits, in the header's order.
+    pub fn names(self) -> Vec<&'static str> {
+        CAPABILITY_NAMES
+            .iter()
+            .filter(|(bit, _)| self.0 & bit != 0)
+            .map(|(_, name)| *name)
+            .collect()
+    }
+}
+
+impl fmt::Display for Capabilities {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = self.names();
+        if names.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&names.join(" | "))
+        }
+    }
+}
+
+/// The kinds of handles, each with its own close function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum HandleKind {
+    Source,
+    Reader,
+    StreamReader,
+    Writer,
+    DataWriter,
+}
+
+impl HandleKind {
+    fn noun(self) -> &'static str {
+        match self {
+            HandleKind::Source => "source",
+            HandleKind::Reader => "reader",
+            HandleKind::StreamReader => "stream reader",
+            HandleKind::Writer => "writer",
+            HandleKind::DataWriter => "data writer",
+        }
+    }
+    fn close_name(self) -> &'static str {
+        match self {
+            HandleKind::Source => "close",
+            HandleKind::Reader => "close_reader",
+            HandleKind::StreamReader => "close_stream_reader",
+            HandleKind::Writer => "close_writer",
+            HandleKind::DataWriter => "close_data_writer",
+        }
+    }
+    fn close_fn(self, table: &SparkDsLibrary) -> Option<unsafe extern "C" fn(*mut c_void)> {
+        match self {
+            HandleKind::Source => table.close,
+            HandleKind::Reader => table.close_reader,
+            HandleKind::StreamReader => table.close_stream_reader,
+            HandleKind::Writer => table.close_writer,
+            HandleKind::DataWriter => table.close_data_writer,
+        }
+    }
+}
+
+/// A handle that a create function returned; dropping it calls the close function of its kind,
+/// exactly once (rule 21: the host's own side of it).
+pub(crate) struct Handle<'l> {
+    library: &'l Library,
+    kind: HandleKind,
+    ptr: *mut c_void,
+}
+
+impl Handle<'_> {
+    pub(crate) fn ptr(&self) -> *mut c_void {
+        self.ptr
+    }
+}
+
+impl Drop for Handle<'_> {
+    fn drop(&mut self) {
+        self.library.close(self.kind, self.ptr);
+    }
+}
+
+/// A source that `create` returned, with its capabilities.
+pub(crate) struct Source<'l> {
+    pub(crate) handle: Handle<'l>,
+    pub(crate) capabilities: Capabilities,
+}
+
+impl Library {
+    /// Loads the library at `path`, calls `spark_ds_init` with a `SparkDsHost` of version 1, and
+    /// reads the table it returns, up to its `size`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Load`] when the file cannot be loaded; [`Error::Violation`] when the library
+    /// breaks rules 1 to 4 (no `spark_ds_init`, a failing init, a table too small, another ABI
+    /// version, no `create` or `close`).
+    pub fn load(path: impl AsRef<Path>) -> Result<Library> {
+        let path = path.as_ref().to_path_buf();
+        if !path.exists() {
+            return Err(Error::Load {
+                path,
+                reason: "the file does not exist; build the library first (cargo build), or pass the path of the built .so, .dylib or .dll".into(),
+            });
+        }
+        isolate::breadcrumb("spark_ds_init");
+        // SAFETY: loading a library runs its initializers. That is the point of this host: it
+        // is given a native data source library to run, exactly as Spark would load it.
+        let loaded = unsafe { libloading::Library::new(&path) }.map_err(|e| Error::Load {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        // SAFETY: `spark_ds_init` has the type `SparkDsInitFunction` of the header.
+        let init = unsafe { loaded.get::<abi::InitFunction>(b"spark_ds_init\0") }
+            .map(|symbol| *symbol)
+            .map_err(|_| {
+                Violation::new(
+                    "spark_ds_init",
+                    1,
+                    "the library does not export `spark_ds_init`; export it with SPARK_DS_EXPORT in C, or #[no_mangle] pub extern \"C\" in Rust",
+                )
+            })?;
+        // Never unloaded: see the type's documentation. The symbol stays valid for the process.
+        std::mem::forget(loaded);
+
+        let log: &'static LogCollector = Box::leak(Box::default());
+        let host = new_host(log);
+        let first = call_init(init, host)?;
+        let second = call_init(init, host)?;
+        if first != second {
+            return Err(Violation::new(
+                "spark_ds_init",
+                1,
+                "returned a different table on a second call; return the same table every time",
+            )
+            .into());
+        }
+        // SAFETY: `first` is non-NULL and points to a table that stays valid while the library
+        // is loaded (spark_ds_init's contract); `read_table` reads only what its `size` covers.
+        let table = unsafe { read_table(first) }?;
+        let name = data_source_name(&path);
+        Ok(Library {
+            id: NEXT_LIBRARY_ID.fetch_add(1, Ordering::Relaxed),
+            path,
+            name,
+            table,
+            log,
+            handles: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// The path the library was loaded from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The data source name passed to `create`: the file name without `lib`,
+    /// `spark_datasource_` and the extension, as Spark derives it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Sets the data source name passed to `create`.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The messages that the library logged through `SparkDsHost.log` so far, in order.
+    pub fn log(&self) -> Vec<LogMessage> {
+        self.log
+            .messages
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The names of the functions of the table that are not NULL, in the header's order.
+    pub fn functions(&self) -> Vec<&'static str> {
+        function_presence(&self.table)
+            .into_iter()
+            .filter(|(_, present)| *present)
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// Creates a source with `options`, reads the capabilities it declares, and closes it.
+    ///
+    /// # Errors
+    ///
+    /// When `create` fails, or the capabilities break rule 4.
+    pub fn capabilities<K, V>(
+        &self,
+        options: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Capabilities>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let options: Vec<(String, String)> = options
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        Ok(self.create(&options)?.capabilities)
+    }
+
+    pub(crate) fn id(&self) -> usize {
+        self.id
+    }
+
+    pub(crate) fn table(&self) -> &SparkDsLibrary {
+        &self.table
+    }
+
+    /// Calls `create` and checks the declared capabilities (rule 4).
+    pub(crate) fn create(&self, options: &[(String, String)]) -> Result<Source<'_>> {
+        let create = self.table.create.ok_or_else(|| {
+            Violation::new("create", 4, "is NULL; every library implements `create`")
+        })?;
+        let c = |s: &str, what: &str| {
+            CString::new(s).map_err(|_| {
+                Error::usage(format!(
+                    "{what} `{}` contains a NUL byte; remove it",
+                    s.replace('\0', "\\0")
+                ))
+            })
+        };
+        let name = c(&self.name, "the data source name")?;
+        let keys = options
+            .iter()
+            .map(|(k, _)| c(k, "the option key"))
+            .collect::<Result<Vec<_>>>()?;
+        let values = options
+            .iter()
+            .map(|(k, v)| c(v, &format!("the value of option `{k}`")))
+            .collect::<Result<Vec<_>>>()?;
+        let key_ptrs: Vec<*const c_char> = keys.iter().map(|k| k.as_ptr()).collect();
+        let value_ptrs: Vec<*const c_char> = values.iter().map(|v| v.as_ptr()).collect();
+        let info = SparkDsCreateInfo {
+            size: std::mem::size_of::<SparkDsCreateInfo>() as i64,
+            name: name.as_ptr(),
+            option_keys: key_ptrs.as_ptr(),
+            option_values: value_ptrs.as_ptr(),
+            num_options: options.len() as i64,
+        };
+        let mut capabilities = 0u64;
+        let handle = self.open("create", None, HandleKind::Source, |source| {
+            // SAFETY: `info` and every string it points to live until the call returns; the
+            // out-parameters are valid for writes.
+            unsafe { create(&info, &mut capabilities, source) }
+        })?;
+        let capabilities = Capabilities(capabilities);
+        check_capabilities(&self.table, capabilities)?;
+        Ok(Source {
+            handle,
+            capabilities,
+        })
+    }
+
+    /// Runs one call into the library, then turns a non-zero return into an error with the
+    /// message of `last_error` (rule 7), and reports a sink that an earlier call kept (rule 10).
+    pub(crate) fn call(
+        &self,
+        function: &'static str,
+        context: Option<&str>,
+        f: impl FnOnce() -> c_int,
+    ) -> Result<()> {
+        isolate::breadcrumb(function);
+        let rc = f();
+        let failure = if rc == 0 {
+            None
+        } else {
+            Some(self.failure(function, context, rc))
+        };
+        if let Some(late) = crate::sink::take_late_call(self.id) {
+            return Err(late.into());
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn failure(&self, function: &'static str, context: Option<&str>, rc: c_int) -> Error {
+        let Some(last_error) = self.table.last_error else {
+            return Error::Library {
+                function: function.into(),
+                context: context.map(str::to_string),
+                message: format!(
+                    "returned {rc} (the library has no `last_error`, so there is no message)"
+                ),
+            };
+        };
+        isolate::breadcrumb("last_error");
+        // SAFETY: `last_error` takes no arguments and returns a string owned by the library, or
+        // NULL; it is read at once, before any other call into the library on this thread.
+        let message = unsafe { last_error() };
+        match read_message(message) {
+            Ok(message) => Error::Library {
+                function: function.into(),
+                context: context.map(str::to_string),
+                message,
+            },
+            Err(problem) => Violation::new(
+                function,
+                7,
+                format!("returned {rc} and `last_error` returned {problem}; a failing function must set a message, in UTF-8"),
+            )
+            .within(context)
+            .into(),
+        }
+    }
+
+    /// Calls a create function, `f`, with the out-parameter of a handle of `kind`, and takes
+    /// ownership of the handle it returns. On failure the out-parameter must stay untouched
+    /// (rule 8): a handle written there would leak or be closed by no one.
+    pub(crate) fn open(
+        &self,
+        function: &'static str,
+        context: Option<&str>,
+        kind: HandleKind,
+        f: impl FnOnce(&mut *mut c_void) -> c_int,
+    ) -> Result<Handle<'_>> {
+        let mut ptr: *mut c_void = std::ptr::null_mut();
+        match self.call(function, context, || f(&mut ptr)) {
+            Err(Error::Library { message, .. }) if !ptr.is_null() => Err(Violation::new(
+                function,
+                8,
+                format!(
+                    "failed ({message}) but wrote a {} to its out-parameter; on failure leave out-parameters untouched",
+                    kind.noun()
+                ),
+            )
+            .within(context)
+            .into()),
+            Err(e) => Err(e),
+            Ok(()) => self.adopt(kind, ptr, function, context),
+        }
+    }
+
+    /// Takes ownership of a handle that `function` returned, checking it is not NULL and not a
+    /// handle of the same kind that is still open (rule 21).
+    fn adopt(
+        &self,
+        kind: HandleKind,
+        ptr: *mut c_void,
+        function: &'static str,
+        context: Option<&str>,
+    ) -> Result<Handle<'_>> {
+        if ptr.is_null() {
+            return Err(Violation::new(
+                function,
+                21,
+                format!(
+                    "returned 0 but a NULL {}; return a handle that `{}` releases, or fail with a message",
+                    kind.noun(),
+                    kind.close_name()
+                ),
+            )
+            .within(context)
+            .into());
+        }
+        let fresh = self
+            .handles
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert((kind, ptr as usize));
+        if !fresh {
+            return Err(Violation::new(
+                function,
+                21,
+                format!(
+                    "returned a {} that is still open; each call must return a new handle, closed exactly once",
+                    kind.noun()
+                ),
+            )
+            .within(context)
+            .into());
+        }
+        Ok(Handle {
+            library: self,
+            kind,
+            ptr,
+        })
+    }
+
+    fn close(&self, kind: HandleKind, ptr: *mut c_void) {
+        self.handles
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&(kind, ptr as usize));
+        // A NULL close function was refused when the capability was checked (rule 4), so a
+        // missing one here means there is nothing the host can call.
+        if let Some(close) = kind.close_fn(&self.table) {
+            isolate::breadcrumb(kind.close_name());
+            // SAFETY: `ptr` was returned by the create function of this kind and is closed once:
+            // `Handle` is not Clone and calls this only from Drop.
+            unsafe { close(ptr) };
+        }
+    }
+}
+
+impl fmt::Debug for Library {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Library")
+            .field("path", &self.path)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+fn read_message(message: *const c_char) -> std::result::Result<String, &'static str> {
+    if message.is_null() {
+        return Err("NULL");
+    }
+    // SAFETY: a non-NULL `last_error` result is a NUL-terminated string owned by the library,
+    // valid until the next call on this thread; it is copied at once.
+    let message = unsafe { CStr::from_ptr(message) };
+    message
+        .to_str()
+        .map(str::to_string)
+        .map_err(|_| "a message that is not valid UTF-8")
+}
+
+fn new_host(log: &'static LogCollector) -> *const SparkDsHost {
+    let version: &'static CStr = c"4.4.0";
+    debug_assert_eq!(version.to_str().ok(), Some(SPARK_VERSION));
+    // Leaked: the library may keep the host until it is unloaded, which never happens.
+    Box::leak(Box::new(SparkDsHost {
+        size: std::mem::size_of::<SparkDsHost>() as i64,
+        abi_version: abi::ABI_VERSION,
+        spark_version: version.as_ptr(),
+        log: Some(log_callback),
+        log_context: log as *const LogCollector as *mut c_void,
+    }))
+}
+
+fn call_init(init: abi::InitFunction, host: *const SparkDsHost) -> Result<*const SparkDsLibrary> {
+    let mut table: *const SparkDsLibrary = std::ptr::null();
+    isolate::breadcrumb("spark_ds_init");
+    // SAFETY: `host` is a valid host that lives forever; `table` is valid for writes.
+    let rc = unsafe { init(host, &mut table) };
+    if rc != 0 {
+        return Err(Violation::new(
+            "spark_ds_init",
+            1,
+            format!("returned {rc}; it must return 0 and a table"),
+        )
+        .into());
+    }
+    if table.is_null() {
+        return Err(Violation::new(
+            "spark_ds_init",
+            1,
+            "returned 0 but a NULL table; write the address of the table to `*library`",
+        )
+        .into());
+    }
+    Ok(table)
+}
+
+/// Copies the table, up to its `size`, into a table whose other functions are NULL.
+///
+/// # Safety
+///
+/// `table` points to a readable table of at least `size` bytes (16 at least, its header), as
+/// `spark_ds_init` promises.
+unsafe fn read_table(table: *const SparkDsLibrary) -> Result<SparkDsLibrary> {
+    // SAFETY: the first two fields exist in every version of the table.
+    let (size, version) = unsafe { ((*table).size, (*table).abi_version) };
+    let word = std::mem::size_of::<usize>() as i64;
+    if size < abi::MIN_TABLE_SIZE as i64 || size % word != 0 {
+        return Err(Violation::new(
+            "spark_ds_init",
+            2,
+            format!(
+                "the table's size is {size}; it must be a multiple of {word} and at least {}, the size up to `read`",
+                abi::MIN_TABLE_SIZE
+            ),
+        )
+        .into());
+    }
+    if version != abi::ABI_VERSION {
+        return Err(Violation::new(
+            "spark_ds_init",
+            3,
+            format!(
+                "the table declares abi_version {version}, but this host supports version {} only; return a table of version {}",
+                abi::ABI_VERSION,
+                abi::ABI_VERSION
+            ),
+        )
+        .into());
+    }
+    let mut copy = SparkDsLibrary::empty();
+    let n = (size as usize).min(std::mem::size_of::<SparkDsLibrary>());
+    // SAFETY: the library's table has `size` readable bytes, and `copy` has room for `n`; the
+    // bytes are integers and nullable function pointers, valid for any value the library set.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            table as *const u8,
+            &mut copy as *mut SparkDsLibrary as *mut u8,
+            n,
+        )
+    };
+    for (name, present) in [
+        ("create", copy.create.is_some()),
+        ("close", copy.close.is_some()),
+    ] {
+        if !present {
+            return Err(Violation::new(
+                "spark_ds_init",
+                4,
+                format!(
+                    "the table's `{name}` is NULL; every library implements `create` and `close`"
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(copy)
+}
+
+fn function_presence(t: &SparkDsLibrary) -> Vec<(&'static str, bool)> {
+    vec![
+        ("last_error", t.last_error.is_some()),
+        ("create", t.create.is_some()),
+        ("schema", t.schema.is_some()),
+        ("create_reader", t.create_reader.is_some()),
+        ("create_stream_reader", t.create_stream_reader.is_some()),
+        ("create_writer", t.create_writer.is_some()),
+        ("close", t.close.is_some()),
+        ("push_limit", t.push_limit.is_some()),
+        ("prune_columns", t.prune_columns.is_some()),
+        ("partitions", t.partitions.is_some()),
+        ("serialize_reader", t.serialize_reader.is_some()),
+        ("close_reader", t.close_reader.is_some()),
+        ("initial_offset", t.initial_offset.is_some()),
+        ("latest_offset", t.latest_offset.is_some()),
+        ("stream_partitions", t.stream_partitions.is_some()),
+        (
+            "serialize_stream_reader",
+            t.serialize_stream_reader.is_some(),
+        ),
+        ("commit_offset", t.commit_offset.is_some()),
+        ("close_stream_reader", t.close_stream_reader.is_some()),
+        ("read", t.read.is_some()),
+        ("serialize_writer", t.serialize_writer.is_some()),
+        ("commit", t.commit.is_some()),
+        ("abort", t.abort.is_some()),
+        ("close_writer", t.close_writer.is_some()),
+        ("create_data_writer", t.create_data_writer.is_some()),
+        ("write", t.write.is_some()),
+        ("commit_data_writer", t.commit_data_writer.is_some()),
+        ("abort_data_writer", t.abort_data_writer.is_some()),
+        ("close_data_writer", t.close_data_writer.is_some()),
+    ]
+}
+
+/// Functions by name, and whether the table sets them.
+type Functions = Vec<(&'static str, bool)>;
+
+/// Rule 4: no capability whose required functions are NULL, no unknown bits.
+fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Violation> {
+    let unknown = caps.0 & !CAPABILITY_NAMES.iter().fold(0, |a, (bit, _)| a | bit);
+    if unknown != 0 {
+        return Err(Violation::new(
+            "create",
+            4,
+            format!("declares capability bits {unknown:#x}, which version 1 does not define; declare only SPARK_DS_* bits"),
+        ));
+    }
+    let write = [
+        ("create_writer", t.create_writer.is_some()),
+        ("commit", t.commit.is_some()),
+        ("abort", t.abort.is_some()),
+        ("close_writer", t.close_writer.is_some()),
+        ("create_data_writer", t.create_data_writer.is_some()),
+        ("write", t.write.is_some()),
+        ("commit_data_writer", t.commit_data_writer.is_some()),
+        ("abort_data_writer", t.abort_data_writer.is_some()),
+        ("close_data_writer", t.close_data_writer.is_some()),
+    ];
+    let groups: [(u64, &str, Functions); 4] = [
+        (
+            abi::BATCH_READ,
+            "SPARK_DS_BATCH_READ",
+            vec![
+                ("create_reader", t.create_reader.is_some()),
+                ("partitions", t.partitions.is_some()),
+                ("read", t.read.is_some()),
+                ("close_reader", t.close_reader.is_some()),
+            ],
+        ),
+        (
+            abi::MICRO_BATCH_READ,
+            "SPARK_DS_MICRO_BATCH_READ",
+            vec![
+                ("create_stream_reader", t.create_stream_reader.is_some()),
+                ("initial_offset", t.initial_offset.is_some()),
+                ("latest_offset", t.latest_offset.is_some()),
+                ("stream_partitions", t.stream_partitions.is_some()),
+                ("read", t.read.is_some()),
+                ("close_stream_reader", t.close_stream_reader.is_some()),
+            ],
+        ),
+        (abi::BATCH_WRITE, "SPARK_DS_BATCH_WRITE", write.to_vec()),
+        (
+            abi::STREAMING_WRITE,
+            "SPARK_DS_STREAMING_WRITE",
+            write.to_vec(),
+        ),
+    ];
+    for (bit, name, functions) in groups {
+        if caps.0 & bit == 0 {
+            continue;
+        }
+        if let Some((missing, _)) = functions.iter().find(|(_, present)| !present) {
+            return Err(Violation::new(
+                "create",
+                4,
+                format!("declares {name}, but `{missing}` is NULL; a source must not declare a capability whose required functions are NULL"),
+            ));
+        }
+    }
+    if caps.truncate() && !caps.batch_write() && !caps.streaming_write() {
+        return Err(Violation::new(
+            "create",
+            4,
+            "declares SPARK_DS_TRUNCATE without a write capability; it requires SPARK_DS_BATCH_WRITE or SPARK_DS_STREAMING_WRITE",
+        ));
+    }
+    Ok(())
+}
+
+/// The name Spark derives from a library file: `libspark_datasource_x.so` is `x`.
+fn data_source_name(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = stem.strip_prefix("lib").unwrap_or(&stem);
+    let stem = stem.strip_prefix("spark_datasource_").unwrap_or(stem);
+    stem.to_lowercase()
+}
+
+/// # Safety
+///
+/// `context` is the `LogCollector` that `new_host` put in the host, which lives forever;
+/// `message` is NULL or a NUL-terminated string, borrowed for the call. Thread-safe.
+unsafe extern "C" fn log_callback(context: *mut c_void, level: i32, message: *const c_char) {
+    // A panic must not unwind into the library's frames.
+    let _ = std::panic::catch_unwind(|| {
+        if context.is_null() {
+            return;
+        }
+        // SAFETY: see the contract above.
+        let collector = unsafe { &*(context as *const LogCollector) };
+        let message = if message.is_null() {
+            String::from("(NULL message)")
+        } else {
+            // SAFETY: see the contract above.
+            unsafe { CStr::from_ptr(message) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let level = match level {
+            1 => LogLevel::Error,
+            2 => LogLevel::Warn,
+            3 => LogLevel::Info,
+            4 => LogLevel::Debug,
+            5 => LogLevel::Trace,
+            other => LogLevel::Other(other),
+        };
+        collector
+            .messages
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(LogMessage { level, message });
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_data_source_name_comes_from_the_file_name() {
+        assert_eq!(
+            data_source_name(Path::new("/t/libspark_datasource_My_Source.so")),
+            "my_source"
+        );
+        assert_eq!(data_source_name(Path::new("spark_datasource_x.dll")), "x");
+    }
+
+    #[test]
+    fn capabilities_display_their_names() {
+        assert_eq!(
+            Capabilities(abi::BATCH_READ | abi::TRUNCATE).to_string(),
+            "SPARK_DS_BATCH_READ | SPARK_DS_TRUNCATE"
+        );
+        assert_eq!(Capabilities(0).to_string(), "none");
+    }
+
+    #[test]
+    fn a_declared_capability_needs_its_functions() {
+        let t = SparkDsLibrary::empty();
+        let v = check_capabilities(&t, Capabilities(abi::BATCH_READ)).err();
+        assert_eq!(
+            v.map(|v| v.to_string()),
+            Some("`create`: declares SPARK_DS_BATCH_READ, but `create_reader` is NULL; a source must not declare a capability whose required functions are NULL (rule 4)".to_string())
+        );
+    }
+
+    #[test]
+    fn a_missing_library_is_a_clear_error() {
+        let e = Library::load("/nonexistent/libspark_datasource_x.so").err();
+        assert_eq!(
+            e.map(|e| e.to_string()),
+            Some("cannot load the library `/nonexistent/libspark_datasource_x.so`: the file does not exist; build the library first (cargo build), or pass the path of the built .so, .dylib or .dll".to_string())
+        );
+    }
+}

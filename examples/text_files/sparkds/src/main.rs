@@ -1,0 +1,67 @@
+//! The `sparkds` command. Subcommands are added by their modules.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Runs a native data source library the way Spark does, and packages and verifies `.sparkpkg`
+/// files.
+#[derive(Debug, Parser)]
+#[command(name = "sparkds", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the schema and the rows of a data source, like `df.printSchema()` and
+    /// `df.show()`, through the whole batch read protocol and its checks.
+    Show(sparkds::cli::ShowArgs),
+    /// Write sample rows through the whole write protocol, then read them back.
+    Roundtrip(sparkds::cli::RoundtripArgs),
+    /// Run every protocol of every capability that the source declares, each in a child
+    /// process, and report the rules it breaks (exit code 1).
+    Check(sparkds::cli::CheckArgs),
+    /// Write `<name>-<version>.sparkpkg` from one library per platform.
+    Package(sparkds::package::PackageArgs),
+    /// Check a `.sparkpkg`: manifest, entries, and each library's format, architecture,
+    /// `spark_ds_init` export, dependencies and glibc versions; prints each library's SHA-256.
+    Verify(sparkds::verify::VerifyArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Show(args) if !args.target.in_process => {
+            exit(sparkds::cli::rerun_isolated(&args.target))
+        }
+        Command::Show(args) => exit(sparkds::cli::show(&args, &mut std::io::stdout())),
+        Command::Roundtrip(args) if !args.target.in_process => {
+            exit(sparkds::cli::rerun_isolated(&args.target))
+        }
+        Command::Roundtrip(args) => exit(sparkds::cli::roundtrip(&args, &mut std::io::stdout())),
+        Command::Check(args) => exit(sparkds::cli::check(&args, &mut std::io::stdout())),
+        Command::Package(args) => match sparkds::package::run(&args) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => fail(&e),
+        },
+        Command::Verify(args) => match sparkds::verify::run(&args) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(e) => fail(&e),
+        },
+    }
+}
+
+/// The exit code of a command of `sparkds::cli`, which returns its own on success.
+fn exit(result: sparkds::Result<ExitCode>) -> ExitCode {
+    result.unwrap_or_else(|e| fail(&e))
+}
+
+/// Prints an error that stopped a command; exit code 2 tells it apart from a package that
+/// failed verification (1).
+fn fail(error: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("error: {error}");
+    ExitCode::from(2)
+}

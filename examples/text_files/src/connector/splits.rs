@@ -1,0 +1,238 @@
+//! Byte-range splits of text files, as Hadoop's `TextInputFormat` makes them: planning uses
+//! only the sizes of the files, never their data, and each line is read by exactly one split.
+//!
+//! A split `[start, end)` reads the lines that begin in `(start', end]`, where `start'` is the
+//! first line break at or after `start` (for `start` = 0, the beginning of the file). So a
+//! split skips the line it starts in, which the previous split reads because that line crosses
+//! (or begins exactly at) the previous split's end.
+
+use std::io::{self, BufRead, Seek, SeekFrom};
+
+use serde::{Deserialize, Serialize};
+
+/// A data file and its size in bytes, as listed on the driver.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizedFile {
+    /// The path, relative to the directory of the table.
+    pub name: String,
+    /// The size, from the file's metadata.
+    pub size: u64,
+}
+
+/// The bytes `[start, end)` of one file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Split {
+    pub file: String,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Cuts `files` into splits of at most `split_bytes` bytes, then groups consecutive splits
+/// into partitions of at most `split_bytes` bytes, so that small files share a task (as Spark's
+/// `spark.sql.files.maxPartitionBytes` does). Empty files are left out.
+pub fn plan(files: &[SizedFile], split_bytes: u64) -> Vec<Vec<Split>> {
+    let split_bytes = split_bytes.max(1);
+    let mut partitions: Vec<Vec<Split>> = Vec::new();
+    let mut current: Vec<Split> = Vec::new();
+    let mut current_bytes = 0;
+    for file in files {
+        let mut start = 0;
+        while start < file.size {
+            let end = file.size.min(start.saturating_add(split_bytes));
+            if current_bytes + (end - start) > split_bytes && !current.is_empty() {
+                partitions.push(std::mem::take(&mut current));
+                current_bytes = 0;
+            }
+            current.push(Split {
+                file: file.name.clone(),
+                start,
+                end,
+            });
+            current_bytes += end - start;
+            start = end;
+        }
+    }
+    if !current.is_empty() {
+        partitions.push(current);
+    }
+    partitions
+}
+
+/// A line of a split: its text without the line break, and where it begins in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    pub text: String,
+    pub position: u64,
+}
+
+/// Reads the lines of a split from `input`, an open file.
+pub struct SplitLines<R> {
+    input: R,
+    /// The position of the next line.
+    position: u64,
+    end: u64,
+    buffer: Vec<u8>,
+}
+
+impl<R: BufRead + Seek> SplitLines<R> {
+    /// The lines of `split` in `input`.
+    ///
+    /// # Errors
+    /// A failure to seek or read.
+    pub fn new(mut input: R, split: &Split) -> io::Result<Self> {
+        let mut position = input.seek(SeekFrom::Start(split.start))?;
+        if split.start > 0 {
+            // Skip through the first line break at or after `start`: the line it ends belongs
+            // to the previous split.
+            let mut skipped = Vec::new();
+            position += input.read_until(b'\n', &mut skipped)? as u64;
+        }
+        Ok(SplitLines {
+            input,
+            position,
+            end: split.end,
+            buffer: Vec::new(),
+        })
+    }
+
+    /// The next line, or `None` past the split's last line.
+    ///
+    /// # Errors
+    /// A failure to read, or a line that is not UTF-8 (with its position).
+    pub fn next_line(&mut self) -> io::Result<Option<Line>> {
+        // A line that begins exactly at `end` crosses it too: its first byte is at `end`.
+        if self.position > self.end {
+            return Ok(None);
+        }
+        self.buffer.clear();
+        let read = self.input.read_until(b'\n', &mut self.buffer)?;
+        if read == 0 {
+            return Ok(None);
+        }
+        let position = self.position;
+        self.position += read as u64;
+        while matches!(self.buffer.last(), Some(b'\n' | b'\r')) {
+            self.buffer.pop();
+        }
+        let text = String::from_utf8(std::mem::take(&mut self.buffer)).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the line at byte {position} is not UTF-8 text"),
+            )
+        })?;
+        Ok(Some(Line { text, position }))
+    }
+}
+
+/// The 1-based number of the line that begins at `position`: counts the line breaks before it.
+/// Only called for an error message, so a split never reads the bytes before it otherwise.
+///
+/// # Errors
+/// A failure to read.
+pub fn line_number<R: BufRead + Seek>(mut input: R, position: u64) -> io::Result<u64> {
+    input.seek(SeekFrom::Start(0))?;
+    let mut breaks = 0;
+    let mut remaining = position;
+    while remaining > 0 {
+        let buffer = input.fill_buf()?;
+        if buffer.is_empty() {
+            break;
+        }
+        let take = buffer.len().min(usize::try_from(remaining).unwrap_or(usize::MAX));
+        breaks += buffer[..take].iter().filter(|&&b| b == b'\n').count() as u64;
+        input.consume(take);
+        remaining -= take as u64;
+    }
+    Ok(breaks + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+
+    fn file(name: &str, size: u64) -> SizedFile {
+        SizedFile {
+            name: name.to_string(),
+            size,
+        }
+    }
+
+    fn bounds(partitions: &[Vec<Split>]) -> Vec<Vec<(&str, u64, u64)>> {
+        partitions
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .map(|s| (s.file.as_str(), s.start, s.end))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_large_file_is_cut_into_splits_of_at_most_split_bytes() {
+        let plan = plan(&[file("a", 25)], 10);
+        assert_eq!(
+            bounds(&plan),
+            vec![vec![("a", 0, 10)], vec![("a", 10, 20)], vec![("a", 20, 25)]]
+        );
+    }
+
+    #[test]
+    fn small_files_share_a_partition_and_empty_files_are_left_out() {
+        let plan = plan(&[file("a", 4), file("b", 0), file("c", 5), file("d", 3)], 10);
+        assert_eq!(
+            bounds(&plan),
+            vec![vec![("a", 0, 4), ("c", 0, 5)], vec![("d", 0, 3)]]
+        );
+    }
+
+    /// The lines of `text` read by splits of `size` bytes, split by split.
+    fn read_in_splits(text: &str, size: u64) -> Vec<Vec<(u64, String)>> {
+        let total = text.len() as u64;
+        plan(&[file("f", total)], size)
+            .into_iter()
+            .flatten()
+            .map(|split| {
+                let mut lines =
+                    SplitLines::new(Cursor::new(text.as_bytes()), &split).expect("in memory");
+                let mut out = Vec::new();
+                while let Some(line) = lines.next_line().expect("in memory") {
+                    out.push((line.position, line.text));
+                }
+                out
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_line_is_read_by_exactly_one_split_whatever_the_split_size() {
+        let text = "alpha\nbe\n\ngamma delta\r\nepsilon\nz";
+        let whole: Vec<(u64, String)> = read_in_splits(text, 1000).concat();
+        assert_eq!(whole.len(), 6);
+        for size in 1..=text.len() as u64 {
+            assert_eq!(read_in_splits(text, size).concat(), whole, "split size {size}");
+        }
+    }
+
+    #[test]
+    fn a_split_reads_the_line_that_crosses_its_end_and_skips_the_one_it_starts_in() {
+        // Lines begin at 0, 4, 8. The split [0, 4) reads the line that begins exactly at its
+        // end, 4; the split [4, 8) starts after the line break at 7, so it reads only line 8.
+        let splits = read_in_splits("aaa\nbbb\nccc\n", 4);
+        let positions: Vec<Vec<u64>> = splits
+            .iter()
+            .map(|s| s.iter().map(|(p, _)| *p).collect())
+            .collect();
+        assert_eq!(positions, vec![vec![0, 4], vec![8], vec![]]);
+    }
+
+    #[test]
+    fn line_numbers_count_the_line_breaks_before_a_position() -> io::Result<()> {
+        let text = "a\nbb\nccc\n";
+        assert_eq!(line_number(Cursor::new(text.as_bytes()), 0)?, 1);
+        assert_eq!(line_number(Cursor::new(text.as_bytes()), 5)?, 3);
+        Ok(())
+    }
+}
