@@ -173,7 +173,7 @@ fn check_link(chapter: &helpers::Chapter, target: &str) -> Result<(), String> {
         return Err("link to the .md file, which mdBook turns into .html".into());
     }
     if !anchor.is_empty() {
-        if !file.extension().is_some_and(|e| e == "md") {
+        if file.extension().is_none_or(|e| e != "md") {
             return Err("an anchor into a file that is not a chapter".into());
         }
         let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
@@ -268,7 +268,7 @@ fn the_tutorial_commands_run_as_written() {
         let block = printed
             .lines()
             .filter_map(|l| l.strip_prefix(">>> book block "))
-            .last()
+            .next_back()
             .unwrap_or("(before the first block)");
         let tail: Vec<&str> = printed.lines().rev().take(60).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
