@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -49,10 +50,8 @@ def writer_library() -> str:
     built, or generated with cargo-generate and built here, as tests/spark/main.rs does."""
     if os.environ.get("SPARK_E2E_WRITER_LIBRARY"):
         return os.environ["SPARK_E2E_WRITER_LIBRARY"]
-    destination = os.path.join(ROOT, "target", "generated", "projects")
+    destination = tempfile.mkdtemp(prefix="spark_e2e_")
     project = os.path.join(destination, WRITER_NAME)
-    shutil.rmtree(project, ignore_errors=True)
-    os.makedirs(destination, exist_ok=True)
     subprocess.run(
         [
             "cargo",
@@ -77,6 +76,7 @@ def writer_library() -> str:
         check=True,
         env=dict(os.environ, CARGO_TARGET_DIR=target),
     )
+    shutil.rmtree(destination, ignore_errors=True)
     return library_file(os.path.join(target, "debug"), WRITER_NAME)
 
 

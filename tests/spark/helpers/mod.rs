@@ -39,15 +39,10 @@ impl Repository {
     }
 
     /// Generates the read-write variant of the template with cargo-generate, as users do, into
-    /// a fresh directory, and builds it. The build shares target/generated, so that its
-    /// dependencies build once across runs.
+    /// a fresh directory outside the repository, and builds it. The build shares
+    /// target/generated, so that its dependencies build once across runs.
     pub fn generate_and_build_writer_variant(&self) -> PathBuf {
-        let destination = self.path("target/generated/projects");
-        let project = destination.join(WRITER_NAME);
-        if project.exists() {
-            std::fs::remove_dir_all(&project).expect("remove the previously generated project");
-        }
-        std::fs::create_dir_all(&destination).expect("create target/generated/projects");
+        let destination = tempfile::tempdir().expect("create a temporary directory");
         let capabilities = format!("capabilities={WRITER_CAPABILITIES}");
         run(
             Command::new("cargo")
@@ -61,17 +56,18 @@ impl Repository {
                     &capabilities,
                     "--destination",
                 ])
-                .arg(&destination),
+                .arg(destination.path()),
             "cargo generate (is cargo-generate installed? `cargo install cargo-generate`)",
         );
         let target = self.path("target/generated");
         run(
             Command::new("cargo")
                 .arg("build")
-                .current_dir(&project)
+                .current_dir(destination.path().join(WRITER_NAME))
                 .env("CARGO_TARGET_DIR", &target),
             "cargo build of the generated variant",
         );
+        // The library lives in the shared target directory: the project can go.
         target.join("debug").join(library_file_name(WRITER_NAME))
     }
 }
