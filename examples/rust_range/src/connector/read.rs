@@ -93,7 +93,10 @@ mod tests {
             .collect::<Result<_>>()?;
         assert_eq!(batches.len(), 1);
         let expected = Int64Array::from_iter_values(5..10);
-        assert_eq!(batches[0].column(0).as_ref(), &expected as &dyn arrow_array::Array);
+        assert_eq!(
+            batches[0].column(0).as_ref(),
+            &expected as &dyn arrow_array::Array
+        );
         Ok(())
     }
 }

@@ -137,7 +137,10 @@ mod tests {
         assert_eq!(range("b", &start, &end), Ok(Some((0, 3))));
         assert_eq!(range("c", &start, &end), Ok(None));
         let error = range("a", &end, &start).unwrap_err();
-        assert!(error.starts_with("the end offset of `a`, byte 4, is before"), "{error}");
+        assert!(
+            error.starts_with("the end offset of `a`, byte 4, is before"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -343,8 +343,7 @@ mod tests {
     }
 
     #[test]
-    fn appended_lines_are_read_once_complete_and_a_range_reads_the_same_rows_again(
-    ) -> Result<()> {
+    fn appended_lines_are_read_once_complete_and_a_range_reads_the_same_rows_again() -> Result<()> {
         let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
         let mut reader = reader(dir.path(), None, false);
         append(dir.path(), "a.log", "one\ntw").map_err(|e| Error::io("append", e))?;
@@ -391,8 +390,8 @@ mod tests {
         let mut reader = reader(dir.path(), None, true);
         let end = reader.latest_offset(reader.initial_offset()?)?;
         reader.commit(end.clone())?;
-        let recorded = fs::read_to_string(dir.path().join(COMMITTED))
-            .map_err(|e| Error::io("read", e))?;
+        let recorded =
+            fs::read_to_string(dir.path().join(COMMITTED)).map_err(|e| Error::io("read", e))?;
         assert_eq!(
             serde_json::from_str::<Offset>(&recorded).ok(),
             Some(end.clone())

@@ -6,7 +6,7 @@
 //! written exactly once.
 
 use std::fs::{self, File};
-use std::io::{self, BufWriter, ErrorKind, Write as _};
+use std::io::{self, BufWriter, ErrorKind};
 use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
@@ -44,7 +44,13 @@ impl Write for Source {
         let query_id = info
             .query_id
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         Ok(EpochWriter {
             path: self.options.required("path")?,
@@ -67,7 +73,8 @@ impl EpochWriter {
 
     /// The file of an epoch: its name sorts in epoch order.
     fn published(&self, epoch: u64) -> PathBuf {
-        self.path.join(format!("{}-{epoch:010}.jsonl", self.query_id))
+        self.path
+            .join(format!("{}-{epoch:010}.jsonl", self.query_id))
     }
 }
 

@@ -394,7 +394,12 @@ mod tests {
     fn a_csv_line_splits_on_the_delimiter_with_quotes() {
         assert_eq!(
             split_csv(r#"1,"a, ""quoted"" b",,"""#, ','),
-            Ok(vec![text("1"), text(r#"a, "quoted" b"#), Cell::Null, text("")])
+            Ok(vec![
+                text("1"),
+                text(r#"a, "quoted" b"#),
+                Cell::Null,
+                text("")
+            ])
         );
         assert_eq!(split_csv("x;y", ';'), Ok(vec![text("x"), text("y")]));
         assert_eq!(split_csv("", ','), Ok(vec![Cell::Null]));
@@ -404,14 +409,18 @@ mod tests {
     fn a_malformed_quote_is_explained() {
         assert_eq!(
             split_csv(r#"1,"open"#, ','),
-            Err("cell 2 opens a quote that the line does not close (a value cannot span lines)"
-                .to_string())
+            Err(
+                "cell 2 opens a quote that the line does not close (a value cannot span lines)"
+                    .to_string()
+            )
         );
         assert_eq!(
             split_csv(r#""a"b,c"#, ','),
-            Err("cell 1 has `b` after its closing quote; quote the whole cell and double the \
+            Err(
+                "cell 1 has `b` after its closing quote; quote the whole cell and double the \
                  quotes inside it"
-                .to_string())
+                    .to_string()
+            )
         );
     }
 
@@ -421,10 +430,7 @@ mod tests {
         let line = join_csv(&cells, ',')?;
         assert_eq!(line, r#"1,,"","a,b","say ""hi""""#);
         let read = split_csv(&line, ',')?;
-        let expected: Vec<Cell> = cells
-            .iter()
-            .map(|c| c.map_or(Cell::Null, |t| text(t)))
-            .collect();
+        let expected: Vec<Cell> = cells.iter().map(|c| c.map_or(Cell::Null, text)).collect();
         assert_eq!(read, expected);
         Ok(())
     }
@@ -437,10 +443,13 @@ mod tests {
 
     #[test]
     fn types_widen_from_bigint_to_double_to_string() {
-        let infer = |cells: &[Cell]| cells.iter().fold(None, |t, c| widen(t, c));
+        let infer = |cells: &[Cell]| cells.iter().fold(None, widen);
         assert_eq!(infer(&[text("1"), Cell::Null]), Some(DataType::Int64));
         assert_eq!(infer(&[text("1"), text("2.5")]), Some(DataType::Float64));
-        assert_eq!(infer(&[text("true"), text("FALSE")]), Some(DataType::Boolean));
+        assert_eq!(
+            infer(&[text("true"), text("FALSE")]),
+            Some(DataType::Boolean)
+        );
         assert_eq!(infer(&[text("1"), text("x")]), Some(DataType::Utf8));
         assert_eq!(infer(&[Cell::Null]), None);
         let json = |v: Value| Cell::Json(v);
@@ -466,9 +475,11 @@ mod tests {
         let mut builder = ColumnBuilder::new(field).expect("a readable type");
         assert_eq!(
             builder.append(text("old")),
-            Err("column `age`: `old` is not a bigint; fix the line, or read the column as \
+            Err(
+                "column `age`: `old` is not a bigint; fix the line, or read the column as \
                  string with .schema(...)"
-                .to_string())
+                    .to_string()
+            )
         );
     }
 

@@ -165,8 +165,8 @@ fn infer(settings: &Settings) -> Result<SchemaRef> {
             }
             match settings.format {
                 Format::Csv { delimiter, header } => {
-                    let cells = format::split_csv(line.trim_end_matches('\r'), delimiter)
-                        .map_err(at)?;
+                    let cells =
+                        format::split_csv(line.trim_end_matches('\r'), delimiter).map_err(at)?;
                     if index == 0 && header {
                         if names.is_empty() {
                             names = header_names(cells).map_err(at)?;

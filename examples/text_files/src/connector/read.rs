@@ -273,14 +273,11 @@ impl PartitionRows {
 
 /// The error of a malformed line, with its line number, counted only now that it is needed.
 fn at_line(path: &Path, position: u64, reason: &str) -> Error {
-    let line = File::open(path)
-        .and_then(|file| splits::line_number(BufReader::new(file), position));
+    let line =
+        File::open(path).and_then(|file| splits::line_number(BufReader::new(file), position));
     match line {
         Ok(line) => malformed(path, line, reason),
-        Err(_) => Error::msg(format!(
-            "`{}` at byte {position}: {reason}",
-            path.display()
-        )),
+        Err(_) => Error::msg(format!("`{}` at byte {position}: {reason}", path.display())),
     }
 }
 

@@ -138,7 +138,9 @@ pub fn line_number<R: BufRead + Seek>(mut input: R, position: u64) -> io::Result
         if buffer.is_empty() {
             break;
         }
-        let take = buffer.len().min(usize::try_from(remaining).unwrap_or(usize::MAX));
+        let take = buffer
+            .len()
+            .min(usize::try_from(remaining).unwrap_or(usize::MAX));
         breaks += buffer[..take].iter().filter(|&&b| b == b'\n').count() as u64;
         input.consume(take);
         remaining -= take as u64;
@@ -181,7 +183,10 @@ mod tests {
 
     #[test]
     fn small_files_share_a_partition_and_empty_files_are_left_out() {
-        let plan = plan(&[file("a", 4), file("b", 0), file("c", 5), file("d", 3)], 10);
+        let plan = plan(
+            &[file("a", 4), file("b", 0), file("c", 5), file("d", 3)],
+            10,
+        );
         assert_eq!(
             bounds(&plan),
             vec![vec![("a", 0, 4), ("c", 0, 5)], vec![("d", 0, 3)]]
@@ -212,7 +217,11 @@ mod tests {
         let whole: Vec<(u64, String)> = read_in_splits(text, 1000).concat();
         assert_eq!(whole.len(), 6);
         for size in 1..=text.len() as u64 {
-            assert_eq!(read_in_splits(text, size).concat(), whole, "split size {size}");
+            assert_eq!(
+                read_in_splits(text, size).concat(),
+                whole,
+                "split size {size}"
+            );
         }
     }
 

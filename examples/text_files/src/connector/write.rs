@@ -41,7 +41,12 @@ impl Write for Source {
     fn writer(&self, info: WriteInfo) -> Result<TableWriter> {
         let settings = self.settings()?;
         if let Format::Csv { .. } = settings.format {
-            if let Some(field) = info.schema.fields().iter().find(|f| f.data_type().is_nested()) {
+            if let Some(field) = info
+                .schema
+                .fields()
+                .iter()
+                .find(|f| f.data_type().is_nested())
+            {
                 return Err(Error::msg(format!(
                     "column `{}` is {}, which a CSV cell cannot hold: write it with \
                      format=jsonl, or select flat columns",
@@ -54,13 +59,24 @@ impl Write for Source {
         let query_id = info
             .query_id
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         Ok(TableWriter {
             settings,
             query_id,
             mode: info.mode,
-            names: info.schema.fields().iter().map(|f| f.name().clone()).collect(),
+            names: info
+                .schema
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect(),
         })
     }
 }

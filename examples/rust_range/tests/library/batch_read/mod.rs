@@ -73,7 +73,9 @@ fn a_query_schema_other_than_id_is_refused() -> sparkds::Result<()> {
 #[test]
 fn passes_every_protocol_of_the_conformance_check() -> sparkds::Result<()> {
     let library = sparkds::cdylib(concat!("spark_datasource_", env!("CARGO_PKG_NAME")))?;
-    let report = sparkds::check::Check::new(library).option("end", "20").run();
+    let report = sparkds::check::Check::new(library)
+        .option("end", "20")
+        .run();
     insta::assert_snapshot!(report.to_string());
     assert!(report.passed(), "{report}");
     Ok(())

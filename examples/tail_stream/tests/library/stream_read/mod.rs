@@ -59,7 +59,11 @@ fn offsets_advance_by_file_and_a_restart_reads_every_line_exactly_once() -> spar
     insta::assert_snapshot!(offsets.join("\n"));
     let keys = keys(&stream.batches());
     let distinct: BTreeSet<(String, i64)> = keys.iter().cloned().collect();
-    assert_eq!(keys.len(), distinct.len(), "a line was read twice: {keys:?}");
+    assert_eq!(
+        keys.len(),
+        distinct.len(),
+        "a line was read twice: {keys:?}"
+    );
     // Every complete line, and not the one still being written.
     assert_eq!(keys.len(), 5);
     Ok(())

@@ -176,9 +176,7 @@ fn a_malformed_line_names_its_file_and_line_number() -> sparkds::Result<()> {
             .run(),
     );
     assert!(
-        error.contains(
-            "bad.csv` line 4: 3 field(s), but the table has 2 column(s) (id, name)"
-        ),
+        error.contains("bad.csv` line 4: 3 field(s), but the table has 2 column(s) (id, name)"),
         "{error}"
     );
     Ok(())
@@ -209,10 +207,7 @@ fn an_empty_directory_asks_for_a_schema() -> sparkds::Result<()> {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let library = library()?;
     let error = message(library.batch_read().option("path", path(dir.path())).run());
-    assert!(
-        error.contains("no `.csv` data in"),
-        "{error}"
-    );
+    assert!(error.contains("no `.csv` data in"), "{error}");
     assert!(
         error.contains("give the schema with .schema(\"id bigint, name string\")"),
         "{error}"

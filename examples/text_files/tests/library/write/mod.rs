@@ -155,7 +155,10 @@ fn an_overwrite_replaces_what_was_there_in_one_step() -> sparkds::Result<()> {
         .task([rows(10..12)])
         .run()?;
     stable().bind(|| insta::assert_snapshot!(listing(dir.path())));
-    let read = library.batch_read().option("path", path(dir.path())).run()?;
+    let read = library
+        .batch_read()
+        .option("path", path(dir.path()))
+        .run()?;
     assert_eq!(read.num_rows(), 2);
     Ok(())
 }
