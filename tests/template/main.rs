@@ -15,6 +15,7 @@ fn check(project: &Project) {
     project.cargo(&["fmt", "--check"]);
     project.cargo(&["clippy", "--all-targets", "--", "-D", "warnings"]);
     project.cargo(&["test"]);
+    project.cargo(&["build"]);
     assert_exports_spark_ds_init(project);
 
     let cargo_toml = project.read("Cargo.toml");
