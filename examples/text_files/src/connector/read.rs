@@ -136,9 +136,12 @@ impl BatchReader for Reader {
             .fields()
             .iter()
             .map(|field| {
+                // By name and type: the read returns its own nullability, which Spark gave.
                 self.columns
                     .iter()
-                    .position(|c| c.name == *field.name() && c.field() == **field)
+                    .position(|c| {
+                        c.name == *field.name() && c.field().data_type() == field.data_type()
+                    })
                     .ok_or_else(|| {
                         Error::msg(format!(
                             "cannot prune to the column `{}` ({}): the read's schema has no such \
