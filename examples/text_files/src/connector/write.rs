@@ -86,6 +86,14 @@ impl TableWriter {
         &self.settings.path
     }
 
+    /// Removes this write's staging directory, and `_staging` when no other write uses it.
+    fn clean_staging(&self) -> Result<()> {
+        table::remove_dir(&self.staging())?;
+        // Fails, harmlessly, while another write stages its parts there.
+        let _ = std::fs::remove_dir(self.root().join("_staging"));
+        Ok(())
+    }
+
     /// Where the tasks of this write stage their part files.
     fn staging(&self) -> PathBuf {
         self.root().join("_staging").join(&self.query_id)
@@ -179,7 +187,7 @@ impl Writer for TableWriter {
                 log::warn(&format!("an overwritten file stays behind: {e}"));
             }
         }
-        table::remove_dir(&self.staging())
+        self.clean_staging()
     }
 
     fn abort(&mut self, _epoch: Option<u64>, messages: Vec<Option<Staged>>) -> Result<()> {
@@ -187,7 +195,7 @@ impl Writer for TableWriter {
             table::remove_file(&self.root().join(staged.file))?;
         }
         // Tasks that did not commit may have left parts: the staging directory holds them all.
-        table::remove_dir(&self.staging())
+        self.clean_staging()
     }
 }
 
