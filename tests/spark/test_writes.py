@@ -111,3 +111,39 @@ def test_a_streaming_write_restarts_and_writes_every_row_once(spark, c_range, wr
     assert len(written) >= 5 * rows_per_batch
     assert [row[0] for row in written] == list(range(len(written))), "every row exactly once"
     assert written == [(i, None if i % 3 == 2 else f"label {i}") for i in range(len(written))]
+
+
+def test_a_streaming_write_in_complete_mode_replaces_the_data_each_micro_batch(
+    spark, c_range, writer, tmp_path
+):
+    path = str(tmp_path / "table")
+    counts = (
+        spark.readStream.format(c_range)
+        .option("rows_per_batch", 4)
+        .load()
+        .groupBy((F.col("id") % 2).alias("id"))
+        .agg(F.count("*").cast("string").alias("label"))
+    )
+    query = (
+        counts.writeStream.format(writer)
+        .outputMode("complete")
+        .option("path", path)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(processingTime="100 milliseconds")
+        .start()
+    )
+    deadline = time.monotonic() + 180
+    while sum(1 for p in query.recentProgress if p["numInputRows"] > 0) < 2:
+        if query.exception() is not None:
+            raise query.exception()
+        assert time.monotonic() < deadline, "the streaming write did not progress"
+        time.sleep(0.5)
+    query.stop()
+    rows_read = sum(p["numInputRows"] for p in query.recentProgress)
+
+    # SPARK_DS_WRITE_TRUNCATE: only the result of the last micro-batch is left, whose counts
+    # cover every row read (a micro-batch may have committed after the last progress report).
+    written = table_rows(spark, writer, path)
+    assert [row[0] for row in written] == [0, 1]
+    total = sum(int(row[1]) for row in written)
+    assert total >= rows_read and total % 4 == 0
