@@ -132,7 +132,8 @@ def test_a_stream_restarts_from_its_checkpoint_and_reads_every_row_once(spark, c
     query = start({"availableNow": True})
     assert query.awaitTermination(120)
     assert query.exception() is None
-    assert len(collector.batches) == before + 1
+    # One new micro-batch, after any that the stopped run had planned but not run.
+    assert before + 1 <= len(collector.batches) <= before + 2
 
     all_ids = [i for batch in sorted(collector.batches) for i in collector.batches[batch]]
     assert all_ids == list(range(len(all_ids))), "every row once, in order of the batches"
