@@ -42,6 +42,8 @@
 #define DEFAULT_NUM_PARTITIONS 2
 #define DEFAULT_BATCH_ROWS 1024
 #define DEFAULT_ROWS_PER_BATCH 5
+#define MAX_NUM_PARTITIONS 65536
+#define MAX_BATCH_ROWS (1 << 24)
 
 /* The columns of the data source, by id. */
 enum { COLUMN_ID = 0, COLUMN_LABEL = 1, NUM_COLUMNS = 2 };
@@ -170,9 +172,14 @@ static int create(const SparkDsCreateInfo* info, uint64_t* capabilities, void** 
     if (status != 0) return status;
   }
   /* Each partition becomes a Spark task: a bound keeps a typo from planning billions of them. */
-  if (options.num_partitions > 65536) {
-    return fail(EINVAL, "option `num_partitions` must be at most 65536, got `%lld`",
-                (long long)options.num_partitions);
+  if (options.num_partitions > MAX_NUM_PARTITIONS) {
+    return fail(EINVAL, "option `num_partitions` must be at most %d, got `%lld`",
+                MAX_NUM_PARTITIONS, (long long)options.num_partitions);
+  }
+  /* Bounds the memory of a batch, and keeps the sizes of its buffers far from overflowing. */
+  if (options.batch_rows > MAX_BATCH_ROWS) {
+    return fail(EINVAL, "option `batch_rows` must be at most %d, got `%lld`", MAX_BATCH_ROWS,
+                (long long)options.batch_rows);
   }
   RangeSource* range = malloc(sizeof(RangeSource));
   if (range == NULL) return fail(ENOMEM, "c_range: out of memory");
@@ -680,7 +687,9 @@ static int read_state(const uint8_t* state, int64_t length, Columns* columns,
   *columns = result;
   *batch_rows = get_i64(numbers);
   *limit = get_i64(numbers + 8);
-  if (*batch_rows < 1) return fail(EINVAL, "read: invalid batch size in the reader state");
+  if (*batch_rows < 1 || *batch_rows > MAX_BATCH_ROWS) {
+    return fail(EINVAL, "read: invalid batch size in the reader state");
+  }
   return 0;
 }
 
