@@ -18,19 +18,20 @@ def plan(native, options, schema=None, limit=None, columns=None):
     """Plans a batch read as Spark does, and returns (state, partitions)."""
     with native.source(options) as (source, _):
         schema = schema or native.schema(source)
-        with (
-            native.exported_schema(schema) as struct,
-            native.handle("create_reader", "close_reader", source, ctypes.byref(struct)) as reader,
-        ):
-            if limit is not None:
-                accepted = ctypes.c_int(0)
-                native.call("push_limit", reader, limit, ctypes.byref(accepted))
-                assert accepted.value == 1
-            if columns is not None:
-                with native.exported_schema(columns) as required:
-                    native.call("prune_columns", reader, ctypes.byref(required))
-            partitions = native.collect("partitions", reader)
-            return native.collect_one("serialize_reader", reader), partitions
+        with native.exported_schema(schema) as struct:
+            reader_handle = native.handle(
+                "create_reader", "close_reader", source, ctypes.byref(struct)
+            )
+            with reader_handle as reader:
+                if limit is not None:
+                    accepted = ctypes.c_int(0)
+                    native.call("push_limit", reader, limit, ctypes.byref(accepted))
+                    assert accepted.value == 1
+                if columns is not None:
+                    with native.exported_schema(columns) as required:
+                        native.call("prune_columns", reader, ctypes.byref(required))
+                partitions = native.collect("partitions", reader)
+                return native.collect_one("serialize_reader", reader), partitions
 
 
 def read_all(native, state, partitions, task=None):
