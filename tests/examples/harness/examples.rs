@@ -1,6 +1,10 @@
 //! The Rust examples of `examples/`: each is generated from the template, then filled in.
 //! These tests generate each one again and fail on drift of the files the template owns, then
-//! build each example and run its fmt check, clippy and tests, as its users would.
+//! build each example and run its fmt check, clippy and tests, as its users would, and run the
+//! examples on real Spark (`tests/examples/spark`).
+//!
+//! This file is not `tests/examples/main.rs`: cargo would also take that for an example target
+//! of the `tests` package (its `examples/` folder), and fail to build it without a `main`.
 
 mod helpers;
 
@@ -50,9 +54,8 @@ fn every_example_keeps_the_files_the_template_generates() {
                     let expected_text = fs::read(&expected).expect("readable");
                     let actual_text = fs::read(&actual).expect("readable");
                     let same = if file == "Cargo.toml" {
-                        example.cargo_toml_without_additions(&String::from_utf8_lossy(
-                            &actual_text,
-                        )) == String::from_utf8_lossy(&expected_text)
+                        example.cargo_toml_without_additions(&String::from_utf8_lossy(&actual_text))
+                            == String::from_utf8_lossy(&expected_text)
                     } else {
                         expected_text == actual_text
                     };
@@ -73,10 +76,7 @@ fn every_example_keeps_the_files_the_template_generates() {
                 }
                 continue;
             }
-            drift.push(format!(
-                "{shown} {problem} (`{}`)",
-                example.command_line()
-            ));
+            drift.push(format!("{shown} {problem} (`{}`)", example.command_line()));
         }
     }
     assert!(
@@ -107,4 +107,28 @@ fn every_example_builds_and_passes_fmt_clippy_and_its_tests() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn the_examples_run_on_real_spark_through_the_bridge() {
+    // The pytest suite of tests/examples/spark, on the session of the Spark suite: it fails,
+    // rather than skips, without pyspark and Java (`pip install -r tests/spark/requirements.txt`).
+    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+    let output = std::process::Command::new(&python)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(
+            helpers::repo_root()
+                .join("tests")
+                .join("examples")
+                .join("spark"),
+        )
+        .env("CARGO_TARGET_DIR", helpers::shared_target())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.to_string_lossy()));
+    assert!(
+        output.status.success(),
+        "the examples failed on Spark (pytest tests/examples/spark):\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

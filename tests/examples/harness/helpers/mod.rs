@@ -92,7 +92,9 @@ impl Example {
             .arg("-d")
             .arg(format!("platforms={}", self.platforms.join(",")))
             .output()
-            .expect("cargo generate runs (is cargo-generate installed? `cargo install cargo-generate`)");
+            .expect(
+                "cargo generate runs (is cargo-generate installed? `cargo install cargo-generate`)",
+            );
         assert!(
             output.status.success(),
             "`{}` failed:\n{}{}",
@@ -110,13 +112,15 @@ impl Example {
     pub fn cargo_toml_without_additions(&self, text: &str) -> String {
         let mut remaining: Vec<&str> = self.dependencies.iter().map(String::as_str).collect();
         text.lines()
-            .filter(|line| match remaining.iter().position(|added| added == line) {
-                Some(i) => {
-                    remaining.remove(i);
-                    false
-                }
-                None => true,
-            })
+            .filter(
+                |line| match remaining.iter().position(|added| added == line) {
+                    Some(i) => {
+                        remaining.remove(i);
+                        false
+                    }
+                    None => true,
+                },
+            )
             .map(|line| format!("{line}\n"))
             .collect()
     }
