@@ -10,7 +10,7 @@ mod helpers;
 
 use std::fs;
 
-use helpers::{cargo, examples, examples_dir, files, RESYNC, RESYNC_VAR};
+use helpers::{cargo, examples, examples_dir, files, git_files, RESYNC, RESYNC_VAR};
 
 #[test]
 fn every_rust_example_is_listed_in_sync_yaml() {
@@ -31,13 +31,26 @@ fn every_rust_example_is_listed_in_sync_yaml() {
 }
 
 #[test]
+fn an_examples_cargo_toml_keeps_its_added_dependencies_through_a_resync() {
+    for example in examples() {
+        let generated = example.generate();
+        let text = fs::read_to_string(generated.dir.join("Cargo.toml")).expect("readable");
+        let resynced = example.cargo_toml_with_additions(&text);
+        for line in &example.dependencies {
+            assert!(resynced.contains(line.as_str()), "{}: {line}", example.name);
+        }
+        assert_eq!(example.cargo_toml_without_additions(&resynced), text);
+    }
+}
+
+#[test]
 fn every_example_keeps_the_files_the_template_generates() {
     let resync = std::env::var(RESYNC_VAR).is_ok_and(|v| v == "1");
     let mut drift = Vec::new();
     for example in examples() {
         let generated = example.generate();
         let theirs = files(&generated.dir);
-        let ours = files(&example.dir());
+        let ours = git_files(&example.dir());
         for file in theirs.union(&ours) {
             if example.owns(file) {
                 continue;

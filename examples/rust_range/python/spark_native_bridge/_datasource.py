@@ -178,11 +178,14 @@ class NativeReader(DataSourceReader):
 
     def partitions(self) -> List[InputPartition]:
         native = self.library.load()
-        with (
-            native.source(self.options) as (source, _),
-            native.exported_schema(_schema_from_bytes(self.arrow_schema)) as schema,
-            native.handle("create_reader", "close_reader", source, ctypes.byref(schema)) as reader,
-        ):
+        with ExitStack() as handles:
+            source, _ = handles.enter_context(native.source(self.options))
+            schema = handles.enter_context(
+                native.exported_schema(_schema_from_bytes(self.arrow_schema))
+            )
+            reader = handles.enter_context(
+                native.handle("create_reader", "close_reader", source, ctypes.byref(schema))
+            )
             parts = native.collect("partitions", reader)
             state = None
             if native.has("serialize_reader"):

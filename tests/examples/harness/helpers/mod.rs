@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -25,6 +26,51 @@ pub fn repo_root() -> PathBuf {
 /// The directory of the examples.
 pub fn examples_dir() -> PathBuf {
     repo_root().join("examples")
+}
+
+/// The files of `dir` that git tracks or would add (`/`-separated, relative to `dir`): build
+/// output, caches and editors' files, which `.gitignore` lists, are not part of it.
+pub fn git_files(dir: &Path) -> BTreeSet<String> {
+    let listed = Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .current_dir(dir)
+        .output()
+        .expect("git lists the repository's files");
+    assert!(
+        listed.status.success(),
+        "git ls-files failed in {}",
+        dir.display()
+    );
+    listed
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|f| !f.is_empty())
+        .map(|f| String::from_utf8_lossy(f).to_string())
+        .filter(|f| dir.join(f).is_file()) // deleted in the work tree
+        .collect()
+}
+
+/// A copy of `template/` as a fresh clone has it, which cargo-generate copies whole: without
+/// the caches and build output of a work tree (a `.ruff_cache`, a `target/`).
+pub fn clean_template() -> &'static Path {
+    static COPY: OnceLock<tempfile::TempDir> = OnceLock::new();
+    COPY.get_or_init(|| {
+        let template = repo_root().join("template");
+        let copy = tempfile::tempdir().expect("a temporary directory");
+        for file in git_files(&template) {
+            let target = copy.path().join(&file);
+            fs::create_dir_all(target.parent().expect("a parent")).expect("mkdir");
+            fs::copy(template.join(&file), &target).expect("copy a file of the template");
+        }
+        copy
+    })
+    .path()
 }
 
 /// The target directory that every example builds into, so that dependencies build once:
@@ -81,7 +127,7 @@ impl Example {
         let output = Command::new("cargo")
             .arg("generate")
             .arg("--path")
-            .arg(repo_root().join("template"))
+            .arg(clean_template())
             .args(["--name", &self.name, "--silent", "--vcs", "none"])
             .arg("--destination")
             .arg(parent.path())
