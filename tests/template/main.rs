@@ -30,7 +30,7 @@ fn check(project: &Project) {
         features,
         project.read("spark-native-datasource.json")
     );
-    insta::assert_snapshot!(summary);
+    insta::assert_snapshot!(project.name.as_str(), summary);
 }
 
 fn assert_exports_spark_ds_init(project: &Project) {
@@ -239,4 +239,47 @@ fn exactly_the_liquid_files_are_rendered() {
     }
     liquid.sort();
     assert_eq!(included, liquid);
+}
+
+/// `spark_datasource.h` compiles without a warning as C11 and as C++17, as a C or C++ data
+/// source includes it.
+#[test]
+fn the_header_compiles_cleanly_as_c11_and_cpp17() {
+    let header_dir = helpers::repo_root().join("template");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let source = "#include \"spark_datasource.h\"\n\
+                  int main(void) {\n\
+                    return (int)(sizeof(SparkDsLibrary) + sizeof(SparkDsHost) \\\n\
+                      + sizeof(SparkDsCreateInfo) + sizeof(SparkDsTaskContext) \\\n\
+                      + sizeof(SparkDsWriteInfo) + sizeof(struct ArrowArrayStream) == 0);\n\
+                  }\n";
+    for (compiler, env, standard, file) in [
+        ("cc", "CC", "-std=c11", "header.c"),
+        ("c++", "CXX", "-std=c++17", "header.cpp"),
+    ] {
+        let path = dir.path().join(file);
+        std::fs::write(&path, source).expect("write the source");
+        let compiler = std::env::var(env).unwrap_or_else(|_| compiler.to_string());
+        let output = std::process::Command::new(&compiler)
+            .args([
+                standard,
+                "-Wall",
+                "-Wextra",
+                "-pedantic",
+                "-Werror",
+                "-c",
+                "-o",
+            ])
+            .arg(dir.path().join(format!("{file}.o")))
+            .arg("-I")
+            .arg(&header_dir)
+            .arg(&path)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {compiler} (set {env}): {e}"));
+        assert!(
+            output.status.success(),
+            "{compiler} {standard} rejected spark_datasource.h:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }

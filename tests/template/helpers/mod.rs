@@ -144,8 +144,8 @@ pub struct Project {
 }
 
 impl Project {
-    /// Runs `cargo <args>` in the project with the shared target directory; panics with its
-    /// output when it fails.
+    /// Runs `cargo <args>` in the project with the shared target directory and returns what it
+    /// printed on standard output; panics with all its output when it fails.
     pub fn cargo(&self, args: &[&str]) -> String {
         let output = Command::new(env!("CARGO"))
             .args(args)
@@ -167,7 +167,7 @@ impl Project {
             args.join(" "),
             self.name
         );
-        printed
+        String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
     /// The files of the project, one per line, sorted; the vendored tools are one line each.
