@@ -249,8 +249,8 @@ fn the_header_compiles_cleanly_as_c11_and_cpp17() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let source = "#include \"spark_datasource.h\"\n\
                   int main(void) {\n\
-                    return (int)(sizeof(SparkDsLibrary) + sizeof(SparkDsHost) \\\n\
-                      + sizeof(SparkDsCreateInfo) + sizeof(SparkDsTaskContext) \\\n\
+                    return (int)(sizeof(SparkDsLibrary) + sizeof(SparkDsHost)\n\
+                      + sizeof(SparkDsCreateInfo) + sizeof(SparkDsTaskContext)\n\
                       + sizeof(SparkDsWriteInfo) + sizeof(struct ArrowArrayStream) == 0);\n\
                   }\n";
     for (compiler, env, standard, file) in [
