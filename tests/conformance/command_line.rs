@@ -110,3 +110,14 @@ fn show_without_lib_builds_the_cargo_package_of_the_current_directory() {
     // The library that cargo built is the one loaded: its `create` panics.
     assert!(stderr.contains("`create` aborted the process"), "{stderr}");
 }
+
+#[test]
+fn check_gives_a_scoped_option_to_its_protocols_only() {
+    let lib = Fixture::good().path();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    let (code, stdout, _) = sparkds(&["check", "--lib", lib, "--in-process", "write:end=ten"]);
+    assert_eq!(code, 1, "{stdout}");
+    insta::with_settings!({filters => vec![(lib, "[LIB]")]}, {
+        insta::assert_snapshot!("check_scoped_option", stdout);
+    });
+}
