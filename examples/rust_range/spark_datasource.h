@@ -170,7 +170,8 @@ struct ArrowArrayStream {
  * ------------------------------------------------------------------------------------------- */
 
 /* Receives a byte array that the library returns to the host: a partition, a serialized state,
- * a commit message or an offset. The host copies `length` bytes from `data` before it returns.
+ * a commit message or an offset. The host copies `length` bytes from `data` before it returns;
+ * `data` may be NULL when `length` is 0.
  * `sink` is the opaque pointer that the host passed along with the callback. Call it only
  * during the function that received it, on the calling thread. */
 typedef void (*SparkDsSink)(void* sink, const uint8_t* data, int64_t length);
@@ -193,7 +194,9 @@ typedef struct SparkDsHost {
 
 /* Given to create: the name of the data source and the options of the query
  * (`.option(key, value)`), both borrowed for the duration of the call. Spark matches option keys
- * without regard to case, and passes them as the user wrote them. */
+ * without regard to case, and passes them as the user wrote them. Besides the user's options,
+ * Spark passes `path` for `load(path)` and `save(path)`, and `checkpointLocation` to a
+ * streaming write: a library that refuses unknown options accepts these. */
 typedef struct SparkDsCreateInfo {
   int64_t size;
   /* The data source name that the query used, in lower case. */
@@ -364,7 +367,9 @@ typedef struct SparkDsLibrary {
   /* Driver, for the write capabilities, once every task of a batch write (epoch_id
    * SPARK_DS_NO_EPOCH), or of an epoch of a streaming write, has committed. Receives the commit
    * messages of the tasks, in partition order (borrowed), and makes their data visible in one
-   * step. Only what commit publishes may become visible to readers. */
+   * step. Only what commit publishes may become visible to readers. A streaming query restarted
+   * from its checkpoint can commit its last epoch again: commit of an epoch that is already
+   * committed publishes nothing more. */
   int (*commit)(void* writer, int64_t epoch_id, const uint8_t* const* messages,
                 const int64_t* message_lengths, int64_t num_messages);
 
@@ -383,8 +388,10 @@ typedef struct SparkDsLibrary {
   int (*create_data_writer)(const SparkDsTaskContext* task, const uint8_t* writer_state,
                             int64_t writer_state_length, int64_t epoch_id, void** data_writer);
 
-  /* Executor. Writes one batch: `batch` is moved to the library, which calls its release when
-   * it no longer needs it (possibly during the call); `schema` describes it and is borrowed.
+  /* Executor. Writes one batch: `batch` is moved to the library, whether the call succeeds or
+   * fails: the library copies the struct out of `batch` and sets the release of `batch` to
+   * NULL, as the C data interface moves a struct, then calls the copy's release when it no
+   * longer needs the data (possibly during the call); `schema` describes it and is borrowed.
    * Nothing written may become visible before commit. Spark checks whether the task was killed
    * between two calls; a write that blocks for long should use timeouts. */
   int (*write)(void* data_writer, struct ArrowSchema* schema, struct ArrowArray* batch);

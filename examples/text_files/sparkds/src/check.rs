@@ -35,15 +35,16 @@ pub enum Protocol {
 }
 
 impl Protocol {
-    /// Every protocol, in the order `check` runs them.
+    /// Every protocol, in the order `check` runs them: the writes first, so that a source
+    /// that reads what was written (files at a `path`) has data to read.
     pub const ALL: [Protocol; 7] = [
         Protocol::Load,
-        Protocol::BatchRead,
-        Protocol::MicroBatchRead,
         Protocol::BatchWrite,
         Protocol::FailingWrite,
         Protocol::TruncateWrite,
         Protocol::StreamingWrite,
+        Protocol::BatchRead,
+        Protocol::MicroBatchRead,
     ];
 
     /// The name of the protocol, as `--protocol` takes it.
@@ -58,6 +59,24 @@ impl Protocol {
             Protocol::StreamingWrite => "streaming-write",
         }
     }
+
+    /// The protocol or group named `scope` in a scoped option (`write:path=...`): a protocol
+    /// name, `read` for both reads, or `write` for every write.
+    pub fn scope(scope: &str) -> Option<Vec<Protocol>> {
+        match scope {
+            "read" => Some(vec![Protocol::BatchRead, Protocol::MicroBatchRead]),
+            "write" => Some(vec![
+                Protocol::BatchWrite,
+                Protocol::FailingWrite,
+                Protocol::TruncateWrite,
+                Protocol::StreamingWrite,
+            ]),
+            name => Protocol::ALL
+                .into_iter()
+                .find(|p| p.name() == name)
+                .map(|p| vec![p]),
+        }
+    }
 }
 
 /// How one protocol went.
@@ -68,8 +87,11 @@ pub enum Outcome {
     Passed(String),
     /// It did not apply: why.
     Skipped(String),
-    /// It failed: a violation, a failure of the library, or an aborted process.
+    /// It broke a rule: a violation, or a process that the library aborted.
     Failed(String),
+    /// It could not run: the library failed, as the interface allows (often an option that
+    /// this protocol needs), or the host could not run it.
+    Errored(String),
 }
 
 impl fmt::Display for Outcome {
@@ -78,6 +100,7 @@ impl fmt::Display for Outcome {
             Outcome::Passed(what) => write!(f, "ok: {what}"),
             Outcome::Skipped(why) => write!(f, "skipped: {why}"),
             Outcome::Failed(message) => write!(f, "FAILED: {message}"),
+            Outcome::Errored(message) => write!(f, "error: {message}"),
         }
     }
 }
@@ -97,9 +120,17 @@ impl Report {
             .count()
     }
 
-    /// Whether every protocol passed or was skipped.
+    /// The number of protocols that could not run.
+    pub fn errors(&self) -> usize {
+        self.results
+            .iter()
+            .filter(|(_, o)| matches!(o, Outcome::Errored(_)))
+            .count()
+    }
+
+    /// Whether every protocol passed or was skipped: none broke a rule, none could not run.
     pub fn passed(&self) -> bool {
-        self.failures() == 0
+        self.failures() == 0 && self.errors() == 0
     }
 }
 
@@ -108,11 +139,24 @@ impl fmt::Display for Report {
         for (protocol, outcome) in &self.results {
             writeln!(f, "{:<18} {outcome}", protocol.name())?;
         }
-        match self.failures() {
-            0 => writeln!(f, "all protocols passed"),
-            1 => writeln!(f, "1 protocol failed"),
-            n => writeln!(f, "{n} protocols failed"),
+        let (failures, errors) = (self.failures(), self.errors());
+        if failures == 0 && errors == 0 {
+            return writeln!(f, "all protocols passed");
         }
+        let mut parts = Vec::new();
+        if failures > 0 {
+            parts.push(format!(
+                "{} broke a rule",
+                crate::error::count(failures as i128, "protocol")
+            ));
+        }
+        if errors > 0 {
+            parts.push(format!(
+                "{} could not run (the library failed: give the options they need, such as `write:path=...`)",
+                crate::error::count(errors as i128, "protocol")
+            ));
+        }
+        writeln!(f, "{}", parts.join("; "))
     }
 }
 
@@ -133,6 +177,7 @@ impl fmt::Display for Report {
 pub struct Check {
     library: PathBuf,
     options: Vec<(String, String)>,
+    scoped: Vec<(Protocol, String, String)>,
     schema: Option<String>,
     binary: Option<PathBuf>,
     protocols: Vec<Protocol>,
@@ -144,6 +189,7 @@ impl Check {
         Check {
             library: library.as_ref().to_path_buf(),
             options: Vec::new(),
+            scoped: Vec::new(),
             schema: None,
             binary: None,
             protocols: Protocol::ALL.to_vec(),
@@ -164,6 +210,30 @@ impl Check {
         self.options
             .extend(options.into_iter().map(|(k, v)| (k.into(), v.into())));
         self
+    }
+
+    /// Adds an option passed only to the `create` calls of `protocol`, after the others (a
+    /// source may need a `path` to write that its stream reader refuses).
+    pub fn protocol_option(
+        mut self,
+        protocol: Protocol,
+        key: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Self {
+        self.scoped.push((protocol, key.into(), value.into()));
+        self
+    }
+
+    /// The options of `protocol`: the common ones, then its own.
+    fn options_of(&self, protocol: Protocol) -> Vec<(String, String)> {
+        let mut options = self.options.clone();
+        options.extend(
+            self.scoped
+                .iter()
+                .filter(|(p, _, _)| *p == protocol)
+                .map(|(_, k, v)| (k.clone(), v.clone())),
+        );
+        options
     }
 
     /// A schema, as DDL, for a source without `schema` (see [`crate::ddl::parse`]).
@@ -214,12 +284,12 @@ impl Check {
     fn run_here(&self, protocol: Protocol) -> Outcome {
         let schema = match self.schema.as_deref().map(crate::ddl::parse).transpose() {
             Ok(schema) => schema,
-            Err(e) => return Outcome::Failed(e.to_string()),
+            Err(e) => return Outcome::Errored(e.to_string()),
         };
         // Loading again is cheap: the loader returns the library already loaded.
         match Library::load(&self.library) {
-            Ok(library) => run_protocol(&library, protocol, &self.options, schema),
-            Err(e) => Outcome::Failed(e.to_string()),
+            Ok(library) => run_protocol(&library, protocol, &self.options_of(protocol), schema),
+            Err(e) => failure(e),
         }
     }
 
@@ -234,11 +304,15 @@ impl Check {
         if let Some(schema) = &self.schema {
             command.arg("--schema").arg(schema);
         }
-        command.args(self.options.iter().map(|(k, v)| format!("{k}={v}")));
+        command.args(
+            self.options_of(protocol)
+                .iter()
+                .map(|(k, v)| format!("{k}={v}")),
+        );
         let output = match command.output() {
             Ok(output) => output,
             Err(e) => {
-                return Outcome::Failed(format!(
+                return Outcome::Errored(format!(
                     "cannot run `{}`: {e}; build it with `cargo build -p sparkds`",
                     binary.display()
                 ))
@@ -256,7 +330,7 @@ impl Check {
             .find_map(|l| serde_json::from_str::<Vec<(Protocol, Outcome)>>(l).ok());
         match parsed.and_then(|r| r.into_iter().next()) {
             Some((_, outcome)) => outcome,
-            None => Outcome::Failed(format!(
+            None => Outcome::Errored(format!(
                 "the child process gave no result ({}): {}",
                 output.status,
                 isolate::without_breadcrumbs(&stderr).trim()
@@ -274,7 +348,15 @@ pub fn run_protocol(
 ) -> Outcome {
     match try_protocol(library, protocol, options, schema) {
         Ok(outcome) => outcome,
-        Err(e) => Outcome::Failed(e.to_string()),
+        Err(e) => failure(e),
+    }
+}
+
+/// A broken rule fails the protocol; any other error only stops it.
+fn failure(e: Error) -> Outcome {
+    match e {
+        Error::Violation(_) | Error::Aborted { .. } => Outcome::Failed(e.to_string()),
+        e => Outcome::Errored(e.to_string()),
     }
 }
 

@@ -255,7 +255,9 @@ pub fn roundtrip(args: &RoundtripArgs, out: &mut dyn Write) -> Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
-/// `sparkds check`: runs every protocol of every declared capability and reports each.
+/// `sparkds check`: runs every protocol of every declared capability and reports each. An
+/// option `SCOPE:key=value` goes to some protocols only: SCOPE is `read`, `write` or a protocol
+/// name (`batch-write`, `micro-batch-read`...).
 #[derive(Debug, Clone, clap::Args)]
 pub struct CheckArgs {
     #[command(flatten)]
@@ -275,7 +277,21 @@ pub struct CheckArgs {
 /// When the library cannot be found or built, or the output cannot be written.
 pub fn check(args: &CheckArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let path = args.target.library_path()?;
-    let mut check = Check::new(&path).options(args.target.options.clone());
+    let mut check = Check::new(&path);
+    for (key, value) in &args.target.options {
+        // `write:path=/tmp/x` applies to the writes only, `batch-read:end=5` to one protocol.
+        let scoped = key
+            .split_once(':')
+            .and_then(|(scope, key)| Some((Protocol::scope(scope)?, key)));
+        match scoped {
+            Some((protocols, key)) => {
+                for protocol in protocols {
+                    check = check.protocol_option(protocol, key, value.clone());
+                }
+            }
+            None => check = check.option(key.clone(), value.clone()),
+        }
+    }
     if let Some(schema) = &args.target.schema {
         check = check.schema(schema.clone());
     }
