@@ -207,9 +207,10 @@ typedef struct SparkDsCreateInfo {
   int64_t num_options;
 } SparkDsCreateInfo;
 
-/* The task that runs a read or a data writer, on an executor. Borrowed for the duration of the
- * call that receives it, and, for read, until the release of the stream that it returns, so the
- * stream's get_next may call is_interrupted. */
+/* The task that runs a read or a data writer, on an executor. Borrowed: valid during the call
+ * that receives it, and, for read, until the release of the stream that it returns, for
+ * create_data_writer until close_data_writer, so that the stream's get_next and the writes may
+ * call is_interrupted. */
 typedef struct SparkDsTaskContext {
   int64_t size;
   /* The ID of the task attempt, unique within the Spark application (taskAttemptId). */
@@ -393,7 +394,8 @@ typedef struct SparkDsLibrary {
    * NULL, as the C data interface moves a struct, then calls the copy's release when it no
    * longer needs the data (possibly during the call); `schema` describes it and is borrowed.
    * Nothing written may become visible before commit. Spark checks whether the task was killed
-   * between two calls; a write that blocks for long should use timeouts. */
+   * between two calls; a write that blocks for long checks the task's is_interrupted and uses
+   * timeouts. */
   int (*write)(void* data_writer, struct ArrowSchema* schema, struct ArrowArray* batch);
 
   /* Executor, after the last write of a task that succeeded. Finishes what the task wrote, to a

@@ -20,8 +20,13 @@ enum Command {
     Show(sparkds::cli::ShowArgs),
     /// Write sample rows through the whole write protocol, then read them back.
     Roundtrip(sparkds::cli::RoundtripArgs),
-    /// Run every protocol of every capability that the source declares, each in a child
-    /// process, and report the rules it breaks (exit code 1).
+    /// Run every protocol of every capability that the source declares, and report the rules
+    /// it breaks.
+    ///
+    /// Each protocol runs in a child process, so that a library that aborts is reported. The
+    /// exit code is 1 when a protocol breaks a rule or cannot run. An option `SCOPE:key=value`
+    /// goes to some protocols only: SCOPE is `read`, `write` or a protocol name, as in
+    /// `write:path=/tmp/out batch-read:path=/tmp/out`.
     Check(sparkds::cli::CheckArgs),
     /// Write `<name>-<version>.sparkpkg` from one library per platform.
     Package(sparkds::package::PackageArgs),
