@@ -238,9 +238,11 @@ fn the_tutorial_commands_run_as_written() {
     tutorial::clean_checkout(&scratch.path().join(tutorial::CHECKOUT));
     let project_target = helpers::book_target().join("tutorial");
     std::fs::create_dir_all(&project_target).expect("create target/book/tutorial");
-    let script_path = helpers::book_target().join("tutorial.sh");
+    // The script runs in the scratch directory; the log stays in target/book when the test
+    // fails, named after this process, so that runs at the same time do not mix their logs.
+    let script_path = scratch.path().join("tutorial.sh");
     std::fs::write(&script_path, tutorial::script(&blocks)).expect("write the script");
-    let log_path = helpers::book_target().join("tutorial.log");
+    let log_path = helpers::book_target().join(format!("tutorial-{}.log", std::process::id()));
     let log = std::fs::File::create(&log_path).expect("create the log");
 
     let mut command = Command::new("bash");
@@ -279,6 +281,7 @@ fn the_tutorial_commands_run_as_written() {
         );
     }
     assert!(printed.contains(">>> book tutorial finished"));
+    let _ = std::fs::remove_file(&log_path);
 }
 
 /// The tutorial's listings are the template's files with the tutorial's changes: every line of
