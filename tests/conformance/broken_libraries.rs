@@ -173,7 +173,7 @@ fn a_range_that_reads_other_rows_when_replayed_is_reported() {
     let library = Fixture::with_fault("UNSTABLE_REPLAY").load();
     assert_eq!(
         error(library.stream_read().run()),
-        "`stream_partitions` (replay of micro-batch 0): reading the offsets 0 to 5 again returned other rows; the same range must return the same rows (rule 25)"
+        "`stream_partitions` (replay of micro-batch 2): reading the offsets 10 to 15 again returned other rows; the same range must return the same rows (rule 25)"
     );
 }
 
