@@ -13,7 +13,7 @@
 //!
 //! Needs: `mdbook` on `PATH` (or named by `$MDBOOK`), which `book/install-tools.sh` installs at
 //! the version the book is written for; and, for the tutorial, what its reader needs: Linux on
-//! x86_64, cargo-generate, crates.io, a C compiler, `unzip`, `perl`, and Python 3 with pyspark
+//! x86_64, cargo-generate, crates.io, a C compiler, `perl`, and Python 3 with pyspark
 //! (4.0 to 4.3) and pyarrow on a Java that pyspark runs on. The tutorial's projects build in
 //! `<repo>/target/book`.
 
