@@ -64,6 +64,8 @@ pub fn render_with_liquid(crate_name: &str, platforms: &[&str]) -> String {
         "project-name": crate_name,
         "template_version": "0.1.0",
         "platforms": platforms,
+        // The default answer; with a write capability the check gets a table path.
+        "capabilities": [liquid::model::Value::scalar("batch_read")],
     });
     template
         .render(&globals)
