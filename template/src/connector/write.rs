@@ -4,7 +4,7 @@
 
 use std::fs::{self, File};
 use std::io::{BufWriter, ErrorKind, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use arrow_array::RecordBatch;
 use arrow_json::LineDelimitedWriter;
@@ -91,8 +91,28 @@ fn check_schema(info: &WriteInfo) -> Result<()> {
 impl TableWriter {
     /// Where the tasks of `epoch` stage their files.
     fn staging(&self, epoch: Option<u64>) -> PathBuf {
+        self.path.join(self.staging_relative(epoch))
+    }
+
+    fn staging_relative(&self, epoch: Option<u64>) -> PathBuf {
         let epoch = epoch.map_or_else(|| "batch".to_string(), |e| format!("epoch-{e}"));
-        self.path.join("_staging").join(&self.query_id).join(epoch)
+        Path::new("_staging").join(&self.query_id).join(epoch)
+    }
+
+    /// The path of a file that a commit message names. Messages cross the network: a message
+    /// must name a file staged by this write, never a path that leaves the staging directory.
+    fn staged(&self, epoch: Option<u64>, staged: &Staged) -> Result<PathBuf> {
+        let file = Path::new(&staged.file);
+        let plain = file
+            .components()
+            .all(|part| matches!(part, Component::Normal(_)));
+        if !plain || !file.starts_with(self.staging_relative(epoch)) {
+            return Err(Error::msg(format!(
+                "the commit message names `{}`, which is not a file staged by this write",
+                staged.file
+            )));
+        }
+        Ok(self.path.join(file))
     }
 }
 
@@ -156,7 +176,7 @@ impl Writer for TableWriter {
                 epoch.map_or_else(|| "batch".to_string(), |e| e.to_string()),
                 name.to_string_lossy()
             );
-            rename(&self.path.join(&staged.file), &self.path.join(&file))?;
+            rename(&self.staged(epoch, staged)?, &self.path.join(&file))?;
             published.push(file);
         }
         let replaced = match self.mode {
@@ -175,7 +195,7 @@ impl Writer for TableWriter {
 
     fn abort(&mut self, epoch: Option<u64>, messages: Vec<Option<Staged>>) -> Result<()> {
         for staged in messages.into_iter().flatten() {
-            remove_file(&self.path.join(staged.file))?;
+            remove_file(&self.staged(epoch, &staged)?)?;
         }
         // Tasks that did not commit may have left files: the staging directory holds them all.
         remove_dir(&self.staging(epoch))
@@ -272,5 +292,49 @@ fn remove_dir(path: &Path) -> Result<()> {
             Err(Error::io(format!("cannot remove `{}`", path.display()), e))
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer() -> TableWriter {
+        TableWriter {
+            path: PathBuf::from("/data/table"),
+            query_id: "q1".to_string(),
+            mode: WriteMode::Append,
+        }
+    }
+
+    #[test]
+    fn a_commit_message_cannot_name_a_file_outside_the_staging_directory() {
+        for file in [
+            "_staging/q1/batch/../../../../etc/passwd",
+            "/etc/passwd",
+            "data/x.jsonl",
+        ] {
+            let staged = Staged {
+                file: file.to_string(),
+                rows: 1,
+            };
+            let error = writer().staged(None, &staged).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "the commit message names `{file}`, which is not a file staged by this write"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_staged_file_of_the_write_is_accepted() {
+        let staged = Staged {
+            file: "_staging/q1/epoch-3/part-00000-attempt-0-task-7.jsonl".to_string(),
+            rows: 1,
+        };
+        let path = writer().staged(Some(3), &staged).expect("a staged file");
+        assert!(path.starts_with("/data/table/_staging/q1/epoch-3"));
     }
 }
