@@ -232,6 +232,9 @@ impl<'l> StreamRead<'l> {
         let latest = required(table.latest_offset, "latest_offset")?;
         let mut start = initial_offset.clone();
         let mut micro_batches = Vec::new();
+        // Spark commits the end of a micro-batch when it plans the next one, so the last
+        // micro-batch stays uncommitted: a restarted query may read it again (rule 25).
+        let mut uncommitted: Option<Vec<u8>> = None;
         let mut restarted_before = None;
         for index in 0..self.micro_batches {
             if self.restart_after == Some(index) && index > 0 {
@@ -247,6 +250,12 @@ impl<'l> StreamRead<'l> {
                 // SAFETY: the reader is open; `start` is borrowed; the sink is open.
                 unsafe { latest(reader, start.as_ptr(), start.len() as i64, add, sink) }
             })?;
+            if let (Some(commit), Some(done)) = (table.commit_offset, uncommitted.take()) {
+                library.call("commit_offset", ctx, || {
+                    // SAFETY: the reader is open; `done` is borrowed for the call.
+                    unsafe { commit(reader, done.as_ptr(), done.len() as i64) }
+                })?;
+            }
             if end == start {
                 micro_batches.push(MicroBatch {
                     start: start.clone(),
@@ -258,12 +267,7 @@ impl<'l> StreamRead<'l> {
             }
             let (partitions, batches) =
                 plan_and_read(library, reader, &start, &end, &context, &schema, index)?;
-            if let Some(commit) = table.commit_offset {
-                library.call("commit_offset", ctx, || {
-                    // SAFETY: the reader is open; `end` is borrowed for the call.
-                    unsafe { commit(reader, end.as_ptr(), end.len() as i64) }
-                })?;
-            }
+            uncommitted = Some(end.clone());
             micro_batches.push(MicroBatch {
                 start: std::mem::replace(&mut start, end.clone()),
                 end,
@@ -272,8 +276,9 @@ impl<'l> StreamRead<'l> {
             });
         }
         drop(query);
-        if let Some(first) = micro_batches.iter().position(|m| !m.partitions.is_empty()) {
-            self.replay(&micro_batches[first], first, &schema)?;
+        // The last micro-batch with data was never committed: a new query reads it again.
+        if let Some(last) = micro_batches.iter().rposition(|m| !m.partitions.is_empty()) {
+            self.replay(&micro_batches[last], last, &schema)?;
         }
         Ok(StreamReadOutcome {
             capabilities,

@@ -36,15 +36,20 @@ pub fn profile_dir() -> Result<PathBuf> {
 /// `spark_datasource_my_source`) that `cargo test` built for the calling package: call it from
 /// an integration test.
 ///
+/// `cargo test` leaves it in `deps/`, and `cargo build` copies it to `<target>/<profile>/`:
+/// the newer of the two is the one built from the current sources.
+///
 /// # Errors
 ///
 /// When the file is in neither `<target>/<profile>/` nor its `deps/`.
 pub fn cdylib(name: &str) -> Result<PathBuf> {
     let file = library_file_name(name);
     let profile = profile_dir()?;
-    [profile.join(&file), profile.join("deps").join(&file)]
+    let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    [profile.join("deps").join(&file), profile.join(&file)]
         .into_iter()
-        .find(|p| p.is_file())
+        .filter(|p| p.is_file())
+        .max_by_key(modified)
         .ok_or_else(|| {
             Error::usage(format!(
                 "cannot find `{file}` in `{}`; check the `[lib] name` in Cargo.toml and that its crate-type includes \"cdylib\" (cargo test builds it)",
