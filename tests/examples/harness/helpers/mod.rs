@@ -74,11 +74,12 @@ pub fn clean_template() -> &'static Path {
 }
 
 /// The target directory that every example builds into, so that dependencies build once:
-/// `$CARGO_TARGET_DIR`, or `target/examples` in this repository.
+/// `$CARGO_TARGET_DIR`, or `target/generated` in this repository, which the generated variants
+/// and the Spark tests share (their package names differ from the examples').
 pub fn shared_target() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target").join("examples"))
+        .unwrap_or_else(|| repo_root().join("target").join("generated"))
 }
 
 /// One example of `examples/sync.yaml`.
