@@ -1,0 +1,70 @@
+//! `read`, on an executor: the one function that reads both the partitions of batch reads
+//! and those of micro-batches. It receives only bytes: the serialized reader and the
+//! partition, tagged with the kind of reader that planned it.
+
+use std::ffi::c_int;
+
+use serde::de::DeserializeOwned;
+
+use super::task::{interrupt_check, task_context};
+use crate::datasource::{Batches, Error, Result, TaskContext};
+use crate::ffi::array_stream::export;
+use crate::ffi::bytes::{borrowed, decode, Tagged};
+use crate::ffi::guard::guard;
+use crate::ffi::header::{ArrowArrayStream, SparkDsTaskContext};
+use crate::ffi::library::Export;
+
+/// `read`.
+///
+/// # Safety
+/// As `read` of `spark_datasource.h`: `task` valid until the returned stream is released,
+/// the byte arrays readable for the call, `out` valid for writes.
+pub unsafe extern "C" fn read<E: Export>(
+    task: *const SparkDsTaskContext,
+    reader_state: *const u8,
+    reader_state_length: i64,
+    partition: *const u8,
+    partition_length: i64,
+    out: *mut ArrowArrayStream,
+) -> c_int {
+    guard("read", || {
+        // SAFETY: forwarded contract.
+        let (context, state, partition) = unsafe {
+            (
+                task_context(task)?,
+                borrowed("reader state", reader_state, reader_state_length)?,
+                borrowed("partition", partition, partition_length)?,
+            )
+        };
+        let batches = read_partition::<E>(&context, state, partition)?;
+        // SAFETY: forwarded contract: `task` outlives the stream, `out` is valid for writes.
+        unsafe { export(batches, interrupt_check(task), out) }
+    })
+}
+
+/// Reads a partition with the reader of the kind of read that planned it.
+fn read_partition<E: Export>(task: &TaskContext, state: &[u8], partition: &[u8]) -> Result<Batches> {
+    if state.is_empty() {
+        return Err(Error::msg(
+            "the reader state is empty: pass the bytes that serialize_reader returned",
+        ));
+    }
+    let (read, partition) = match decode::<Tagged<serde_json::Value>>("partition", partition)? {
+        Tagged::Batch(partition) => (E::READ_BATCH, partition),
+        Tagged::Stream(partition) => (E::READ_STREAM, partition),
+    };
+    let read = read.ok_or_else(|| {
+        Error::msg("the partition belongs to a kind of read that this data source does not declare")
+    })?;
+    read(state, partition, task)
+}
+
+/// Decodes the serialized reader that the driver sent.
+pub fn decode_state<T: DeserializeOwned>(what: &'static str, state: &[u8]) -> Result<T> {
+    decode(what, state)
+}
+
+/// Decodes a partition, once its tag was read.
+pub fn from_value<T: DeserializeOwned>(what: &'static str, value: serde_json::Value) -> Result<T> {
+    serde_json::from_value(value).map_err(|source| Error::Decode { what, source })
+}

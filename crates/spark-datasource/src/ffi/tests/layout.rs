@@ -1,0 +1,298 @@
+//! The Rust mirror equals `spark_datasource.h`, as the system C compiler sees it: the size of
+//! every struct, the offset of every field, and the type of every field and of
+//! `spark_ds_init`. The types are spelled in C from the Rust types themselves (`CType`), and
+//! the C compiler checks them against the header with `-Werror`, since offsets alone miss a
+//! parameter whose type changed.
+
+use std::ffi::{c_char, c_void};
+use std::mem::{offset_of, size_of};
+use std::path::Path;
+use std::process::Command;
+
+use crate::ffi::header::*;
+
+/// A Rust type of the interface, spelled as a C declaration of `declarator`.
+trait CType {
+    fn declare(declarator: &str) -> String;
+    fn declare_const(declarator: &str) -> String {
+        format!("const {}", Self::declare(declarator))
+    }
+}
+
+macro_rules! c_named {
+    ($($rust:ty => $c:literal),* $(,)?) => {$(
+        impl CType for $rust {
+            fn declare(declarator: &str) -> String {
+                format!("{} {declarator}", $c).trim_end().to_string()
+            }
+        }
+    )*};
+}
+
+c_named!(
+    i64 => "int64_t", i32 => "int32_t", u64 => "uint64_t", u8 => "uint8_t", () => "void",
+    c_void => "void", ArrowSchema => "struct ArrowSchema", ArrowArray => "struct ArrowArray",
+    ArrowArrayStream => "struct ArrowArrayStream", SparkDsHost => "SparkDsHost",
+    SparkDsCreateInfo => "SparkDsCreateInfo", SparkDsTaskContext => "SparkDsTaskContext",
+    SparkDsWriteInfo => "SparkDsWriteInfo", SparkDsLibrary => "SparkDsLibrary",
+);
+
+// `c_char` is `i8` where C's `char` is signed; where it is unsigned (Linux on aarch64) it is
+// `u8`, and the signatures are checked on the other platforms (`signatures_are_checkable`).
+#[cfg(not(all(target_os = "linux", target_arch = "aarch64")))]
+c_named!(i8 => "char");
+
+impl<T: CType> CType for *mut T {
+    fn declare(declarator: &str) -> String {
+        T::declare(&format!("*{declarator}"))
+    }
+    fn declare_const(declarator: &str) -> String {
+        T::declare(&format!("* const {declarator}"))
+    }
+}
+
+impl<T: CType> CType for *const T {
+    fn declare(declarator: &str) -> String {
+        T::declare_const(&format!("*{declarator}"))
+    }
+    fn declare_const(declarator: &str) -> String {
+        T::declare_const(&format!("* const {declarator}"))
+    }
+}
+
+impl<F: CType> CType for Option<F> {
+    fn declare(declarator: &str) -> String {
+        F::declare(declarator)
+    }
+}
+
+macro_rules! c_function {
+    ($($param:ident),*) => {
+        impl<R: CType, $($param: CType),*> CType for unsafe extern "C" fn($($param),*) -> R {
+            fn declare(declarator: &str) -> String {
+                let params: Vec<String> = vec![$($param::declare("")),*];
+                let params = if params.is_empty() { "void".to_string() } else { params.join(", ") };
+                R::declare(&format!("(*{declarator})({params})"))
+            }
+        }
+    };
+}
+c_function!();
+c_function!(A);
+c_function!(A, B);
+c_function!(A, B, C);
+c_function!(A, B, C, D);
+c_function!(A, B, C, D, E);
+c_function!(A, B, C, D, E, F);
+c_function!(A, B, C, D, E, F, G);
+
+/// One field: its name, offset and C declaration.
+struct FieldLayout {
+    name: &'static str,
+    offset: usize,
+    declaration: String,
+}
+
+/// The C declaration of a field, from the field's Rust type.
+fn declaration_of<S, T: CType>(_field: fn(&S) -> &T, name: &str) -> String {
+    T::declare(name)
+}
+
+macro_rules! layout {
+    ($struct:ident { $($field:ident),* $(,)? }) => {
+        layout!(@ $struct, stringify!($struct), $($field),*)
+    };
+    ($struct:ident as $c_name:literal { $($field:ident),* $(,)? }) => {
+        layout!(@ $struct, $c_name, $($field),*)
+    };
+    (@ $struct:ident, $c_name:expr, $($field:ident),*) => {
+        (
+            $c_name,
+            size_of::<$struct>(),
+            vec![$(FieldLayout {
+                name: stringify!($field),
+                offset: offset_of!($struct, $field),
+                declaration: declaration_of(|s: &$struct| &s.$field, stringify!($field)),
+            }),*],
+        )
+    };
+}
+
+fn structs() -> Vec<(&'static str, usize, Vec<FieldLayout>)> {
+    vec![
+        layout!(SparkDsHost {
+            size,
+            abi_version,
+            spark_version,
+            log,
+            log_context
+        }),
+        layout!(SparkDsCreateInfo {
+            size,
+            name,
+            option_keys,
+            option_values,
+            num_options
+        }),
+        layout!(SparkDsTaskContext {
+            size,
+            task_id,
+            is_interrupted,
+            host_data,
+            stage_id,
+            partition_id,
+            attempt_number
+        }),
+        layout!(SparkDsWriteInfo {
+            size,
+            schema,
+            query_id,
+            mode,
+            streaming
+        }),
+        layout!(ArrowArrayStream as "struct ArrowArrayStream" {
+            get_schema, get_next, get_last_error, release, private_data
+        }),
+        layout!(SparkDsLibrary {
+            size,
+            abi_version,
+            last_error,
+            create,
+            schema,
+            create_reader,
+            create_stream_reader,
+            create_writer,
+            close,
+            push_limit,
+            prune_columns,
+            partitions,
+            serialize_reader,
+            close_reader,
+            initial_offset,
+            latest_offset,
+            stream_partitions,
+            serialize_stream_reader,
+            commit_offset,
+            close_stream_reader,
+            read,
+            serialize_writer,
+            commit,
+            abort,
+            close_writer,
+            create_data_writer,
+            write,
+            commit_data_writer,
+            abort_data_writer,
+            close_data_writer
+        }),
+    ]
+}
+
+/// The frozen layout of version 1 on 64-bit platforms: a later header must keep it.
+#[test]
+fn the_version_1_layout_is_frozen() {
+    if size_of::<usize>() != 8 {
+        return;
+    }
+    let sizes: Vec<(&str, usize)> = structs()
+        .iter()
+        .map(|(name, size, _)| (*name, *size))
+        .collect();
+    assert_eq!(
+        sizes,
+        vec![
+            ("SparkDsHost", 40),
+            ("SparkDsCreateInfo", 40),
+            ("SparkDsTaskContext", 48),
+            ("SparkDsWriteInfo", 32),
+            ("struct ArrowArrayStream", 40),
+            ("SparkDsLibrary", 240),
+        ]
+    );
+    assert_eq!(offset_of!(SparkDsLibrary, read), 160);
+}
+
+/// Compiles `source` against the crate's header and runs it; `None` without a C compiler.
+fn compile_and_run(source: &str) -> String {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let c_file = dir.path().join("layout.c");
+    let program = dir.path().join("layout");
+    std::fs::write(&c_file, source).expect("write the C file");
+    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let header_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new(&compiler)
+        .args(["-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror"])
+        .arg("-Werror=incompatible-pointer-types")
+        .arg("-I")
+        .arg(header_dir)
+        .arg(&c_file)
+        .arg("-o")
+        .arg(&program)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler `{compiler}` (set CC): {e}"));
+    assert!(
+        output.status.success(),
+        "the C compiler rejected the Rust mirror of the header:\n{}\n{source}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let run = Command::new(&program)
+        .output()
+        .expect("run the layout program");
+    String::from_utf8(run.stdout).expect("UTF-8 output")
+}
+
+#[test]
+fn sizes_and_offsets_equal_the_headers() {
+    let mut c =
+        String::from("#include <stddef.h>\n#include <stdio.h>\n#include \"spark_datasource.h\"\n");
+    c.push_str("int main(void) {\n");
+    let mut expected = String::new();
+    for (name, size, fields) in structs() {
+        c.push_str(&format!("  printf(\"{name} %zu\\n\", sizeof({name}));\n"));
+        expected.push_str(&format!("{name} {size}\n"));
+        for field in fields {
+            c.push_str(&format!(
+                "  printf(\"{name}.{0} %zu\\n\", offsetof({name}, {0}));\n",
+                field.name
+            ));
+            expected.push_str(&format!("{name}.{} {}\n", field.name, field.offset));
+        }
+    }
+    c.push_str("  return 0;\n}\n");
+    assert_eq!(compile_and_run(&c), expected);
+}
+
+#[test]
+fn field_types_and_spark_ds_init_match_the_headers() {
+    if !signatures_are_checkable() {
+        return;
+    }
+    let mut c = String::from("#include \"spark_datasource.h\"\n");
+    for (name, _, fields) in structs() {
+        let function = name.replace("struct ", "");
+        c.push_str(&format!(
+            "void check_{function}({name} *s);\nvoid check_{function}({name} *s) {{\n"
+        ));
+        for field in fields {
+            // Both directions: an assignment drops no qualifier and mixes no pointer types.
+            c.push_str(&format!(
+                "  {{ {} = s->{1}; s->{1} = {1}; }}\n",
+                field.declaration, field.name
+            ));
+        }
+        c.push_str("}\n");
+    }
+    let init = <SparkDsInitFunction as CType>::declare("init");
+    // `export!` checks that the `spark_ds_init` it emits has the type `SparkDsInitFunction`.
+    c.push_str(&format!(
+        "int main(void) {{\n  {init} = spark_ds_init;\n  SparkDsInitFunction f = init;\n  \
+         return f == 0;\n}}\nint spark_ds_init(const SparkDsHost *h, const SparkDsLibrary **l) \
+         {{ (void)h; (void)l; return 0; }}\n"
+    ));
+    compile_and_run(&c);
+}
+
+/// Where C's `char` is unsigned, `c_char` is `u8` and cannot be told from `uint8_t`.
+fn signatures_are_checkable() -> bool {
+    c_char::MIN != 0
+}

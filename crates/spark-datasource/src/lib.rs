@@ -1,0 +1,58 @@
+//! Build an Apache Spark native data source in Rust: a shared library that exports
+//! `spark_ds_init` and the function table of `spark_datasource.h`, and exchanges data with
+//! Spark only as Arrow C data interface streams.
+//!
+//! Implement the traits of this crate for your source, then name it and its capabilities once:
+//!
+//! ```ignore
+//! spark_datasource::export!(connector::Source: batch_read, push_limit, prune_columns);
+//! ```
+//!
+//! The macro builds the table at compile time and exports `spark_ds_init`; every function of
+//! it runs behind a panic guard, and every batch that leaves is checked. The capabilities are:
+//!
+//! | name in `export!`   | header bit                  | trait to implement        |
+//! |---------------------|-----------------------------|---------------------------|
+//! | `batch_read`        | `SPARK_DS_BATCH_READ`       | [`BatchRead`]             |
+//! | `micro_batch_read`  | `SPARK_DS_MICRO_BATCH_READ` | [`StreamRead`]            |
+//! | `batch_write`       | `SPARK_DS_BATCH_WRITE`      | [`Write`]                 |
+//! | `streaming_write`   | `SPARK_DS_STREAMING_WRITE`  | [`Write`]                 |
+//! | `truncate`          | `SPARK_DS_TRUNCATE`         | (a writer that overwrites) |
+//! | `push_limit`        | (pushdown of batch reads)   | [`BatchReader::push_limit`] |
+//! | `prune_columns`     | (pushdown of batch reads)   | [`BatchReader::prune_columns`] |
+//!
+//! The header that this crate implements is [`HEADER`], the file `spark_datasource.h` of this
+//! crate; a library in another language compiles against the same file.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod datasource;
+mod ffi;
+mod macros;
+
+pub use datasource::log;
+pub use datasource::{
+    BatchRead, BatchReader, Batches, DataSource, DataWriter, Error, OptionValue, Options, Result,
+    StreamRead, StreamReader, TaskContext, Write, WriteInfo, WriteMode, Writer,
+};
+
+/// The arrow-rs crates of this crate's API, so that a data source builds batches and schemas
+/// with the same version.
+pub use arrow_array;
+pub use arrow_schema;
+
+/// The text of `spark_datasource.h`, version 1, that this crate implements.
+pub const HEADER: &str = include_str!("../spark_datasource.h");
+
+/// `SPARK_DS_ABI_VERSION`: the version of the interface that this crate implements.
+pub const ABI_VERSION: i32 = ffi::header::SPARK_DS_ABI_VERSION;
+
+/// What `export!` expands to. Not part of the API: it may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::ffi::header::{SparkDsHost, SparkDsInitFunction, SparkDsLibrary};
+    pub use crate::ffi::library::{
+        base, declared, init, names, read_batch, read_stream, with_batch_read,
+        with_micro_batch_read, with_prune_columns, with_push_limit, with_write, Export,
+        ReadPartition,
+    };
+}

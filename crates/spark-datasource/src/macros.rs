@@ -1,0 +1,142 @@
+//! `export!`: the one line of a data source crate that names its source and capabilities.
+//!
+//! It expands to a `static` `SparkDsLibrary` built by the `const fn`s of `ffi::library`, and
+//! to `spark_ds_init`, the library's only exported symbol. The trait bound of each step makes
+//! a capability without its implementation a compile error at the `export!` line, with a note
+//! that says what to implement; `ffi::library::declared` refuses, also at compile time, the
+//! combinations that the header forbids.
+
+/// Exports a data source: `export!(path::to::Source: capability, ...)`.
+///
+/// The capabilities are `batch_read`, `micro_batch_read`, `batch_write`, `streaming_write`
+/// and `truncate` (the `SPARK_DS_*` bits that `create` returns), and the pushdowns of batch
+/// reads `push_limit` and `prune_columns`. Each needs its trait: see the crate's
+/// documentation. Use it once per library, at the root of the crate:
+///
+/// ```ignore
+/// spark_datasource::export!(connector::Source: batch_read, batch_write, truncate);
+/// ```
+///
+/// Adding a capability later is implementing its trait and adding its name here.
+#[macro_export]
+macro_rules! export {
+    ($source:ty : $($capability:ident),+ $(,)?) => {
+        const _: () = {
+            static LIBRARY: &$crate::__private::SparkDsLibrary =
+                $crate::__library!($source: $($capability),+);
+
+            /// The library's entry point, `spark_ds_init` of `spark_datasource.h`.
+            ///
+            /// # Safety
+            /// As the header says: `host` valid until the library is unloaded, `library`
+            /// valid for writes.
+            #[unsafe(no_mangle)]
+            unsafe extern "C" fn spark_ds_init(
+                host: *const $crate::__private::SparkDsHost,
+                library: *mut *const $crate::__private::SparkDsLibrary,
+            ) -> ::std::ffi::c_int {
+                // SAFETY: the caller's duties are those of `init`, which it forwards.
+                unsafe { $crate::__private::init(LIBRARY, host, library) }
+            }
+
+            // The exported function has exactly the header's type.
+            const _: $crate::__private::SparkDsInitFunction = spark_ds_init;
+        };
+    };
+    ($($tokens:tt)*) => {
+        ::std::compile_error!(
+            "spark_datasource::export! takes the source type, a colon and its capabilities, \
+             for example: export!(connector::Source: batch_read, push_limit, prune_columns)"
+        );
+    };
+}
+
+/// The `&'static SparkDsLibrary` of a source and its capabilities: the table of `export!`,
+/// apart from `spark_ds_init` so that the crate's tests can build several.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __library {
+    ($source:ty : $($capability:ident),+) => {{
+        struct Exported;
+
+        impl $crate::__private::Export for Exported {
+            const CAPABILITIES: u64 = $crate::__private::declared(
+                0 $(| $crate::__export_name!($capability))+,
+                0 $(+ $crate::__export_name!($capability))+,
+            );
+            $($crate::__export_reader!($source, $capability);)+
+        }
+
+        // Evaluated now, so that `cargo check` reports a forbidden combination too.
+        const _: u64 = <Exported as $crate::__private::Export>::CAPABILITIES;
+
+        static LIBRARY: $crate::__private::SparkDsLibrary = {
+            let table = $crate::__private::base::<$source, Exported>();
+            $(let table = $crate::__export_table!(table, $source, Exported, $capability);)+
+            table
+        };
+        &LIBRARY
+    }};
+}
+
+/// The bit of a name of `export!`, or a compile error naming the known ones.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_name {
+    (batch_read) => { $crate::__private::names::BATCH_READ };
+    (micro_batch_read) => { $crate::__private::names::MICRO_BATCH_READ };
+    (batch_write) => { $crate::__private::names::BATCH_WRITE };
+    (streaming_write) => { $crate::__private::names::STREAMING_WRITE };
+    (truncate) => { $crate::__private::names::TRUNCATE };
+    (push_limit) => { $crate::__private::names::PUSH_LIMIT };
+    (prune_columns) => { $crate::__private::names::PRUNE_COLUMNS };
+    ($other:ident) => {
+        ::std::compile_error!(::std::concat!(
+            "unknown capability `", ::std::stringify!($other), "` in export!: the capabilities \
+             are batch_read, micro_batch_read, batch_write, streaming_write, truncate, \
+             push_limit and prune_columns"
+        ))
+    };
+}
+
+/// The reader of partitions that a read capability adds to `Export`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_reader {
+    ($source:ty, batch_read) => {
+        const READ_BATCH: ::std::option::Option<$crate::__private::ReadPartition> =
+            ::std::option::Option::Some($crate::__private::read_batch::<$source>);
+    };
+    ($source:ty, micro_batch_read) => {
+        const READ_STREAM: ::std::option::Option<$crate::__private::ReadPartition> =
+            ::std::option::Option::Some($crate::__private::read_stream::<$source>);
+    };
+    ($source:ty, $other:ident) => {};
+}
+
+/// The step of the table that a name of `export!` adds.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_table {
+    ($table:ident, $source:ty, $export:ty, batch_read) => {
+        $crate::__private::with_batch_read::<$source, $export>($table)
+    };
+    ($table:ident, $source:ty, $export:ty, micro_batch_read) => {
+        $crate::__private::with_micro_batch_read::<$source, $export>($table)
+    };
+    ($table:ident, $source:ty, $export:ty, batch_write) => {
+        $crate::__private::with_write::<$source, $export>($table)
+    };
+    ($table:ident, $source:ty, $export:ty, streaming_write) => {
+        $crate::__private::with_write::<$source, $export>($table)
+    };
+    ($table:ident, $source:ty, $export:ty, push_limit) => {
+        $crate::__private::with_push_limit::<$source>($table)
+    };
+    ($table:ident, $source:ty, $export:ty, prune_columns) => {
+        $crate::__private::with_prune_columns::<$source>($table)
+    };
+    ($table:ident, $source:ty, $export:ty, $other:ident) => {
+        $table
+    };
+}
