@@ -15,7 +15,8 @@ use crate::library::Library;
 use crate::write::WriteMode;
 
 /// A protocol that `check` runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Protocol {
     /// `spark_ds_init`, the table, `create` and the capabilities.
@@ -313,7 +314,7 @@ impl Check {
             Ok(output) => output,
             Err(e) => {
                 return Outcome::Errored(format!(
-                    "cannot run `{}`: {e}; build it with `cargo build -p sparkds`",
+                    "cannot run `{}`: {e}; install it with `cargo install --locked --path crates/sparkds --features cli` from a checkout of spark-datasource-template",
                     binary.display()
                 ))
             }

@@ -85,7 +85,7 @@ pub fn rerun_isolated(target: &Target) -> Result<ExitCode> {
         .map_err(|e| Error::io("cannot find the path of sparkds to run the command", e))?;
     let mut command = std::process::Command::new(exe);
     command
-        .args(std::env::args_os().skip(1))
+        .args(std::env::args_os().skip(1).filter(|arg| arg != "sparkds"))
         .arg("--in-process");
     if target.lib.is_none() {
         command.arg("--lib").arg(target.library_path()?);

@@ -61,15 +61,18 @@
 //! ```
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod abi;
 pub mod check;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod ddl;
 mod error;
+mod exported;
 mod import;
+pub mod header;
 pub mod isolate;
 mod library;
 mod locate;
+#[cfg(feature = "package")]
 pub mod package;
 mod read;
 pub mod render;
@@ -77,6 +80,8 @@ pub mod sample;
 mod sink;
 mod stream;
 mod task;
+pub mod version;
+#[cfg(feature = "package")]
 pub mod verify;
 mod write;
 
@@ -84,8 +89,11 @@ mod write;
 pub use arrow_array;
 pub use arrow_schema;
 pub use error::{Error, Result, Violation};
+pub use exported::exported_names;
 pub use library::{Capabilities, Library, LogLevel, LogMessage, SPARK_VERSION};
-pub use locate::{build_current_cdylib, cdylib, library_file_name, profile_dir, sparkds_binary};
+pub use locate::{
+    build_current_cdylib, cdylib, library_file_name, profile_dir, sparkds_binary, BINARY,
+};
 pub use read::{BatchRead, BatchReadOutcome, PartitionRead};
 pub use stream::{MicroBatch, StreamRead, StreamReadOutcome};
 pub use write::{BatchWrite, StreamingWrite, WriteMode, WriteOutcome};

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use crate::abi::{self, SparkDsCreateInfo, SparkDsHost, SparkDsLibrary};
+use crate::header::{self, SparkDsCreateInfo, SparkDsHost, SparkDsLibrary};
 use crate::error::{Error, Result, Violation};
 use crate::isolate;
 
@@ -68,33 +68,33 @@ struct LogCollector {
 pub struct Capabilities(pub u64);
 
 const CAPABILITY_NAMES: [(u64, &str); 5] = [
-    (abi::BATCH_READ, "SPARK_DS_BATCH_READ"),
-    (abi::MICRO_BATCH_READ, "SPARK_DS_MICRO_BATCH_READ"),
-    (abi::BATCH_WRITE, "SPARK_DS_BATCH_WRITE"),
-    (abi::STREAMING_WRITE, "SPARK_DS_STREAMING_WRITE"),
-    (abi::TRUNCATE, "SPARK_DS_TRUNCATE"),
+    (header::SPARK_DS_BATCH_READ, "SPARK_DS_BATCH_READ"),
+    (header::SPARK_DS_MICRO_BATCH_READ, "SPARK_DS_MICRO_BATCH_READ"),
+    (header::SPARK_DS_BATCH_WRITE, "SPARK_DS_BATCH_WRITE"),
+    (header::SPARK_DS_STREAMING_WRITE, "SPARK_DS_STREAMING_WRITE"),
+    (header::SPARK_DS_TRUNCATE, "SPARK_DS_TRUNCATE"),
 ];
 
 impl Capabilities {
     /// Whether the source declares `SPARK_DS_BATCH_READ`.
     pub fn batch_read(self) -> bool {
-        self.0 & abi::BATCH_READ != 0
+        self.0 & header::SPARK_DS_BATCH_READ != 0
     }
     /// Whether the source declares `SPARK_DS_MICRO_BATCH_READ`.
     pub fn micro_batch_read(self) -> bool {
-        self.0 & abi::MICRO_BATCH_READ != 0
+        self.0 & header::SPARK_DS_MICRO_BATCH_READ != 0
     }
     /// Whether the source declares `SPARK_DS_BATCH_WRITE`.
     pub fn batch_write(self) -> bool {
-        self.0 & abi::BATCH_WRITE != 0
+        self.0 & header::SPARK_DS_BATCH_WRITE != 0
     }
     /// Whether the source declares `SPARK_DS_STREAMING_WRITE`.
     pub fn streaming_write(self) -> bool {
-        self.0 & abi::STREAMING_WRITE != 0
+        self.0 & header::SPARK_DS_STREAMING_WRITE != 0
     }
     /// Whether the source declares `SPARK_DS_TRUNCATE`.
     pub fn truncate(self) -> bool {
-        self.0 & abi::TRUNCATE != 0
+        self.0 & header::SPARK_DS_TRUNCATE != 0
     }
     /// The names of the declared bits, in the header's order.
     pub fn names(self) -> Vec<&'static str> {
@@ -208,7 +208,7 @@ impl Library {
             reason: e.to_string(),
         })?;
         // SAFETY: `spark_ds_init` has the type `SparkDsInitFunction` of the header.
-        let init = unsafe { loaded.get::<abi::InitFunction>(b"spark_ds_init\0") }
+        let init = unsafe { loaded.get::<header::InitFunction>(b"spark_ds_init\0") }
             .map(|symbol| *symbol)
             .map_err(|_| {
                 Violation::new(
@@ -525,14 +525,14 @@ fn new_host(log: &'static LogCollector) -> *const SparkDsHost {
     // Leaked: the library may keep the host until it is unloaded, which never happens.
     Box::leak(Box::new(SparkDsHost {
         size: std::mem::size_of::<SparkDsHost>() as i64,
-        abi_version: abi::ABI_VERSION,
+        abi_version: header::SPARK_DS_ABI_VERSION,
         spark_version: version.as_ptr(),
         log: Some(log_callback),
         log_context: log as *const LogCollector as *mut c_void,
     }))
 }
 
-fn call_init(init: abi::InitFunction, host: *const SparkDsHost) -> Result<*const SparkDsLibrary> {
+fn call_init(init: header::InitFunction, host: *const SparkDsHost) -> Result<*const SparkDsLibrary> {
     let mut table: *const SparkDsLibrary = std::ptr::null();
     isolate::breadcrumb("spark_ds_init");
     // SAFETY: `host` is a valid host that lives forever; `table` is valid for writes.
@@ -566,25 +566,25 @@ unsafe fn read_table(table: *const SparkDsLibrary) -> Result<SparkDsLibrary> {
     // SAFETY: the first two fields exist in every version of the table.
     let (size, version) = unsafe { ((*table).size, (*table).abi_version) };
     let word = std::mem::size_of::<usize>() as i64;
-    if size < abi::MIN_TABLE_SIZE as i64 || size % word != 0 {
+    if size < header::MIN_TABLE_SIZE as i64 || size % word != 0 {
         return Err(Violation::new(
             "spark_ds_init",
             2,
             format!(
                 "the table's size is {size}; it must be a multiple of {word} and at least {}, the size up to `read`",
-                abi::MIN_TABLE_SIZE
+                header::MIN_TABLE_SIZE
             ),
         )
         .into());
     }
-    if version != abi::ABI_VERSION {
+    if version != header::SPARK_DS_ABI_VERSION {
         return Err(Violation::new(
             "spark_ds_init",
             3,
             format!(
                 "the table declares abi_version {version}, but this host supports version {} only; return a table of version {}",
-                abi::ABI_VERSION,
-                abi::ABI_VERSION
+                header::SPARK_DS_ABI_VERSION,
+                header::SPARK_DS_ABI_VERSION
             ),
         )
         .into());
@@ -680,7 +680,7 @@ fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Viol
     ];
     let groups: [(u64, &str, Functions); 4] = [
         (
-            abi::BATCH_READ,
+            header::SPARK_DS_BATCH_READ,
             "SPARK_DS_BATCH_READ",
             vec![
                 ("create_reader", t.create_reader.is_some()),
@@ -690,7 +690,7 @@ fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Viol
             ],
         ),
         (
-            abi::MICRO_BATCH_READ,
+            header::SPARK_DS_MICRO_BATCH_READ,
             "SPARK_DS_MICRO_BATCH_READ",
             vec![
                 ("create_stream_reader", t.create_stream_reader.is_some()),
@@ -701,9 +701,9 @@ fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Viol
                 ("close_stream_reader", t.close_stream_reader.is_some()),
             ],
         ),
-        (abi::BATCH_WRITE, "SPARK_DS_BATCH_WRITE", write.to_vec()),
+        (header::SPARK_DS_BATCH_WRITE, "SPARK_DS_BATCH_WRITE", write.to_vec()),
         (
-            abi::STREAMING_WRITE,
+            header::SPARK_DS_STREAMING_WRITE,
             "SPARK_DS_STREAMING_WRITE",
             write.to_vec(),
         ),
@@ -793,7 +793,7 @@ mod tests {
     #[test]
     fn capabilities_display_their_names() {
         assert_eq!(
-            Capabilities(abi::BATCH_READ | abi::TRUNCATE).to_string(),
+            Capabilities(header::SPARK_DS_BATCH_READ | header::SPARK_DS_TRUNCATE).to_string(),
             "SPARK_DS_BATCH_READ | SPARK_DS_TRUNCATE"
         );
         assert_eq!(Capabilities(0).to_string(), "none");
@@ -802,7 +802,7 @@ mod tests {
     #[test]
     fn a_declared_capability_needs_its_functions() {
         let t = SparkDsLibrary::empty();
-        let v = check_capabilities(&t, Capabilities(abi::BATCH_READ)).err();
+        let v = check_capabilities(&t, Capabilities(header::SPARK_DS_BATCH_READ)).err();
         assert_eq!(
             v.map(|v| v.to_string()),
             Some("`create`: declares SPARK_DS_BATCH_READ, but `create_reader` is NULL; a source must not declare a capability whose required functions are NULL (rule 4)".to_string())

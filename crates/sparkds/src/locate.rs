@@ -1,5 +1,5 @@
 //! Finding libraries and binaries that cargo built: the cdylib of the package under test, the
-//! `sparkds` binary, and the cdylib of the current package (built on demand).
+//! `cargo-sparkds` binary, and the cdylib of the current package (built on demand).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -58,32 +58,48 @@ pub fn cdylib(name: &str) -> Result<PathBuf> {
         })
 }
 
-/// The `sparkds` binary next to the running binary, for checks that run in a child process;
-/// built with `cargo build -p sparkds` when it is not there yet.
+/// The name of the command's binary: cargo runs `cargo sparkds` as `cargo-sparkds sparkds`.
+pub const BINARY: &str = "cargo-sparkds";
+
+/// The `cargo-sparkds` binary, for checks that run in a child process: the one this workspace
+/// builds when sparkds is one of its members (as in the repository of sparkds), else the one
+/// next to the running binary, else the installed one on `PATH`.
 ///
 /// # Errors
 ///
-/// When it is not there and cargo cannot build it.
+/// When there is none: the message says how to install it.
 pub fn sparkds_binary() -> Result<PathBuf> {
-    let file = format!("sparkds{}", std::env::consts::EXE_SUFFIX);
+    let file = format!("{BINARY}{}", std::env::consts::EXE_SUFFIX);
     let profile = profile_dir()?;
-    let existing = profile.join(&file);
     // Build even when it exists: cargo makes it fresh if the sources changed, and is quick
-    // otherwise. A copy that exists is still used when cargo is not available.
+    // otherwise. Outside sparkds's own workspace this fails quietly, and the others are tried.
     let built = cargo_build(
         Path::new("."),
-        &["-p", "sparkds", "--bin", "sparkds"],
+        &["-p", "sparkds", "--features", "cli", "--bin", BINARY],
         |kinds, _| kinds.iter().any(|k| k == "bin"),
         profile.parent(),
+        std::process::Stdio::null(),
     );
-    match built {
-        Ok(mut paths) if !paths.is_empty() => Ok(paths.remove(0)),
-        _ if existing.is_file() => Ok(existing),
-        Ok(_) => Err(Error::usage(
-            "cargo built no `sparkds` binary; run `cargo build -p sparkds`",
-        )),
-        Err(e) => Err(e),
+    if let Ok(mut paths) = built {
+        if !paths.is_empty() {
+            return Ok(paths.remove(0));
+        }
     }
+    let beside = profile.join(&file);
+    if beside.is_file() {
+        return Ok(beside);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(&file))
+        .find(|path| path.is_file())
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "cannot find `{BINARY}`; install the command once with `cargo install --locked \
+                 --path crates/sparkds --features cli` from a checkout of spark-datasource-template"
+            ))
+        })
 }
 
 /// Builds the cargo package in `dir` and returns its cdylib.
@@ -97,6 +113,7 @@ pub fn build_current_cdylib(dir: &Path) -> Result<PathBuf> {
         &[],
         |kinds, _| kinds.iter().any(|k| k == "cdylib"),
         None,
+        std::process::Stdio::inherit(),
     )?;
     built.retain(|p| {
         p.extension()
@@ -121,6 +138,7 @@ fn cargo_build(
     args: &[&str],
     wanted: impl Fn(&[String], &str) -> bool,
     target_dir: Option<&Path>,
+    stderr: std::process::Stdio,
 ) -> Result<Vec<PathBuf>> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(&cargo);
@@ -128,7 +146,7 @@ fn cargo_build(
         .current_dir(dir)
         .args(["build", "--message-format=json-render-diagnostics"])
         .args(args)
-        .stderr(std::process::Stdio::inherit());
+        .stderr(stderr);
     if let Some(target) = target_dir {
         if std::env::var_os("CARGO_TARGET_DIR").is_none() {
             command.env("CARGO_TARGET_DIR", target);

@@ -1,5 +1,9 @@
-//! The `sparkds` command. Subcommands are added by their modules.
+//! `cargo sparkds`: the command, installed once with
+//! `cargo install --locked --path crates/sparkds --features cli`. Cargo runs it as
+//! `cargo-sparkds sparkds <args>`; it also runs as `cargo-sparkds <args>`. Subcommands are
+//! added by their modules.
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -7,7 +11,7 @@ use clap::{Parser, Subcommand};
 /// Runs a native data source library the way Spark does, and packages and verifies `.sparkpkg`
 /// files.
 #[derive(Debug, Parser)]
-#[command(name = "sparkds", version, about)]
+#[command(name = "cargo sparkds", bin_name = "cargo sparkds", version, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -35,8 +39,20 @@ enum Command {
     Verify(sparkds::verify::VerifyArgs),
 }
 
+/// The arguments without the `sparkds` that cargo passes first to a subcommand.
+fn arguments() -> Vec<OsString> {
+    let mut args: Vec<OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|arg| arg == "sparkds") {
+        args.remove(1);
+    }
+    args
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(arguments());
+    if let Some(warning) = sparkds::version::mismatch_in_current_project() {
+        eprintln!("warning: {warning}");
+    }
     match cli.command {
         Command::Show(args) if !args.target.in_process => {
             exit(sparkds::cli::rerun_isolated(&args.target))

@@ -11,7 +11,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{Schema, SchemaRef};
 
-use crate::abi::{self, ArrowArrayStream, ArrowSchema};
+use crate::header::{self, ArrowArrayStream, ArrowSchema};
 use crate::error::{Error, Result, Violation};
 use crate::import::{self, Expectations};
 use crate::library::{Capabilities, HandleKind, Library, Source};
@@ -335,7 +335,7 @@ pub(crate) fn sink_call(
     library: &Library,
     function: &'static str,
     context: Option<&str>,
-    f: impl FnOnce(abi::Sink, *mut c_void) -> c_int,
+    f: impl FnOnce(header::Sink, *mut c_void) -> c_int,
 ) -> Result<Vec<Vec<u8>>> {
     let sink = Sink::open(function, library.id());
     library.call(function, context, || f(sink.callback(), sink.context()))?;
@@ -347,7 +347,7 @@ pub(crate) fn sink_call_one(
     library: &Library,
     function: &'static str,
     context: Option<&str>,
-    f: impl FnOnce(abi::Sink, *mut c_void) -> c_int,
+    f: impl FnOnce(header::Sink, *mut c_void) -> c_int,
 ) -> Result<Vec<u8>> {
     let sink = Sink::open(function, library.id());
     library.call(function, context, || f(sink.callback(), sink.context()))?;
@@ -426,7 +426,7 @@ pub(crate) fn run_read_tasks(
 }
 
 type ReadFn = unsafe extern "C" fn(
-    *const abi::SparkDsTaskContext,
+    *const header::SparkDsTaskContext,
     *const u8,
     i64,
     *const u8,

@@ -67,7 +67,7 @@ impl Sink {
     }
 
     /// The callback to pass to the library.
-    pub(crate) fn callback(&self) -> crate::abi::Sink {
+    pub(crate) fn callback(&self) -> crate::header::Sink {
         sink_callback
     }
 

@@ -6,7 +6,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::abi::SparkDsTaskContext;
+use crate::header::SparkDsTaskContext;
 
 /// The host's side of a task: whether it was killed.
 #[derive(Debug, Default)]

@@ -15,7 +15,7 @@ use arrow_array::{Array, RecordBatch, StructArray};
 use arrow_data::transform::MutableArrayData;
 use arrow_schema::SchemaRef;
 
-use crate::abi::{self, ArrowArray, SparkDsWriteInfo};
+use crate::header::{self, ArrowArray, SparkDsWriteInfo};
 use crate::error::{Error, Result, Violation};
 use crate::library::{HandleKind, Library};
 use crate::read::{
@@ -166,7 +166,7 @@ impl BatchWrite<'_> {
     ///
     /// A failure of the library or a violation of a rule (after `abort` ran, as Spark does).
     pub fn run(self) -> Result<WriteOutcome> {
-        let epochs = vec![(abi::NO_EPOCH, self.tasks, self.failing_task)];
+        let epochs = vec![(header::SPARK_DS_NO_EPOCH, self.tasks, self.failing_task)];
         let mut outcomes = self.spec.run(false, epochs)?;
         Ok(outcomes.pop().unwrap_or_default())
     }
@@ -261,8 +261,8 @@ impl WriteSpec<'_> {
             schema: schema_ptr(&ffi_schema),
             query_id: query_id.as_ptr(),
             mode: match self.mode {
-                WriteMode::Append => abi::WRITE_APPEND,
-                WriteMode::Truncate => abi::WRITE_TRUNCATE,
+                WriteMode::Append => header::SPARK_DS_WRITE_APPEND,
+                WriteMode::Truncate => header::SPARK_DS_WRITE_TRUNCATE,
             },
             streaming: i32::from(streaming),
         };
@@ -287,7 +287,7 @@ impl WriteSpec<'_> {
         };
         let mut outcomes = Vec::new();
         for (epoch_id, tasks, failing) in epochs {
-            let context = (epoch_id != abi::NO_EPOCH).then(|| format!("epoch {epoch_id}"));
+            let context = (epoch_id != header::SPARK_DS_NO_EPOCH).then(|| format!("epoch {epoch_id}"));
             let started = Barrier::new(tasks.len());
             let started = &started;
             let results: Vec<Result<Option<Vec<u8>>>> = std::thread::scope(|scope| {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::sequence::{self, columns_of, RowRange};
 use super::Source;
-use crate::api::{log, Batches, Error, Result, StreamRead, StreamReader, TaskContext};
+use spark_datasource::{log, Batches, Error, Result, StreamRead, StreamReader, TaskContext};
 
 /// The options of a streaming read.
 const OPTIONS: &[&str] = &["rows_per_micro_batch", "num_partitions", "batch_rows"];

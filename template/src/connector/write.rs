@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::table::{self, Manifest, MANIFEST};
 use super::{schema, Source};
-use crate::api::{
+use spark_datasource::{
     log, DataWriter, Error, Result, TaskContext, Write, WriteInfo, WriteMode, Writer,
 };
 

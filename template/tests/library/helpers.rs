@@ -18,6 +18,17 @@ pub fn library() -> sparkds::Result<&'static Library> {
     Ok(LIBRARY.get_or_init(|| loaded))
 }
 
+/// The names of the `export!` line of `src/lib.rs`: what the library declares to Spark.
+pub fn exported() -> Vec<String> {
+    sparkds::exported_names(include_str!("../../src/lib.rs"))
+        .unwrap_or_else(|e| panic!("src/lib.rs: {e}"))
+}
+
+/// Whether the `export!` line names `name`; the tests of a capability run only when it does.
+pub fn exports(name: &str) -> bool {
+    exported().iter().any(|n| n == name)
+}
+
 /// The message of an error, for assertions on the exact text a user sees.
 pub fn message<T: std::fmt::Debug>(result: sparkds::Result<T>) -> String {
     match result {

@@ -10,25 +10,25 @@
 use std::ffi::{c_char, c_int, c_void};
 
 /// `SPARK_DS_ABI_VERSION`: the only version this host supports.
-pub const ABI_VERSION: i32 = 1;
+pub const SPARK_DS_ABI_VERSION: i32 = 1;
 
 /// `SPARK_DS_BATCH_READ`.
-pub const BATCH_READ: u64 = 1 << 0;
+pub const SPARK_DS_BATCH_READ: u64 = 1 << 0;
 /// `SPARK_DS_MICRO_BATCH_READ`.
-pub const MICRO_BATCH_READ: u64 = 1 << 1;
+pub const SPARK_DS_MICRO_BATCH_READ: u64 = 1 << 1;
 /// `SPARK_DS_BATCH_WRITE`.
-pub const BATCH_WRITE: u64 = 1 << 2;
+pub const SPARK_DS_BATCH_WRITE: u64 = 1 << 2;
 /// `SPARK_DS_STREAMING_WRITE`.
-pub const STREAMING_WRITE: u64 = 1 << 3;
+pub const SPARK_DS_STREAMING_WRITE: u64 = 1 << 3;
 /// `SPARK_DS_TRUNCATE`.
-pub const TRUNCATE: u64 = 1 << 4;
+pub const SPARK_DS_TRUNCATE: u64 = 1 << 4;
 
 /// `SPARK_DS_WRITE_APPEND`.
-pub const WRITE_APPEND: i32 = 0;
+pub const SPARK_DS_WRITE_APPEND: i32 = 0;
 /// `SPARK_DS_WRITE_TRUNCATE`.
-pub const WRITE_TRUNCATE: i32 = 1;
+pub const SPARK_DS_WRITE_TRUNCATE: i32 = 1;
 /// `SPARK_DS_NO_EPOCH`: the epoch of a batch write.
-pub const NO_EPOCH: i64 = -1;
+pub const SPARK_DS_NO_EPOCH: i64 = -1;
 
 /// `struct ArrowSchema` of the Arrow C data interface.
 #[repr(C)]
