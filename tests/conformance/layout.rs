@@ -1,9 +1,9 @@
-//! The frozen v1 mirror of sparkds (`sparkds::abi`) has the layout of `spark_datasource.h`, as
+//! The frozen v1 mirror of sparkds (`sparkds::header`) has the layout of `spark_datasource.h`, as
 //! the C compiler lays it out on this platform (rules 2 and 6).
 
 use std::mem::{offset_of, size_of};
 
-use sparkds::abi::*;
+use sparkds::header::*;
 
 use crate::helpers::compile_and_run_c;
 

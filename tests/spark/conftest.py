@@ -14,7 +14,7 @@ import tempfile
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BRIDGE = os.path.join(ROOT, "template", "python")
+BRIDGE = os.path.join(ROOT, "python")
 C_RANGE = os.path.join(ROOT, "examples", "c_range")
 
 sys.path.insert(0, BRIDGE)
@@ -61,6 +61,8 @@ def writer_library() -> str:
             "--name",
             WRITER_NAME,
             "--silent",
+            "-d",
+            f"sdk=path:{ROOT}",
             "-d",
             f"capabilities={WRITER_CAPABILITIES}",
             "--destination",

@@ -1,5 +1,5 @@
 //! Tests: spark. The end-to-end tests on real Spark (pyspark 4.3), through the Python Data
-//! Source bridge of the template (`template/python/spark_native_bridge`).
+//! Source bridge of the template (the package `python/`, `spark_native_bridge`).
 //!
 //! This binary builds the native libraries that the suite reads and writes, then runs the pytest
 //! suite of `tests/spark` once and fails with its output if any test fails. It needs Python 3

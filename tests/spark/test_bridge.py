@@ -4,6 +4,7 @@ the layout of the ctypes mirrors."""
 import ctypes
 import os
 import subprocess
+import sys
 
 import pyarrow as pa
 import pytest
@@ -101,7 +102,7 @@ def test_the_ctypes_mirrors_have_the_layout_that_the_c_compiler_gives_the_header
     source = tmp_path / "layout.c"
     source.write_text("\n".join(lines))
     program = tmp_path / "layout"
-    header = os.path.join(ROOT, "template")
+    header = os.path.join(ROOT, "crates", "spark-datasource")
     subprocess.run(["cc", "-std=c11", "-I", header, "-o", str(program), str(source)], check=True)
 
     output = subprocess.run([str(program)], check=True, capture_output=True, text=True).stdout
@@ -114,3 +115,23 @@ def test_the_ctypes_mirrors_have_the_layout_that_the_c_compiler_gives_the_header
         assert actual == int(value), f"{c_name} {field}: ctypes {actual}, C {value}"
         checked += 1
     assert checked == sum(len(m._fields_) + 1 for m in MIRRORS.values())
+
+
+def test_the_bridge_installs_with_pip_as_one_package(tmp_path):
+    """Generated projects, the examples and these tests share one bridge: the package in
+    `python/`, which `pip install` installs with its README as the package's description."""
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+         "--disable-pip-version-check", "--target", str(target), os.path.join(ROOT, "python")],
+        check=True,
+    )
+    probe = subprocess.run(
+        [sys.executable, "-c", "import spark_native_bridge, sys; "
+         "sys.stdout.write(spark_native_bridge.__file__)"],
+        env={**os.environ, "PYTHONPATH": str(target)},
+        capture_output=True, text=True, check=True,
+    )
+    assert probe.stdout.startswith(str(target))
+    metadata = next(target.glob("spark_native_bridge-*.dist-info")) / "METADATA"
+    assert "Name: spark-native-bridge" in metadata.read_text()

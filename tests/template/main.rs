@@ -10,27 +10,54 @@ mod helpers;
 use helpers::{Generate, Project};
 
 /// Builds, lints and tests a generated project, checks that its library exports
-/// `spark_ds_init`, and snapshots its files, features and manifest.
+/// `spark_ds_init` and that it holds only its author's code, and snapshots its files, export
+/// line and manifest.
 fn check(project: &Project) {
     project.cargo(&["fmt", "--check"]);
     project.cargo(&["clippy", "--all-targets", "--", "-D", "warnings"]);
     project.cargo(&["test"]);
     project.cargo(&["build"]);
     assert_exports_spark_ds_init(project);
+    assert_only_the_authors_code(project);
 
-    let cargo_toml = project.read("Cargo.toml");
-    let features = cargo_toml
-        .split("[features]")
-        .nth(1)
-        .and_then(|rest| rest.split("\n\n").next())
-        .unwrap_or_default();
+    let export_line = project
+        .read("src/lib.rs")
+        .lines()
+        .find(|line| line.contains("export!("))
+        .expect("src/lib.rs has the export! line")
+        .to_string();
     let summary = format!(
-        "files:\n{}\n\nfeatures:{}\n\nspark-native-datasource.json:\n{}",
+        "files:\n{}\n\nexport line:\n{export_line}\n\nspark-native-datasource.json:\n{}",
         project.tree(),
-        features,
         project.read("spark-native-datasource.json")
     );
     insta::assert_snapshot!(project.name.as_str(), summary);
+}
+
+/// No copy of the header, the SDK, the tool or the bridge, and no `unsafe`: the SDK holds
+/// all of it.
+fn assert_only_the_authors_code(project: &Project) {
+    for copied in [
+        "spark_datasource.h",
+        "sparkds",
+        "python",
+        "src/abi",
+        "src/api",
+        ".cargo",
+    ] {
+        assert!(
+            !project.dir.join(copied).exists(),
+            "{}: the generated project has a copy of `{copied}`",
+            project.name
+        );
+    }
+    for file in project.tree().lines().filter(|f| f.ends_with(".rs")) {
+        assert!(
+            !project.read(file).contains("unsafe"),
+            "{}: {file} has `unsafe`",
+            project.name
+        );
+    }
 }
 
 fn assert_exports_spark_ds_init(project: &Project) {
@@ -58,6 +85,102 @@ fn the_default_answers_make_a_batch_reader_with_both_pushdowns_for_every_platfor
     // The main command of the README: see the rows without Spark.
     let shown = project.cargo(&["sparkds", "show", "end=5"]);
     insta::assert_snapshot!("show", shown.trim_end());
+
+    // The project is small: what its author reads and owns.
+    let files: Vec<String> = project
+        .tree()
+        .lines()
+        .filter(|f| !f.ends_with("/…"))
+        .map(str::to_string)
+        .collect();
+    let lines: usize = files.iter().map(|f| project.read(f).lines().count()).sum();
+    assert!(
+        files.len() <= 20,
+        "{} files:\n{}",
+        files.len(),
+        files.join("\n")
+    );
+    assert!(lines <= 1000, "{lines} lines in {} files", files.len());
+
+    // A capability named in the export line without its trait is a compile error at that
+    // line, which says what to implement.
+    project.edit(
+        "src/lib.rs",
+        "batch_read, push_limit",
+        "batch_read, micro_batch_read, push_limit",
+    );
+    let error = project.cargo_fails(&["check"]);
+    assert!(
+        error.contains(
+            "`export!` names `micro_batch_read`, but `Source` does not implement \
+             `spark_datasource::StreamRead`"
+        ) && error.contains("src/lib.rs:11"),
+        "{error}"
+    );
+    assert!(
+        error.contains("implement `spark_datasource::StreamRead` for `Source`"),
+        "{error}"
+    );
+
+    // A forbidden combination too.
+    project.edit("src/lib.rs", "micro_batch_read", "truncate");
+    let error = project.cargo_fails(&["check"]);
+    assert!(
+        error.contains("`truncate` lets a writer overwrite: add batch_write or streaming_write")
+            && error.contains("src/lib.rs:11"),
+        "{error}"
+    );
+
+    // And an unknown name.
+    project.edit("src/lib.rs", "truncate", "batch_reed");
+    let error = project.cargo_fails(&["check"]);
+    assert!(
+        error.contains("unknown capability `batch_reed` in export!"),
+        "{error}"
+    );
+}
+
+/// Where spark-datasource and sparkds come from is one answer, rendered in Cargo.toml only.
+#[test]
+fn the_sdk_comes_from_a_path_a_git_tag_or_a_crates_io_version() {
+    let dependencies = |project: &Project| -> String {
+        project
+            .read("Cargo.toml")
+            .lines()
+            .filter(|line| line.starts_with("spark-datasource =") || line.starts_with("sparkds ="))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let git = Generate::named("from_git")
+        .define(
+            "sdk",
+            "git:https://example.org/spark-datasource-template.git#v0.1.0",
+        )
+        .project();
+    let version = Generate::named("from_crates_io")
+        .define("sdk", "version:0.1.0")
+        .project();
+    let path = Generate::named("from_path")
+        .define("sdk", "path:/opt/checkouts/spark-datasource-template/")
+        .project();
+    insta::assert_snapshot!(
+        "sdk_forms",
+        format!(
+            "git:\n{}\n\nversion:\n{}\n\npath:\n{}",
+            dependencies(&git),
+            dependencies(&version),
+            dependencies(&path)
+        )
+    );
+    for project in [&git, &version, &path] {
+        assert!(
+            !project
+                .tree()
+                .lines()
+                .any(|f| f.ends_with(".rs") && project.read(f).contains("example.org")),
+            "the sdk is rendered in Cargo.toml only"
+        );
+    }
 }
 
 #[test]
@@ -185,6 +308,38 @@ mod invalid_answers {
     }
 
     #[test]
+    fn no_sdk_is_refused_with_its_three_forms() {
+        let printed = Generate::named("nowhere_from").define("sdk", "").refused();
+        assert!(
+            printed.contains(
+                "say where the spark-datasource crate comes from with -d sdk=...: path:<checkout \
+                 of spark-datasource-template>"
+            ) && printed.contains("git:<repository url>#<tag>")
+                && printed.contains("version:<x.y.z> (crates.io)"),
+            "{printed}"
+        );
+    }
+
+    #[test]
+    fn an_sdk_of_an_unknown_kind_or_without_a_tag_is_refused() {
+        let printed = Generate::named("svn_source")
+            .define("sdk", "svn:https://example.org/repo")
+            .refused();
+        assert!(
+            printed
+                .contains("the sdk \"svn:https://example.org/repo\" has the unknown kind \"svn\""),
+            "{printed}"
+        );
+        let printed = Generate::named("untagged")
+            .define("sdk", "git:https://example.org/repo.git")
+            .refused();
+        assert!(
+            printed.contains("names no tag: write git:<repository url>#<tag>"),
+            "{printed}"
+        );
+    }
+
+    #[test]
     fn an_unknown_capability_is_refused() {
         let printed = Generate::named("typo")
             .define("capabilities", "batch_reed")
@@ -245,7 +400,7 @@ fn exactly_the_liquid_files_are_rendered() {
 /// source includes it.
 #[test]
 fn the_header_compiles_cleanly_as_c11_and_cpp17() {
-    let header_dir = helpers::repo_root().join("template");
+    let header_dir = helpers::repo_root().join("crates").join("spark-datasource");
     let dir = tempfile::tempdir().expect("a temporary directory");
     let source = "#include \"spark_datasource.h\"\n\
                   int main(void) {\n\

@@ -49,10 +49,11 @@ pub const ABI_VERSION: i32 = ffi::header::SPARK_DS_ABI_VERSION;
 /// What `export!` expands to. Not part of the API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::ffi::entry::partition_read::{read_batch, read_stream};
+    pub use crate::ffi::entry::{Export, ReadPartition};
     pub use crate::ffi::header::{SparkDsHost, SparkDsInitFunction, SparkDsLibrary};
     pub use crate::ffi::library::{
-        base, declared, init, names, read_batch, read_stream, with_batch_read,
-        with_micro_batch_read, with_prune_columns, with_push_limit, with_write, Export,
-        ReadPartition,
+        base, declared, init, names, with_batch_read, with_micro_batch_read, with_prune_columns,
+        with_push_limit, with_write,
     };
 }

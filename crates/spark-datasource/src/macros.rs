@@ -83,16 +83,32 @@ macro_rules! __library {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __export_name {
-    (batch_read) => { $crate::__private::names::BATCH_READ };
-    (micro_batch_read) => { $crate::__private::names::MICRO_BATCH_READ };
-    (batch_write) => { $crate::__private::names::BATCH_WRITE };
-    (streaming_write) => { $crate::__private::names::STREAMING_WRITE };
-    (truncate) => { $crate::__private::names::TRUNCATE };
-    (push_limit) => { $crate::__private::names::PUSH_LIMIT };
-    (prune_columns) => { $crate::__private::names::PRUNE_COLUMNS };
+    (batch_read) => {
+        $crate::__private::names::BATCH_READ
+    };
+    (micro_batch_read) => {
+        $crate::__private::names::MICRO_BATCH_READ
+    };
+    (batch_write) => {
+        $crate::__private::names::BATCH_WRITE
+    };
+    (streaming_write) => {
+        $crate::__private::names::STREAMING_WRITE
+    };
+    (truncate) => {
+        $crate::__private::names::TRUNCATE
+    };
+    (push_limit) => {
+        $crate::__private::names::PUSH_LIMIT
+    };
+    (prune_columns) => {
+        $crate::__private::names::PRUNE_COLUMNS
+    };
     ($other:ident) => {
         ::std::compile_error!(::std::concat!(
-            "unknown capability `", ::std::stringify!($other), "` in export!: the capabilities \
+            "unknown capability `",
+            ::std::stringify!($other),
+            "` in export!: the capabilities \
              are batch_read, micro_batch_read, batch_write, streaming_write, truncate, \
              push_limit and prune_columns"
         ))

@@ -22,9 +22,7 @@ pub fn exported_names(source: &str) -> Result<Vec<String>, String> {
     let bytes = arguments.as_bytes();
     let colon = (0..bytes.len())
         .find(|&i| {
-            bytes[i] == b':'
-                && bytes.get(i + 1) != Some(&b':')
-                && (i == 0 || bytes[i - 1] != b':')
+            bytes[i] == b':' && bytes.get(i + 1) != Some(&b':') && (i == 0 || bytes[i - 1] != b':')
         })
         .ok_or("the `export!` line has no `:` between the type and its capabilities")?;
     Ok(arguments[colon + 1..]

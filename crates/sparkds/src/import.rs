@@ -18,8 +18,8 @@ use arrow_data::transform::MutableArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
-use crate::header::{ArrowArray, ArrowArrayStream, ArrowSchema};
 use crate::error::{count, Error, Result, Violation};
+use crate::header::{ArrowArray, ArrowArrayStream, ArrowSchema};
 use crate::isolate;
 use crate::render;
 use crate::task::Task;

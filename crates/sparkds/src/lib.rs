@@ -67,8 +67,8 @@ pub mod cli;
 pub mod ddl;
 mod error;
 mod exported;
-mod import;
 pub mod header;
+mod import;
 pub mod isolate;
 mod library;
 mod locate;
@@ -80,9 +80,9 @@ pub mod sample;
 mod sink;
 mod stream;
 mod task;
-pub mod version;
 #[cfg(feature = "package")]
 pub mod verify;
+pub mod version;
 mod write;
 
 /// The arrow-rs crates of sparkds's API, so that tests build batches with the same version.

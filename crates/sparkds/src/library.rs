@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use crate::header::{self, SparkDsCreateInfo, SparkDsHost, SparkDsLibrary};
 use crate::error::{Error, Result, Violation};
+use crate::header::{self, SparkDsCreateInfo, SparkDsHost, SparkDsLibrary};
 use crate::isolate;
 
 /// The Spark version that the host announces in `SparkDsHost`.
@@ -69,7 +69,10 @@ pub struct Capabilities(pub u64);
 
 const CAPABILITY_NAMES: [(u64, &str); 5] = [
     (header::SPARK_DS_BATCH_READ, "SPARK_DS_BATCH_READ"),
-    (header::SPARK_DS_MICRO_BATCH_READ, "SPARK_DS_MICRO_BATCH_READ"),
+    (
+        header::SPARK_DS_MICRO_BATCH_READ,
+        "SPARK_DS_MICRO_BATCH_READ",
+    ),
     (header::SPARK_DS_BATCH_WRITE, "SPARK_DS_BATCH_WRITE"),
     (header::SPARK_DS_STREAMING_WRITE, "SPARK_DS_STREAMING_WRITE"),
     (header::SPARK_DS_TRUNCATE, "SPARK_DS_TRUNCATE"),
@@ -532,7 +535,10 @@ fn new_host(log: &'static LogCollector) -> *const SparkDsHost {
     }))
 }
 
-fn call_init(init: header::InitFunction, host: *const SparkDsHost) -> Result<*const SparkDsLibrary> {
+fn call_init(
+    init: header::InitFunction,
+    host: *const SparkDsHost,
+) -> Result<*const SparkDsLibrary> {
     let mut table: *const SparkDsLibrary = std::ptr::null();
     isolate::breadcrumb("spark_ds_init");
     // SAFETY: `host` is a valid host that lives forever; `table` is valid for writes.
@@ -701,7 +707,11 @@ fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Viol
                 ("close_stream_reader", t.close_stream_reader.is_some()),
             ],
         ),
-        (header::SPARK_DS_BATCH_WRITE, "SPARK_DS_BATCH_WRITE", write.to_vec()),
+        (
+            header::SPARK_DS_BATCH_WRITE,
+            "SPARK_DS_BATCH_WRITE",
+            write.to_vec(),
+        ),
         (
             header::SPARK_DS_STREAMING_WRITE,
             "SPARK_DS_STREAMING_WRITE",

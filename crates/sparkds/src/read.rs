@@ -11,8 +11,8 @@ use arrow_array::RecordBatch;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{Schema, SchemaRef};
 
-use crate::header::{self, ArrowArrayStream, ArrowSchema};
 use crate::error::{Error, Result, Violation};
+use crate::header::{self, ArrowArrayStream, ArrowSchema};
 use crate::import::{self, Expectations};
 use crate::library::{Capabilities, HandleKind, Library, Source};
 use crate::sink::Sink;

@@ -86,7 +86,10 @@ dependencies = [
             warning.contains(&format!("cargo sparkds is version {VERSION}, but ")),
             "{warning}"
         );
-        assert!(warning.contains("locks spark-datasource 0.0.9"), "{warning}");
+        assert!(
+            warning.contains("locks spark-datasource 0.0.9"),
+            "{warning}"
+        );
         std::fs::write(dir.join("Cargo.lock"), LOCK.replace("0.0.9", VERSION))
             .expect("write Cargo.lock");
         assert_eq!(mismatch(&dir), None);

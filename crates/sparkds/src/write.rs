@@ -15,8 +15,8 @@ use arrow_array::{Array, RecordBatch, StructArray};
 use arrow_data::transform::MutableArrayData;
 use arrow_schema::SchemaRef;
 
-use crate::header::{self, ArrowArray, SparkDsWriteInfo};
 use crate::error::{Error, Result, Violation};
+use crate::header::{self, ArrowArray, SparkDsWriteInfo};
 use crate::library::{HandleKind, Library};
 use crate::read::{
     export_schema, required, schema_ptr, sink_call_one, source_schema, still_borrowed,
@@ -287,7 +287,8 @@ impl WriteSpec<'_> {
         };
         let mut outcomes = Vec::new();
         for (epoch_id, tasks, failing) in epochs {
-            let context = (epoch_id != header::SPARK_DS_NO_EPOCH).then(|| format!("epoch {epoch_id}"));
+            let context =
+                (epoch_id != header::SPARK_DS_NO_EPOCH).then(|| format!("epoch {epoch_id}"));
             let started = Barrier::new(tasks.len());
             let started = &started;
             let results: Vec<Result<Option<Vec<u8>>>> = std::thread::scope(|scope| {

@@ -163,7 +163,7 @@ fn compile_c(source: &Path, fault: Option<&str>, out: &Path) {
         .arg("-Werror=incompatible-pointer-types")
         .args(["-shared", "-fPIC", "-O1", "-pthread"])
         .arg("-I")
-        .arg(manifest_dir().join("../template"))
+        .arg(manifest_dir().join("../crates/spark-datasource"))
         .arg("-o")
         .arg(out)
         .arg(source);
@@ -182,7 +182,7 @@ pub fn compile_and_run_c(name: &str) -> String {
     command
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
         .arg("-I")
-        .arg(manifest_dir().join("../template"))
+        .arg(manifest_dir().join("../crates/spark-datasource"))
         .arg("-o")
         .arg(&program)
         .arg(source);
@@ -207,7 +207,7 @@ fn compile_cpp(source: &Path, out: &Path) {
             "-O1",
         ])
         .arg("-I")
-        .arg(manifest_dir().join("../template"))
+        .arg(manifest_dir().join("../crates/spark-datasource"))
         .arg("-o")
         .arg(out)
         .arg(source);

@@ -72,7 +72,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// A tiny C data source library, compiled with `$CC` (default `cc`) against the template's
+/// A tiny C data source library, compiled with `$CC` (default `cc`) against the SDK's
 /// `spark_datasource.h`.
 pub struct CLibrary {
     data_source: String,
@@ -144,7 +144,7 @@ impl CLibrary {
             })
             .arg("-fPIC")
             .arg("-I")
-            .arg(repo_root().join("template"))
+            .arg(repo_root().join("crates/spark-datasource"))
             .arg("-o")
             .arg(&output)
             .arg(&source_path);

@@ -63,6 +63,9 @@ pub fn render_with_liquid(crate_name: &str, platforms: &[&str]) -> String {
         "crate_name": crate_name,
         "project-name": crate_name,
         "template_version": "0.1.0",
+        "sdk_kind": "git",
+        "sdk_location": "https://example.org/spark-datasource-template.git",
+        "sdk_tag": "v0.1.0",
         "platforms": platforms,
         // The default answer; with a write capability the check gets a table path.
         "capabilities": [liquid::model::Value::scalar("batch_read")],
@@ -88,6 +91,8 @@ pub fn render_with_cargo_generate(dir: &Path, crate_name: &str, platforms: &[&st
         .arg(repo_root().join("template"))
         .args(["--name", crate_name, "--destination"])
         .arg(dir)
+        .arg("-d")
+        .arg(format!("sdk=path:{}", repo_root().display()))
         .arg("-d")
         .arg(format!("platforms={}", platforms.join(",")))
         .output()

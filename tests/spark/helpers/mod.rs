@@ -44,6 +44,7 @@ impl Repository {
     pub fn generate_and_build_writer_variant(&self) -> PathBuf {
         let destination = tempfile::tempdir().expect("create a temporary directory");
         let capabilities = format!("capabilities={WRITER_CAPABILITIES}");
+        let sdk = format!("sdk=path:{}", self.path("").display());
         run(
             Command::new("cargo")
                 .args(["generate", "--path"])
@@ -52,6 +53,8 @@ impl Repository {
                     "--name",
                     WRITER_NAME,
                     "--silent",
+                    "-d",
+                    &sdk,
                     "-d",
                     &capabilities,
                     "--destination",

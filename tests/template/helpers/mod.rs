@@ -56,6 +56,19 @@ pub fn clean_checkout() -> &'static Path {
         .path()
 }
 
+/// `PATH` with the directory of this workspace's `cargo-sparkds` first, built once.
+pub fn path_with_sparkds() -> std::ffi::OsString {
+    static PATH: OnceLock<std::ffi::OsString> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let binary = sparkds::sparkds_binary().expect("cargo-sparkds builds");
+        let dir = binary.parent().expect("a directory").to_path_buf();
+        let rest = std::env::var_os("PATH").unwrap_or_default();
+        std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest)))
+            .expect("a valid PATH")
+    })
+    .clone()
+}
+
 /// A `cargo generate` call, built up like its command line.
 pub struct Generate {
     name: String,
@@ -86,6 +99,13 @@ impl Generate {
             .args(["--name", &self.name, "--silent", "--vcs", "none"])
             .arg("--destination")
             .arg(destination);
+        // The crates of this checkout, unless the test says otherwise: the path is the same
+        // in every run, so the shared target directory builds them once.
+        if !self.defines.iter().any(|(key, _)| key == "sdk") {
+            command
+                .arg("-d")
+                .arg(format!("sdk=path:{}", repo_root().display()));
+        }
         for (key, value) in &self.defines {
             command.arg("-d").arg(format!("{key}={value}"));
         }
@@ -147,15 +167,7 @@ impl Project {
     /// Runs `cargo <args>` in the project with the shared target directory and returns what it
     /// printed on standard output; panics with all its output when it fails.
     pub fn cargo(&self, args: &[&str]) -> String {
-        let output = Command::new(env!("CARGO"))
-            .args(args)
-            .current_dir(&self.dir)
-            .env("CARGO_TARGET_DIR", shared_target())
-            // Snapshots must match as generated: never write new ones here.
-            .env("INSTA_UPDATE", "no")
-            .env_remove("RUSTFLAGS")
-            .output()
-            .expect("cargo runs");
+        let output = self.cargo_output(args);
         let printed = format!(
             "{}{}",
             String::from_utf8_lossy(&output.stdout),
@@ -168,6 +180,45 @@ impl Project {
             self.name
         );
         String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Runs `cargo <args>` expecting it to fail: returns what it printed.
+    pub fn cargo_fails(&self, args: &[&str]) -> String {
+        let output = self.cargo_output(args);
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            !output.status.success(),
+            "`cargo {}` succeeded in {}:\n{printed}",
+            args.join(" "),
+            self.name
+        );
+        printed
+    }
+
+    /// Runs cargo in the project, with `cargo sparkds` (the command of this workspace) on the
+    /// `PATH`, as a user who installed it has it.
+    fn cargo_output(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO"))
+            .args(args)
+            .current_dir(&self.dir)
+            .env("PATH", path_with_sparkds())
+            .env("CARGO_TARGET_DIR", shared_target())
+            // Snapshots must match as generated: never write new ones here.
+            .env("INSTA_UPDATE", "no")
+            .env_remove("RUSTFLAGS")
+            .output()
+            .expect("cargo runs")
+    }
+
+    /// Replaces `from` with `to` in a file of the project, as a user edits it.
+    pub fn edit(&self, relative: &str, from: &str, to: &str) {
+        let text = self.read(relative);
+        assert!(text.contains(from), "{relative} has no `{from}`");
+        std::fs::write(self.dir.join(relative), text.replace(from, to)).expect("write");
     }
 
     /// The files of the project, one per line, sorted; the vendored tools are one line each.
@@ -198,8 +249,8 @@ impl Project {
     }
 }
 
-/// Folders whose content is vendored tooling, owned by the template: listed as one entry.
-const VENDORED: &[&str] = &["sparkds", "python", ".github"];
+/// Folders listed as one entry: the workflow, which has a test of its own.
+const VENDORED: &[&str] = &[".github"];
 
 fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) {
     for entry in std::fs::read_dir(dir).expect("readable directory") {

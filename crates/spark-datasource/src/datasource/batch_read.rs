@@ -62,4 +62,3 @@ pub trait BatchReader: Serialize + DeserializeOwned + 'static {
     /// A failure to start reading; later failures are items of the stream.
     fn read(&self, partition: Self::Partition, task: &TaskContext) -> Result<Batches>;
 }
-

@@ -54,4 +54,3 @@ pub trait DataSource: Sized + 'static {
     /// When the schema cannot be determined, for example from a file that does not exist.
     fn schema(&self) -> Result<SchemaRef>;
 }
-

@@ -67,4 +67,3 @@ pub trait StreamReader: Serialize + DeserializeOwned + 'static {
         Ok(())
     }
 }
-

@@ -99,4 +99,3 @@ pub trait DataWriter: 'static {
     /// A failure to remove.
     fn abort(&mut self) -> Result<()>;
 }
-

@@ -8,10 +8,10 @@ use std::ffi::{c_char, c_int, c_void, CString};
 
 use arrow_schema::SchemaRef;
 
-use super::schema::export_schema;
 use super::batch_check::prepare_export;
-use super::header::{ArrowArray, ArrowArrayStream, ArrowSchema};
 use super::guard::catch;
+use super::header::{ArrowArray, ArrowArrayStream, ArrowSchema};
+use super::schema::export_schema;
 use crate::datasource::{Batches, Error, Result};
 
 /// The error code of a failed callback: `EIO`, as the Arrow C stream interface suggests.

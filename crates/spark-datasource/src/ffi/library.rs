@@ -9,31 +9,14 @@
 use std::ffi::c_int;
 use std::mem::size_of;
 
-use super::entry::{batch_read, partition_read, source, stream_read, write};
+use super::entry::{batch_read, partition_read, source, stream_read, write, Export};
 use super::guard::{guard, last_error};
 use super::header::{
     SparkDsHost, SparkDsLibrary, SPARK_DS_ABI_VERSION, SPARK_DS_BATCH_READ, SPARK_DS_BATCH_WRITE,
     SPARK_DS_MICRO_BATCH_READ, SPARK_DS_STREAMING_WRITE, SPARK_DS_TRUNCATE,
 };
 use super::host;
-use crate::datasource::{
-    BatchRead, BatchReader, Batches, DataSource, Error, Result, StreamRead, StreamReader,
-    TaskContext, Write,
-};
-
-/// Reads one partition on an executor, from the serialized reader and the partition.
-pub type ReadPartition = fn(&[u8], serde_json::Value, &TaskContext) -> Result<Batches>;
-
-/// What `export!` knows of the exported source, as a type that the entry points are generic
-/// over: the capabilities it declares, and how `read` reads a partition of each kind of read.
-pub trait Export: 'static {
-    /// The `SPARK_DS_*` capability bits that `create` returns.
-    const CAPABILITIES: u64;
-    /// Reads a partition that a batch reader planned, when the source declares batch reads.
-    const READ_BATCH: Option<ReadPartition> = None;
-    /// Reads a partition of a micro-batch, when the source declares micro-batch reads.
-    const READ_STREAM: Option<ReadPartition> = None;
-}
+use crate::datasource::{BatchRead, DataSource, Error, StreamRead, Write};
 
 /// The names that an `export!` line may use, each as a bit: the capabilities of the header,
 /// then the pushdowns, which are functions of the table rather than capabilities.
@@ -179,32 +162,6 @@ pub const fn with_write<S: Write, E: Export>(table: SparkDsLibrary) -> SparkDsLi
         close_data_writer: Some(write::close_data_writer::<S>),
         ..table
     }
-}
-
-/// Reads a partition of a batch read: [`Export::READ_BATCH`] of a source that declares it.
-///
-/// # Errors
-/// Bytes that this build cannot read, or the reader's own error.
-pub fn read_batch<S: BatchRead>(
-    state: &[u8],
-    partition: serde_json::Value,
-    task: &TaskContext,
-) -> Result<Batches> {
-    let reader: S::Reader = partition_read::decode_state("reader state", state)?;
-    reader.read(partition_read::from_value("partition", partition)?, task)
-}
-
-/// Reads a partition of a micro-batch: [`Export::READ_STREAM`] of a source that declares it.
-///
-/// # Errors
-/// Bytes that this build cannot read, or the reader's own error.
-pub fn read_stream<S: StreamRead>(
-    state: &[u8],
-    partition: serde_json::Value,
-    task: &TaskContext,
-) -> Result<Batches> {
-    let reader: S::Reader = partition_read::decode_state("stream reader state", state)?;
-    reader.read(partition_read::from_value("partition", partition)?, task)
 }
 
 /// The body of `spark_ds_init`: keeps the host, and returns `table`.

@@ -2,12 +2,12 @@
 
 use std::ffi::{c_int, c_void};
 
-use crate::ffi::handle::{borrow, release, return_handle};
-use crate::ffi::schema::import_schema;
-use crate::ffi::bytes::{Sink, Tagged};
-use crate::ffi::header::{ArrowSchema, SparkDsSink};
-use crate::ffi::guard::{guard, guard_close};
 use crate::datasource::{BatchRead, BatchReader};
+use crate::ffi::bytes::{Sink, Tagged};
+use crate::ffi::guard::{guard, guard_close};
+use crate::ffi::handle::{borrow, release, return_handle};
+use crate::ffi::header::{ArrowSchema, SparkDsSink};
+use crate::ffi::schema::import_schema;
 
 type Reader<S> = <S as BatchRead>::Reader;
 
@@ -50,7 +50,9 @@ pub unsafe extern "C" fn push_limit<S: BatchRead>(
         let limit = u64::try_from(limit)
             .map_err(|_| crate::datasource::Error::msg(format!("the limit {limit} is negative")))?;
         if accepted.is_null() {
-            return Err(crate::datasource::Error::msg("the accepted out-parameter is NULL"));
+            return Err(crate::datasource::Error::msg(
+                "the accepted out-parameter is NULL",
+            ));
         }
         let value = reader.push_limit(limit)?;
         // SAFETY: non-null, valid for writes (forwarded contract).

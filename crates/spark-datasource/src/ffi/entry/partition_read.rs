@@ -7,12 +7,14 @@ use std::ffi::c_int;
 use serde::de::DeserializeOwned;
 
 use super::task::{interrupt_check, task_context};
-use crate::datasource::{Batches, Error, Result, TaskContext};
+use super::Export;
+use crate::datasource::{
+    BatchRead, BatchReader, Batches, Error, Result, StreamRead, StreamReader, TaskContext,
+};
 use crate::ffi::array_stream::export;
 use crate::ffi::bytes::{borrowed, decode, Tagged};
 use crate::ffi::guard::guard;
 use crate::ffi::header::{ArrowArrayStream, SparkDsTaskContext};
-use crate::ffi::library::Export;
 
 /// `read`.
 ///
@@ -43,7 +45,11 @@ pub unsafe extern "C" fn read<E: Export>(
 }
 
 /// Reads a partition with the reader of the kind of read that planned it.
-fn read_partition<E: Export>(task: &TaskContext, state: &[u8], partition: &[u8]) -> Result<Batches> {
+fn read_partition<E: Export>(
+    task: &TaskContext,
+    state: &[u8],
+    partition: &[u8],
+) -> Result<Batches> {
     if state.is_empty() {
         return Err(Error::msg(
             "the reader state is empty: pass the bytes that serialize_reader returned",
@@ -67,4 +73,30 @@ pub fn decode_state<T: DeserializeOwned>(what: &'static str, state: &[u8]) -> Re
 /// Decodes a partition, once its tag was read.
 pub fn from_value<T: DeserializeOwned>(what: &'static str, value: serde_json::Value) -> Result<T> {
     serde_json::from_value(value).map_err(|source| Error::Decode { what, source })
+}
+
+/// Reads a partition of a batch read: [`Export::READ_BATCH`] of a source that declares it.
+///
+/// # Errors
+/// Bytes that this build cannot read, or the reader's own error.
+pub fn read_batch<S: BatchRead>(
+    state: &[u8],
+    partition: serde_json::Value,
+    task: &TaskContext,
+) -> Result<Batches> {
+    let reader: S::Reader = decode_state("reader state", state)?;
+    reader.read(from_value("partition", partition)?, task)
+}
+
+/// Reads a partition of a micro-batch: [`Export::READ_STREAM`] of a source that declares it.
+///
+/// # Errors
+/// Bytes that this build cannot read, or the reader's own error.
+pub fn read_stream<S: StreamRead>(
+    state: &[u8],
+    partition: serde_json::Value,
+    task: &TaskContext,
+) -> Result<Batches> {
+    let reader: S::Reader = decode_state("stream reader state", state)?;
+    reader.read(from_value("partition", partition)?, task)
 }

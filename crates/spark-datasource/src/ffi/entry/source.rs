@@ -3,12 +3,12 @@
 use std::ffi::{c_int, c_void, CStr};
 use std::mem::{offset_of, size_of};
 
-use crate::ffi::handle::{borrow, release, return_handle};
-use crate::ffi::schema::export_schema;
-use crate::ffi::header::{ArrowSchema, SparkDsCreateInfo};
-use crate::ffi::guard::{guard, guard_close};
-use crate::ffi::library::Export;
+use super::Export;
 use crate::datasource::{DataSource, Error, Options, Result};
+use crate::ffi::guard::{guard, guard_close};
+use crate::ffi::handle::{borrow, release, return_handle};
+use crate::ffi::header::{ArrowSchema, SparkDsCreateInfo};
+use crate::ffi::schema::export_schema;
 
 /// `create`.
 ///

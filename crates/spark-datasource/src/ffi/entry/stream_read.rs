@@ -3,12 +3,12 @@
 
 use std::ffi::{c_int, c_void};
 
-use crate::ffi::handle::{borrow, release, return_handle};
-use crate::ffi::schema::import_schema;
-use crate::ffi::bytes::{borrowed, decode, Sink, Tagged};
-use crate::ffi::header::{ArrowSchema, SparkDsSink};
-use crate::ffi::guard::{guard, guard_close};
 use crate::datasource::{Result, StreamRead, StreamReader};
+use crate::ffi::bytes::{borrowed, decode, Sink, Tagged};
+use crate::ffi::guard::{guard, guard_close};
+use crate::ffi::handle::{borrow, release, return_handle};
+use crate::ffi::header::{ArrowSchema, SparkDsSink};
+use crate::ffi::schema::import_schema;
 
 type Reader<S> = <S as StreamRead>::Reader;
 type Offset<S> = <Reader<S> as StreamReader>::Offset;

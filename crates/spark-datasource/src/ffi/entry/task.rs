@@ -2,8 +2,8 @@
 
 use std::mem::{offset_of, size_of};
 
-use crate::ffi::header::SparkDsTaskContext;
 use crate::datasource::{Error, Result, TaskContext};
+use crate::ffi::header::SparkDsTaskContext;
 
 /// A raw task pointer that may move to the thread that pulls the stream: the header keeps
 /// the task valid until the stream is released, and `is_interrupted` is thread-safe.

@@ -4,18 +4,18 @@
 use std::ffi::{c_int, c_void, CStr};
 use std::mem::{offset_of, size_of};
 
-use crate::ffi::handle::{borrow, release, return_handle};
 use super::task::task_context;
-use crate::ffi::schema::{import_batch, import_schema};
+use super::Export;
+use crate::datasource::{DataWriter, Error, Result, Write, WriteInfo, WriteMode, Writer};
 use crate::ffi::bytes::{borrowed, decode, Sink};
+use crate::ffi::guard::{guard, guard_close};
+use crate::ffi::handle::{borrow, release, return_handle};
 use crate::ffi::header::SPARK_DS_TRUNCATE;
 use crate::ffi::header::{
     ArrowArray, ArrowSchema, SparkDsSink, SparkDsTaskContext, SparkDsWriteInfo, SPARK_DS_NO_EPOCH,
     SPARK_DS_WRITE_APPEND, SPARK_DS_WRITE_TRUNCATE,
 };
-use crate::ffi::guard::{guard, guard_close};
-use crate::ffi::library::Export;
-use crate::datasource::{DataWriter, Error, Result, Write, WriteInfo, WriteMode, Writer};
+use crate::ffi::schema::{import_batch, import_schema};
 
 type WriterOf<S> = <S as Write>::Writer;
 type DataWriterOf<S> = <WriterOf<S> as Writer>::DataWriter;
@@ -42,7 +42,12 @@ pub unsafe extern "C" fn create_writer<S: Write, E: Export>(
 ) -> c_int {
     guard("create_writer", || {
         // SAFETY: forwarded contract.
-        let (source, info) = unsafe { (borrow::<S>("source", source)?, write_info(info, E::CAPABILITIES)?) };
+        let (source, info) = unsafe {
+            (
+                borrow::<S>("source", source)?,
+                write_info(info, E::CAPABILITIES)?,
+            )
+        };
         let value = source.writer(info)?;
         // SAFETY: forwarded contract.
         unsafe { return_handle("writer", writer, value) }

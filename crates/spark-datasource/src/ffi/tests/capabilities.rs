@@ -120,8 +120,13 @@ fn tables() -> Vec<(&'static str, &'static SparkDsLibrary, u64)> {
             "everything",
             crate::__library!(Everything: batch_read, micro_batch_read, batch_write,
                 streaming_write, truncate, push_limit, prune_columns),
-            BATCH_READ | MICRO_BATCH_READ | BATCH_WRITE | STREAMING_WRITE | TRUNCATE
-                | PUSH_LIMIT | PRUNE_COLUMNS,
+            BATCH_READ
+                | MICRO_BATCH_READ
+                | BATCH_WRITE
+                | STREAMING_WRITE
+                | TRUNCATE
+                | PUSH_LIMIT
+                | PRUNE_COLUMNS,
         ),
     ]
 }
@@ -167,8 +172,16 @@ fn no_function_is_set_for_a_capability_not_named() {
 fn the_pushdowns_are_set_exactly_when_named() {
     use crate::ffi::library::names::{PRUNE_COLUMNS, PUSH_LIMIT};
     for (line, table, named) in tables() {
-        assert_eq!(table.push_limit.is_some(), named & PUSH_LIMIT != 0, "{line}");
-        assert_eq!(table.prune_columns.is_some(), named & PRUNE_COLUMNS != 0, "{line}");
+        assert_eq!(
+            table.push_limit.is_some(),
+            named & PUSH_LIMIT != 0,
+            "{line}"
+        );
+        assert_eq!(
+            table.prune_columns.is_some(),
+            named & PRUNE_COLUMNS != 0,
+            "{line}"
+        );
     }
 }
 

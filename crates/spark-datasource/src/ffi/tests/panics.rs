@@ -8,12 +8,12 @@ use std::sync::Mutex;
 
 use arrow_schema::SchemaRef;
 
-use crate::ffi::entry::source;
-use crate::ffi::header::{SparkDsCreateInfo, SparkDsHost};
-use crate::ffi::guard::last_error;
-use crate::ffi::host;
-use crate::ffi::library::Export;
 use crate::datasource::{DataSource, Options, Result};
+use crate::ffi::entry::source;
+use crate::ffi::entry::Export;
+use crate::ffi::guard::last_error;
+use crate::ffi::header::{SparkDsCreateInfo, SparkDsHost};
+use crate::ffi::host;
 
 /// What `export!` would generate for a source that declares batch reads.
 struct ReadsInTests;
@@ -105,7 +105,8 @@ fn a_panic_in_close_is_logged_through_the_host() {
     let info = create_info(c"fine");
     let (mut capabilities, mut handle) = (0_u64, std::ptr::null_mut());
     // SAFETY: every pointer is valid for the call.
-    let status = unsafe { source::create::<Panicking, ReadsInTests>(&info, &mut capabilities, &mut handle) };
+    let status =
+        unsafe { source::create::<Panicking, ReadsInTests>(&info, &mut capabilities, &mut handle) };
     assert_eq!(status, 0, "{}", last_message());
     // SAFETY: `handle` came from `create` and is closed once.
     unsafe { source::close::<Panicking>(handle) };
