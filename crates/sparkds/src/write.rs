@@ -250,12 +250,8 @@ impl WriteSpec<'_> {
             (None, None) => source_schema(library, &source, None)?,
         };
         let ffi_schema = export_schema(&schema)?;
-        let query_id = CString::new(if streaming {
-            "sparkds-streaming-write"
-        } else {
-            "sparkds-batch-write"
-        })
-        .map_err(|_| Error::usage("the query id contains a NUL byte"))?;
+        let query_id = CString::new(query_id(streaming))
+            .map_err(|_| Error::usage("the query id contains a NUL byte"))?;
         let info = SparkDsWriteInfo {
             size: std::mem::size_of::<SparkDsWriteInfo>() as i64,
             schema: schema_ptr(&ffi_schema),
@@ -556,6 +552,19 @@ unsafe extern "C" fn tracked_release(array: *mut ArrowArray) {
     // SAFETY: `array` is a valid struct (see above); marking it released is the duty of a
     // release callback.
     unsafe { (*array).release = None };
+}
+
+/// The query ID of a write. A batch write gets a new one each time, as Spark gives each write
+/// its own (sources name staged data after it, and two writes in a row must not collide, even
+/// from two processes); a streaming query keeps its ID across restarts, so it is fixed.
+fn query_id(streaming: bool) -> String {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    if streaming {
+        "sparkds-streaming-write".to_string()
+    } else {
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("sparkds-batch-write-{}-{n}", std::process::id())
+    }
 }
 
 #[cfg(test)]

@@ -1,15 +1,10 @@
-//! A native data source for Apache Spark: a shared library that Spark loads by its name, and
-//! that exchanges data with Spark as Arrow C data interface streams.
+//! tail_stream: micro-batches of the lines appended to the files of a directory, and a
+//! streaming writer that writes each epoch once.
 //!
-//! - [`connector`]: the data source itself. This is the code you edit.
-//! - [`api`]: the traits it implements, which mirror Data Source V2 and the Python Data
-//!   Source API.
-//! - `abi`: the C interface of `spark_datasource.h` on top of those traits. You never need
-//!   to edit it.
-//!
-//! The capabilities that the library declares to Spark are the Cargo features of this crate,
-//! chosen when the project was generated.
+//! The code of the data source is in [`connector`]; the `spark_datasource` crate turns it into
+//! the C interface of `spark_datasource.h`. The line below is the only place that names what
+//! the library declares to Spark: micro-batch reads and streaming writes.
 
-mod abi;
-pub mod api;
 pub mod connector;
+
+spark_datasource::export!(connector::Source: micro_batch_read, streaming_write);

@@ -1,15 +1,10 @@
-//! A native data source for Apache Spark: a shared library that Spark loads by its name, and
-//! that exchanges data with Spark as Arrow C data interface streams.
+//! text_files: a directory of CSV or JSON-lines files, read with byte-range splits and written
+//! in two phases, published atomically.
 //!
-//! - [`connector`]: the data source itself. This is the code you edit.
-//! - [`api`]: the traits it implements, which mirror Data Source V2 and the Python Data
-//!   Source API.
-//! - `abi`: the C interface of `spark_datasource.h` on top of those traits. You never need
-//!   to edit it.
-//!
-//! The capabilities that the library declares to Spark are the Cargo features of this crate,
-//! chosen when the project was generated.
+//! The code of the data source is in [`connector`]; the `spark_datasource` crate turns it into
+//! the C interface of `spark_datasource.h`. The line below is the only place that names what
+//! the library declares to Spark: batch reads with both pushdowns, batch writes, and overwrite.
 
-mod abi;
-pub mod api;
 pub mod connector;
+
+spark_datasource::export!(connector::Source: batch_read, batch_write, truncate, push_limit, prune_columns);

@@ -1,8 +1,11 @@
-"""The examples on real Spark, through the bridge, reusing the session of the Spark suite.
+"""The examples on real Spark, through the bridge of this repository, reusing the session of the
+Spark suite.
 
-The fixtures of `tests/spark/conftest.py` (one local session for all tests, the bridge on the
-Python path of the workers) are loaded from that file, not copied: this suite and that one
-start Spark the same way.
+The bridge is the package of `python/`, the one that `pip install ./python` installs; it is put
+on the Python path of this process and, through PYTHONPATH, of the workers that Spark spawns,
+before the session starts. The session fixture of `tests/spark/conftest.py` (one local session
+for all tests) is loaded from that file, not copied: this suite and that one start Spark the
+same way.
 """
 
 import importlib.util
@@ -13,7 +16,7 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-EXAMPLES = os.path.join(ROOT, "examples")
+BRIDGE = os.path.join(ROOT, "python")
 
 _spec = importlib.util.spec_from_file_location(
     "spark_suite_conftest", os.path.join(ROOT, "tests", "spark", "conftest.py")
@@ -22,19 +25,29 @@ _suite = importlib.util.module_from_spec(_spec)
 sys.modules["spark_suite_conftest"] = _suite
 _spec.loader.exec_module(_suite)
 
+# After the suite's conftest, which sets its own path: the bridge of python/ comes first, here
+# and in the workers, whatever that file puts on the path.
+sys.path.insert(0, BRIDGE)
+_others = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != BRIDGE]
+os.environ["PYTHONPATH"] = os.pathsep.join([BRIDGE] + _others)
+
 # The session fixture of the Spark suite, shared as it is.
 spark = _suite.spark
 
 
 def target_dir() -> str:
+    """Where cargo builds the examples: the target directory that `cargo test -p template-tests
+    --test examples` gives, else `target/examples`, apart from the `target/` of a running
+    `cargo test`."""
     return os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target", "examples")
 
 
 def build(name: str) -> str:
-    """The library of `examples/<name>`, built with cargo (a no-op when it is up to date)."""
+    """The library of the example `name`, a member of the repository's workspace, built with
+    cargo from the repository's root (a no-op when it is up to date)."""
     subprocess.run(
-        ["cargo", "build", "--quiet"],
-        cwd=os.path.join(EXAMPLES, name),
+        ["cargo", "build", "--quiet", "-p", name],
+        cwd=ROOT,
         check=True,
         env=dict(os.environ, CARGO_TARGET_DIR=target_dir()),
     )

@@ -9,6 +9,15 @@ import pytest
 from pyspark.sql import functions as F
 
 
+def test_the_bridge_is_the_package_of_the_repositorys_python_folder():
+    import spark_native_bridge
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
+    package = os.path.dirname(os.path.abspath(spark_native_bridge.__file__))
+    assert package == os.path.join(root, "python", "spark_native_bridge")
+
+
 def test_rust_range_reads_the_numbers_below_end_in_two_partitions(spark, rust_range):
     df = spark.read.format(rust_range).option("end", 100).load()
 

@@ -5,8 +5,8 @@
 //! [`read::Reader`], its `arrow_schema()` is [`schema`], and its `create`, `schema`,
 //! `create_reader`, `partitions` and `read` functions are the trait methods of the same names.
 //! Everything the guide writes by hand around them (the `#[repr(C)]` table, `spark_ds_init`,
-//! `call` with `catch_unwind`, `last_error`, the `close` functions, the Arrow stream) is the
-//! template's `src/abi`, which this example does not edit.
+//! `call` with `catch_unwind`, `last_error`, the `close` functions, the Arrow stream) is what
+//! the `export!` line of `src/lib.rs` expands to, from the `spark_datasource` crate.
 
 mod read;
 
@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::api::{DataSource, Options, Result};
+use spark_datasource::{DataSource, Options, Result};
 
 /// The data source: `RangeSource { end }` of the guide.
 pub struct Source {

@@ -7,7 +7,7 @@ use arrow_schema::SchemaRef;
 use serde::{Deserialize, Serialize};
 
 use super::{schema, Source};
-use crate::api::{BatchRead, BatchReader, Batches, Error, Result, TaskContext};
+use spark_datasource::{BatchRead, BatchReader, Batches, Error, Result, TaskContext};
 
 /// The reader: `RangeReader { end }` of the guide. It crosses to the executors as bytes.
 #[derive(Debug, Serialize, Deserialize)]
@@ -16,7 +16,7 @@ pub struct Reader {
 }
 
 /// What a task reads: the numbers `[start, end)`. The guide writes it as 16 little-endian
-/// bytes; here the ABI layer encodes it (as JSON), so it is a plain struct.
+/// bytes; here `spark_datasource` encodes it (as JSON), so it is a plain struct.
 #[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Partition {
     start: i64,

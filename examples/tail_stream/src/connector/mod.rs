@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::api::{DataSource, Options, Result};
+use spark_datasource::{DataSource, Options, Result};
 
 /// Every option; Spark adds `checkpointLocation` to streaming writes.
 const OPTIONS: &[&str] = &[

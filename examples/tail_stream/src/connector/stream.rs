@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::offsets::{self, Offset};
 use super::{schema, Source};
-use crate::api::{log, Batches, Error, Result, StreamRead, StreamReader, TaskContext};
+use spark_datasource::{log, Batches, Error, Result, StreamRead, StreamReader, TaskContext};
 
 /// The lines of a batch: bounded, so that a task's memory does not grow with its range.
 const BATCH_ROWS: usize = 4096;

@@ -14,7 +14,7 @@ use arrow_json::LineDelimitedWriter;
 use serde::{Deserialize, Serialize};
 
 use super::Source;
-use crate::api::{log, DataWriter, Error, Result, TaskContext, Write, WriteInfo, Writer};
+use spark_datasource::{log, DataWriter, Error, Result, TaskContext, Write, WriteInfo, Writer};
 
 /// The writer of a streaming query, sent to the executors as bytes.
 #[derive(Debug, Serialize, Deserialize)]

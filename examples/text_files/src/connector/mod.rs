@@ -29,7 +29,7 @@ use arrow_schema::{DataType, SchemaRef};
 use serde::{Deserialize, Serialize};
 
 use self::format::{Cell, Format};
-use crate::api::{DataSource, Error, Options, Result};
+use spark_datasource::{DataSource, Error, Options, Result};
 
 /// Every option of the data source; Spark adds `checkpointLocation` to some writes.
 const OPTIONS: &[&str] = &[

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::format::{self, ColumnBuilder, Format};
 use super::splits::{self, SplitLines};
 use super::{field_count, malformed, table, Settings, Source};
-use crate::api::{BatchRead, BatchReader, Batches, Error, Result, TaskContext};
+use spark_datasource::{BatchRead, BatchReader, Batches, Error, Result, TaskContext};
 
 /// The rows of a batch: bounded, so that a task's memory does not grow with its split.
 const BATCH_ROWS: usize = 4096;

@@ -18,7 +18,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::splits::SizedFile;
-use crate::api::{Error, Result};
+use spark_datasource::{Error, Result};
 
 /// The file name of the manifest.
 pub const MANIFEST: &str = "_manifest.json";

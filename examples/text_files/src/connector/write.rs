@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::format::{self, Format};
 use super::table::{self, Manifest};
 use super::{Settings, Source};
-use crate::api::{
+use spark_datasource::{
     log, DataWriter, Error, Result, TaskContext, Write, WriteInfo, WriteMode, Writer,
 };
 

@@ -18,6 +18,12 @@ pub fn library() -> sparkds::Result<&'static Library> {
     Ok(LIBRARY.get_or_init(|| loaded))
 }
 
+/// The names of the `export!` line of `src/lib.rs`: what the library declares to Spark.
+pub fn exported() -> Vec<String> {
+    sparkds::exported_names(include_str!("../../src/lib.rs"))
+        .unwrap_or_else(|e| panic!("src/lib.rs: {e}"))
+}
+
 /// The message of an error, for assertions on the exact text a user sees.
 pub fn message<T: std::fmt::Debug>(result: sparkds::Result<T>) -> String {
     match result {
