@@ -13,11 +13,115 @@
 /// reads `push_limit` and `prune_columns`. Each needs its trait: see the crate's
 /// documentation. Use it once per library, at the root of the crate:
 ///
-/// ```ignore
-/// spark_datasource::export!(connector::Source: batch_read, batch_write, truncate);
+/// ```
+/// use std::sync::Arc;
+///
+/// use spark_datasource::arrow_array::{Int64Array, RecordBatch};
+/// use spark_datasource::arrow_schema::{DataType, Field, Schema, SchemaRef};
+/// use spark_datasource::{
+///     BatchRead, BatchReader, Batches, DataSource, Error, Options, Result, TaskContext,
+/// };
+///
+/// /// The numbers `[0, end)`, in one partition.
+/// pub struct Range {
+///     end: i64,
+/// }
+///
+/// impl DataSource for Range {
+///     fn create(_name: &str, options: Options) -> Result<Self> {
+///         Ok(Range { end: options.get_or("end", 10)? })
+///     }
+///
+///     fn schema(&self) -> Result<SchemaRef> {
+///         Ok(Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)])))
+///     }
+/// }
+///
+/// impl BatchRead for Range {
+///     type Reader = RangeReader;
+///
+///     fn reader(&self, schema: SchemaRef) -> Result<RangeReader> {
+///         Ok(RangeReader { end: self.end, schema })
+///     }
+/// }
+///
+/// #[derive(serde::Serialize, serde::Deserialize)]
+/// pub struct RangeReader {
+///     end: i64,
+///     schema: SchemaRef,
+/// }
+///
+/// impl BatchReader for RangeReader {
+///     type Partition = ();
+///
+///     fn partitions(&self) -> Result<Vec<()>> {
+///         Ok(vec![()])
+///     }
+///
+///     fn read(&self, _partition: (), _task: &TaskContext) -> Result<Batches> {
+///         let ids = Int64Array::from_iter_values(0..self.end);
+///         let batch = RecordBatch::try_new(self.schema.clone(), vec![Arc::new(ids)])
+///             .map_err(Error::from)?;
+///         Ok(Batches::new(self.schema.clone(), [Ok(batch)]))
+///     }
+/// }
+///
+/// spark_datasource::export!(Range: batch_read);
+/// # fn main() {}
 /// ```
 ///
-/// Adding a capability later is implementing its trait and adding its name here.
+/// Adding a capability later is implementing its trait and adding its name here. A capability
+/// without its trait does not compile, and the error says what to implement:
+///
+/// ```compile_fail,E0277
+/// # use spark_datasource::{arrow_schema::SchemaRef, DataSource, Options, Result};
+/// # pub struct Source;
+/// # impl DataSource for Source {
+/// #     fn create(_name: &str, _options: Options) -> Result<Self> { Ok(Source) }
+/// #     fn schema(&self) -> Result<SchemaRef> { unimplemented!() }
+/// # }
+/// // `Source` implements no `BatchRead`.
+/// spark_datasource::export!(Source: batch_read);
+/// # fn main() {}
+/// ```
+///
+/// Nor do the combinations that the header forbids, such as `truncate` without a writer:
+///
+/// ```compile_fail,E0080
+/// # use spark_datasource::{arrow_schema::SchemaRef, DataSource, Options, Result};
+/// # use spark_datasource::{BatchRead, BatchReader, Batches, TaskContext};
+/// # pub struct Source;
+/// # impl DataSource for Source {
+/// #     fn create(_name: &str, _options: Options) -> Result<Self> { Ok(Source) }
+/// #     fn schema(&self) -> Result<SchemaRef> { unimplemented!() }
+/// # }
+/// # impl BatchRead for Source {
+/// #     type Reader = Reader;
+/// #     fn reader(&self, _schema: SchemaRef) -> Result<Reader> { Ok(Reader) }
+/// # }
+/// # #[derive(serde::Serialize, serde::Deserialize)]
+/// # pub struct Reader;
+/// # impl BatchReader for Reader {
+/// #     type Partition = ();
+/// #     fn partitions(&self) -> Result<Vec<()>> { Ok(vec![]) }
+/// #     fn read(&self, _p: (), _t: &TaskContext) -> Result<Batches> { unimplemented!() }
+/// # }
+/// spark_datasource::export!(Source: batch_read, truncate);
+/// # fn main() {}
+/// ```
+///
+/// An unknown name is refused too:
+///
+/// ```compile_fail
+/// # use spark_datasource::{arrow_schema::SchemaRef, DataSource, Options, Result};
+/// # pub struct Source;
+/// # impl DataSource for Source {
+/// #     fn create(_name: &str, _options: Options) -> Result<Self> { Ok(Source) }
+/// #     fn schema(&self) -> Result<SchemaRef> { unimplemented!() }
+/// # }
+/// spark_datasource::export!(Source: batch_reed);
+/// # fn main() {}
+/// ```
 #[macro_export]
 macro_rules! export {
     ($source:ty : $($capability:ident),+ $(,)?) => {

@@ -12,7 +12,9 @@
 //!
 //! Readers and writers cross from the driver to the executors as bytes, like Python's pickled
 //! reader objects: they implement `Serialize` and `Deserialize`, and so do partitions,
-//! offsets and commit messages. Keep connections and file handles out of them.
+//! offsets and commit messages. Keep connections and file handles out of them. A schema
+//! (`SchemaRef` included) is serializable, so a reader or writer may keep the one it was
+//! created with.
 
 mod batch_read;
 mod batches;
@@ -53,4 +55,33 @@ pub trait DataSource: Sized + 'static {
     /// # Errors
     /// When the schema cannot be determined, for example from a file that does not exist.
     fn schema(&self) -> Result<SchemaRef>;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_schema::{DataType, Field, Schema, SchemaRef};
+    use serde::{Deserialize, Serialize};
+
+    /// A reader that keeps its schema, as readers of typed sources do.
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Reader {
+        schema: SchemaRef,
+        path: String,
+    }
+
+    #[test]
+    fn a_reader_can_keep_its_schema_across_serialization() {
+        let reader = Reader {
+            schema: Arc::new(Schema::new(vec![
+                Field::new("id", DataType::Int64, false),
+                Field::new("label", DataType::Utf8, true),
+            ])),
+            path: "/data".into(),
+        };
+        let bytes = serde_json::to_vec(&reader).expect("a reader serializes");
+        let back: Reader = serde_json::from_slice(&bytes).expect("and deserializes");
+        assert_eq!(back, reader);
+    }
 }
