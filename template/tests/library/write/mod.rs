@@ -30,10 +30,11 @@ fn rows(ids: std::ops::Range<i64>) -> RecordBatch {
     .expect("a valid batch")
 }
 
-/// Snapshot settings: task IDs differ from run to run, so the files show `task-[id]`.
+/// Snapshot settings: task and write IDs differ from run to run, so the files show `[id]`.
 fn stable() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(r"task-\d+", "task-[id]");
+    settings.add_filter(r"sparkds-batch-write-\d+-\d+", "sparkds-batch-write-[id]");
     settings
 }
 
