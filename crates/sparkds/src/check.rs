@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::isolate;
-use crate::library::Library;
+use crate::library::{Capabilities, Library};
 use crate::write::WriteMode;
 
 /// A protocol that `check` runs.
@@ -368,129 +368,168 @@ fn try_protocol(
     schema: Option<SchemaRef>,
 ) -> Result<Outcome> {
     let caps = library.capabilities(options.to_vec())?;
-    let skip = |what: &str| {
-        Ok(Outcome::Skipped(format!(
-            "the source does not declare {what}"
-        )))
-    };
+    if let Some(flag) = undeclared_capability(protocol, caps) {
+        return Ok(Outcome::Skipped(format!(
+            "the source does not declare {flag}"
+        )));
+    }
     match protocol {
         Protocol::Load => Ok(Outcome::Passed(format!("declares {caps}"))),
-        Protocol::BatchRead => {
-            if !caps.batch_read() {
-                return skip("SPARK_DS_BATCH_READ");
-            }
-            let read = library.batch_read().options(options.to_vec());
-            let read = match &schema {
-                Some(s) => read.schema(s.clone()),
-                None => read,
-            };
-            let outcome = read.run()?;
-            let mut done = format!(
-                "{} partitions, {} rows",
-                outcome.partitions.len(),
-                outcome.num_rows()
-            );
-            let table = library.table();
-            let with_schema = |r| with_user_schema(r, &schema);
-            if let (Some(_), Some(first)) = (table.prune_columns, outcome.schema.fields().first()) {
-                with_schema(library.batch_read().options(options.to_vec()))
-                    .columns([first.name().clone()])
-                    .run()?;
-                done.push_str("; pruned");
-            }
-            if table.push_limit.is_some() {
-                with_schema(library.batch_read().options(options.to_vec()))
-                    .limit(1)
-                    .run()?;
-                done.push_str("; limit pushed");
-            }
-            let killed = with_schema(library.batch_read().options(options.to_vec()))
-                .kill_task(0, 1)
-                .run();
-            match killed {
-                // A killed task may end its stream or fail it (the header's `is_interrupted`).
-                Ok(_) | Err(Error::Library { .. }) => {}
-                Err(e) => return Err(e),
-            }
-            done.push_str("; killed task stopped");
-            Ok(Outcome::Passed(done))
-        }
-        Protocol::MicroBatchRead => {
-            if !caps.micro_batch_read() {
-                return skip("SPARK_DS_MICRO_BATCH_READ");
-            }
-            let read = library
-                .stream_read()
-                .options(options.to_vec())
-                .micro_batches(3)
-                .restart_after(2);
-            let read = match &schema {
-                Some(s) => read.schema(s.clone()),
-                None => read,
-            };
-            let outcome = read.run()?;
-            let rows: Vec<String> = outcome
-                .rows_per_micro_batch()
-                .iter()
-                .map(usize::to_string)
-                .collect();
-            Ok(Outcome::Passed(format!(
-                "3 micro-batches of {} rows, restarted before micro-batch 2",
-                rows.join(", ")
-            )))
-        }
+        Protocol::BatchRead => batch_read(library, options, &schema),
+        Protocol::MicroBatchRead => micro_batch_read(library, options, &schema),
         Protocol::BatchWrite | Protocol::FailingWrite | Protocol::TruncateWrite => {
-            if !caps.batch_write() {
-                return skip("SPARK_DS_BATCH_WRITE");
-            }
-            if protocol == Protocol::TruncateWrite && !caps.truncate() {
-                return skip("SPARK_DS_TRUNCATE");
-            }
-            let schema = write_schema(library, options, schema)?;
-            let mut write = library
-                .batch_write()
-                .options(options.to_vec())
-                .schema(schema.clone())
-                .task([crate::sample::rows(&schema, 0, 3)?])
-                .task([crate::sample::rows(&schema, 3, 3)?]);
-            if protocol == Protocol::TruncateWrite {
-                write = write.mode(WriteMode::Truncate);
-            }
-            if protocol == Protocol::FailingWrite {
-                write = write.failing_task(1);
-            }
-            let outcome = write.run()?;
-            Ok(Outcome::Passed(if outcome.committed {
-                "2 tasks of 3 rows committed".into()
-            } else {
-                "task 1 failed and the write aborted".into()
-            }))
+            batch_write(library, protocol, options, schema)
         }
-        Protocol::StreamingWrite => {
-            if !caps.streaming_write() {
-                return skip("SPARK_DS_STREAMING_WRITE");
-            }
-            let schema = write_schema(library, options, schema)?;
-            let epoch = |first: i64| -> Result<Vec<Vec<arrow_array::RecordBatch>>> {
-                Ok(vec![
-                    vec![crate::sample::rows(&schema, first, 2)?],
-                    vec![crate::sample::rows(&schema, first + 2, 2)?],
-                ])
-            };
-            library
-                .streaming_write()
-                .options(options.to_vec())
-                .schema(schema.clone())
-                .epoch(epoch(0)?)
-                .epoch(epoch(4)?)
-                .epoch(epoch(8)?)
-                .failing_task(2, 0)
-                .run()?;
-            Ok(Outcome::Passed(
-                "epochs 0 and 1 committed, epoch 2 aborted".into(),
-            ))
-        }
+        Protocol::StreamingWrite => streaming_write(library, options, schema),
     }
+}
+
+/// The capability flag that `protocol` needs and the source does not declare, if any.
+fn undeclared_capability(protocol: Protocol, caps: Capabilities) -> Option<&'static str> {
+    let needs = |declared: bool, flag| (!declared).then_some(flag);
+    match protocol {
+        Protocol::Load => None,
+        Protocol::BatchRead => needs(caps.batch_read(), "SPARK_DS_BATCH_READ"),
+        Protocol::MicroBatchRead => needs(caps.micro_batch_read(), "SPARK_DS_MICRO_BATCH_READ"),
+        Protocol::BatchWrite | Protocol::FailingWrite => {
+            needs(caps.batch_write(), "SPARK_DS_BATCH_WRITE")
+        }
+        Protocol::TruncateWrite => needs(caps.batch_write(), "SPARK_DS_BATCH_WRITE")
+            .or_else(|| needs(caps.truncate(), "SPARK_DS_TRUNCATE")),
+        Protocol::StreamingWrite => needs(caps.streaming_write(), "SPARK_DS_STREAMING_WRITE"),
+    }
+}
+
+/// A batch read of everything, then pruned and limited when the table can push those down,
+/// then with a killed task.
+fn batch_read(
+    library: &Library,
+    options: &[(String, String)],
+    schema: &Option<SchemaRef>,
+) -> Result<Outcome> {
+    let new_read = || with_user_schema(library.batch_read().options(options.to_vec()), schema);
+    let outcome = new_read().run()?;
+    let mut done = format!(
+        "{} partitions, {} rows",
+        outcome.partitions.len(),
+        outcome.num_rows()
+    );
+    let table = library.table();
+    if let (Some(_), Some(first)) = (table.prune_columns, outcome.schema.fields().first()) {
+        read_pruned(new_read(), first.name())?;
+        done.push_str("; pruned");
+    }
+    if table.push_limit.is_some() {
+        read_limited(new_read())?;
+        done.push_str("; limit pushed");
+    }
+    read_with_killed_task(new_read())?;
+    done.push_str("; killed task stopped");
+    Ok(Outcome::Passed(done))
+}
+
+/// Rule 22: a read pruned to one column returns exactly that column.
+fn read_pruned(read: crate::BatchRead<'_>, column: &str) -> Result<()> {
+    read.columns([column]).run()?;
+    Ok(())
+}
+
+/// Rule 22: a read whose limit of one row was pushed returns at most one row.
+fn read_limited(read: crate::BatchRead<'_>) -> Result<()> {
+    read.limit(1).run()?;
+    Ok(())
+}
+
+/// Rule 23: a read whose first task is killed after one batch stops within one batch.
+fn read_with_killed_task(read: crate::BatchRead<'_>) -> Result<()> {
+    match read.kill_task(0, 1).run() {
+        // A killed task may end its stream or fail it (the header's `is_interrupted`).
+        Ok(_) | Err(Error::Library { .. }) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Three micro-batches, restarted from the last committed offset before the third.
+fn micro_batch_read(
+    library: &Library,
+    options: &[(String, String)],
+    schema: &Option<SchemaRef>,
+) -> Result<Outcome> {
+    let read = library
+        .stream_read()
+        .options(options.to_vec())
+        .micro_batches(3)
+        .restart_after(2);
+    let read = match schema {
+        Some(s) => read.schema(s.clone()),
+        None => read,
+    };
+    let outcome = read.run()?;
+    let rows: Vec<String> = outcome
+        .rows_per_micro_batch()
+        .iter()
+        .map(usize::to_string)
+        .collect();
+    Ok(Outcome::Passed(format!(
+        "3 micro-batches of {} rows, restarted before micro-batch 2",
+        rows.join(", ")
+    )))
+}
+
+/// Two tasks of three sample rows: appended and committed, truncating, or with the second
+/// task failing so that the write aborts, as `protocol` says.
+fn batch_write(
+    library: &Library,
+    protocol: Protocol,
+    options: &[(String, String)],
+    schema: Option<SchemaRef>,
+) -> Result<Outcome> {
+    let schema = write_schema(library, options, schema)?;
+    let mut write = library
+        .batch_write()
+        .options(options.to_vec())
+        .schema(schema.clone())
+        .task([crate::sample::rows(&schema, 0, 3)?])
+        .task([crate::sample::rows(&schema, 3, 3)?]);
+    if protocol == Protocol::TruncateWrite {
+        write = write.mode(WriteMode::Truncate);
+    }
+    if protocol == Protocol::FailingWrite {
+        write = write.failing_task(1);
+    }
+    let outcome = write.run()?;
+    Ok(Outcome::Passed(if outcome.committed {
+        "2 tasks of 3 rows committed".into()
+    } else {
+        "task 1 failed and the write aborted".into()
+    }))
+}
+
+/// Three epochs of two tasks of two sample rows; the third epoch's first task fails.
+fn streaming_write(
+    library: &Library,
+    options: &[(String, String)],
+    schema: Option<SchemaRef>,
+) -> Result<Outcome> {
+    let schema = write_schema(library, options, schema)?;
+    let epoch = |first: i64| -> Result<Vec<Vec<arrow_array::RecordBatch>>> {
+        Ok(vec![
+            vec![crate::sample::rows(&schema, first, 2)?],
+            vec![crate::sample::rows(&schema, first + 2, 2)?],
+        ])
+    };
+    library
+        .streaming_write()
+        .options(options.to_vec())
+        .schema(schema.clone())
+        .epoch(epoch(0)?)
+        .epoch(epoch(4)?)
+        .epoch(epoch(8)?)
+        .failing_task(2, 0)
+        .run()?;
+    Ok(Outcome::Passed(
+        "epochs 0 and 1 committed, epoch 2 aborted".into(),
+    ))
 }
 
 fn with_user_schema<'l>(

@@ -8,7 +8,7 @@
 //! exactly once) and the batches outlive the stream.
 #![deny(unsafe_op_in_unsafe_fn)]
 
-use std::ffi::{c_int, CStr};
+use std::ffi::{c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -411,8 +411,6 @@ unsafe fn import_batch(
     let result = check_array(raw, &struct_type, false, None).and_then(|()| {
         // SAFETY: the layouts are identical; the copy's release is a no-op, so the library's
         // struct is still released only once, below.
-        // SAFETY: the layouts are identical; the copy's release is a no-op, so the library's
-        // struct is still released only once, below.
         let borrowed: FFI_ArrowArray = unsafe {
             let mut copy = std::ptr::read(raw as *const ArrowArray);
             copy.release = Some(borrowed_release);
@@ -465,6 +463,9 @@ fn at(path: Option<&str>) -> String {
     path.map(|p| format!(", column `{p}`")).unwrap_or_default()
 }
 
+/// The outcome of a raw check: a rule and a message that continues "batch N".
+type RawResult<T = ()> = std::result::Result<T, (u32, String)>;
+
 /// The raw checks of one array against its type (rules 11 to 17 and 20). Errors continue
 /// "batch N".
 pub(crate) fn check_array(
@@ -472,148 +473,258 @@ pub(crate) fn check_array(
     t: &DataType,
     nullable: bool,
     path: Option<&str>,
-) -> std::result::Result<(), (u32, String)> {
-    let top = path.is_none();
-    let here = at(path);
-    let err = |rule: u32, m: String| Err((rule, format!("{here}: {m}")));
-    if top && a.release.is_none() {
-        return err(11, "is released (its `release` is NULL)".into());
+) -> RawResult {
+    RawArray {
+        raw: a,
+        data_type: t,
+        nullable,
+        path,
     }
-    if a.length < 0 {
-        return err(12, format!("length is {}", a.length));
+    .check()
+}
+
+/// One array under the raw checks: the C struct, the type that the schema gives it, and where
+/// it sits in the batch.
+struct RawArray<'a> {
+    raw: &'a ArrowArray,
+    data_type: &'a DataType,
+    nullable: bool,
+    /// The column path; `None` for the batch's own struct.
+    path: Option<&'a str>,
+}
+
+/// The buffer and child pointers of an array whose counts match its type.
+struct Layout<'a> {
+    buffers: &'a [*const c_void],
+    children: &'a [*mut ArrowArray],
+}
+
+impl<'a> RawArray<'a> {
+    fn check(&self) -> RawResult {
+        // The order matters: each check reads only what the checks before it proved readable
+        // (the counts before the pointers, the alignment before the offsets).
+        self.check_not_released()?;
+        self.check_length_is_not_negative()?;
+        self.check_offset_is_zero()?;
+        self.check_null_count_is_known()?;
+        self.check_no_dictionary()?;
+        let layout = self.check_layout()?;
+        let nulls = self.check_validity(layout.buffers)?;
+        self.check_nullability(nulls)?;
+        self.check_alignment(layout.buffers)?;
+        let values_referred = self.check_offsets(layout.buffers)?;
+        self.check_children(layout.children, values_referred)
     }
-    if a.offset != 0 {
-        return err(
-            13,
-            format!(
-                "array offset is {}; exported arrays must have offset 0",
-                a.offset
-            ),
-        );
+
+    fn is_batch(&self) -> bool {
+        self.path.is_none()
     }
-    if a.null_count == -1 {
-        return err(
-            15,
-            "null_count is -1 (unknown); export the exact count".into(),
-        );
+
+    fn fail<T>(&self, rule: u32, message: String) -> RawResult<T> {
+        Err((rule, format!("{}: {message}", at(self.path))))
     }
-    if a.null_count < 0 {
-        return err(15, format!("null_count is {}", a.null_count));
-    }
-    if !a.dictionary.is_null() {
-        return err(
-            18,
-            "is dictionary-encoded; version 1 reads no dictionaries".into(),
-        );
-    }
-    let (buffers, children) = match t {
-        DataType::Null => (0, 0),
-        DataType::Utf8 | DataType::Binary => (3, 0),
-        DataType::List(_) | DataType::Map(_, _) => (2, 1),
-        DataType::Struct(fields) => (1, fields.len() as i64),
-        _ => (2, 0),
-    };
-    if a.n_buffers != buffers {
-        return err(
-            12,
-            format!("has {} buffers; type {t} has {buffers}", a.n_buffers),
-        );
-    }
-    if buffers > 0 && a.buffers.is_null() {
-        return err(12, "`buffers` is NULL".into());
-    }
-    if a.n_children != children {
-        return err(
-            12,
-            format!("has {} children; type {t} has {children}", a.n_children),
-        );
-    }
-    if children > 0 && a.children.is_null() {
-        return err(12, "`children` is NULL".into());
-    }
-    let buffer = |i: usize| -> *const u8 {
-        // SAFETY: `buffers` holds `n_buffers` pointers, checked above.
-        unsafe { *a.buffers.add(i) as *const u8 }
-    };
-    let length = a.length as usize;
-    let mut nulls = 0i64;
-    if buffers > 0 {
-        let validity = buffer(0);
-        if top {
-            if a.null_count > 0 {
-                return err(16, format!("the batch's struct has {}; a batch must have no null rows: mark the values of its columns null instead", count(a.null_count, "null row")));
-            }
-            if !validity.is_null() {
-                return err(16, "the batch's struct has a validity buffer; a batch must have none: mark the values of its columns null instead".into());
-            }
+
+    /// Rule 11, on the batch's struct only: the host releases the children through it.
+    fn check_not_released(&self) -> RawResult {
+        if self.is_batch() && self.raw.release.is_none() {
+            return self.fail(11, "is released (its `release` is NULL)".into());
         }
-        if validity.is_null() {
-            if a.null_count > 0 {
-                return err(
-                    15,
-                    format!(
-                        "null_count is {} but the validity buffer is NULL",
-                        a.null_count
-                    ),
-                );
-            }
-        } else {
-            // SAFETY: a validity buffer has at least `length` bits (C data interface, offset 0).
-            let bits = unsafe { std::slice::from_raw_parts(validity, length.div_ceil(8)) };
-            nulls = (0..length)
-                .filter(|i| bits[i / 8] & (1 << (i % 8)) == 0)
-                .count() as i64;
-            if nulls != a.null_count {
-                return err(
-                    15,
-                    format!(
-                        "null_count is {} but the validity buffer has {}; export the exact count",
-                        a.null_count,
-                        count(nulls, "null")
-                    ),
-                );
-            }
+        Ok(())
+    }
+
+    /// Rule 12: every later read is sized by `length`.
+    fn check_length_is_not_negative(&self) -> RawResult {
+        if self.raw.length < 0 {
+            return self.fail(12, format!("length is {}", self.raw.length));
         }
+        Ok(())
     }
-    if !nullable && !top && nulls > 0 {
-        return err(
-            17,
-            format!(
-                "holds {} but the column is not nullable; declare it nullable or export no nulls",
-                count(nulls, "null")
-            ),
-        );
+
+    /// Rule 13: Arrow Java ignored the offset and read the wrong rows.
+    fn check_offset_is_zero(&self) -> RawResult {
+        if self.raw.offset != 0 {
+            return self.fail(
+                13,
+                format!(
+                    "array offset is {}; exported arrays must have offset 0",
+                    self.raw.offset
+                ),
+            );
+        }
+        Ok(())
     }
-    let width = match t {
-        DataType::Int16 => 2,
-        DataType::Int32 | DataType::Float32 | DataType::Date32 => 4,
-        DataType::Int64
-        | DataType::Float64
-        | DataType::Timestamp(_, _)
-        | DataType::Decimal128(_, _) => 8,
-        DataType::Utf8 | DataType::Binary | DataType::List(_) | DataType::Map(_, _) => 4,
-        _ => 1,
-    };
-    if buffers >= 2 && (buffer(1) as usize) % width != 0 {
-        return err(20, format!("buffer 1 is not aligned to {width} bytes"));
+
+    /// Rule 15: the C data interface allows -1, "unknown"; a library knows the exact count.
+    fn check_null_count_is_known(&self) -> RawResult {
+        if self.raw.null_count == -1 {
+            return self.fail(
+                15,
+                "null_count is -1 (unknown); export the exact count".into(),
+            );
+        }
+        if self.raw.null_count < 0 {
+            return self.fail(15, format!("null_count is {}", self.raw.null_count));
+        }
+        Ok(())
     }
-    let offsets_end = if matches!(
-        t,
-        DataType::Utf8 | DataType::Binary | DataType::List(_) | DataType::Map(_, _)
-    ) {
-        let offsets = buffer(1) as *const i32;
-        let kind = if matches!(t, DataType::Utf8 | DataType::Binary) {
-            "string and binary"
-        } else {
-            "list"
+
+    /// Rule 18: version 1 reads no dictionaries, at any level.
+    fn check_no_dictionary(&self) -> RawResult {
+        if !self.raw.dictionary.is_null() {
+            return self.fail(
+                18,
+                "is dictionary-encoded; version 1 reads no dictionaries".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Rule 12: as many buffers and children as the type has, behind non-NULL pointers. Only
+    /// then are the pointers read.
+    fn check_layout(&self) -> RawResult<Layout<'a>> {
+        let (buffers, children) = buffers_and_children(self.data_type);
+        Ok(Layout {
+            buffers: self.check_buffer_count(buffers)?,
+            children: self.check_child_count(children)?,
+        })
+    }
+
+    fn check_buffer_count(&self, expected: i64) -> RawResult<&'a [*const c_void]> {
+        let a = self.raw;
+        if a.n_buffers != expected {
+            return self.fail(
+                12,
+                format!(
+                    "has {} buffers; type {} has {expected}",
+                    a.n_buffers, self.data_type
+                ),
+            );
+        }
+        if expected == 0 {
+            return Ok(&[]);
+        }
+        if a.buffers.is_null() {
+            return self.fail(12, "`buffers` is NULL".into());
+        }
+        // SAFETY: `buffers` is non-NULL and holds `n_buffers` pointers, checked above.
+        Ok(unsafe { std::slice::from_raw_parts(a.buffers, expected as usize) })
+    }
+
+    fn check_child_count(&self, expected: i64) -> RawResult<&'a [*mut ArrowArray]> {
+        let a = self.raw;
+        if a.n_children != expected {
+            return self.fail(
+                12,
+                format!(
+                    "has {} children; type {} has {expected}",
+                    a.n_children, self.data_type
+                ),
+            );
+        }
+        if expected == 0 {
+            return Ok(&[]);
+        }
+        if a.children.is_null() {
+            return self.fail(12, "`children` is NULL".into());
+        }
+        // SAFETY: `children` is non-NULL and holds `n_children` pointers, checked above.
+        Ok(unsafe { std::slice::from_raw_parts(a.children, expected as usize) })
+    }
+
+    /// Rules 16 and 15 on the validity bitmap, buffer 0. Returns the number of nulls it holds.
+    fn check_validity(&self, buffers: &[*const c_void]) -> RawResult<i64> {
+        // The null type has no buffers, hence no bitmap to count.
+        let Some(&validity) = buffers.first() else {
+            return Ok(0);
         };
-        if offsets.is_null() {
-            return err(14, "the offsets buffer is NULL; export length + 1 offsets, even when the array is empty".into());
+        self.check_batch_has_no_null_rows(validity)?;
+        self.count_nulls(validity)
+    }
+
+    /// Rule 16: Arrow Java drops a top-level validity bitmap, and arrow-rs panics importing it.
+    fn check_batch_has_no_null_rows(&self, validity: *const c_void) -> RawResult {
+        if !self.is_batch() {
+            return Ok(());
         }
+        if self.raw.null_count > 0 {
+            return self.fail(16, format!("the batch's struct has {}; a batch must have no null rows: mark the values of its columns null instead", count(self.raw.null_count, "null row")));
+        }
+        if !validity.is_null() {
+            return self.fail(16, "the batch's struct has a validity buffer; a batch must have none: mark the values of its columns null instead".into());
+        }
+        Ok(())
+    }
+
+    /// Rule 15: `null_count` is what the bitmap says, and a NULL bitmap means no nulls.
+    fn count_nulls(&self, validity: *const c_void) -> RawResult<i64> {
+        let null_count = self.raw.null_count;
+        if validity.is_null() {
+            if null_count > 0 {
+                return self.fail(
+                    15,
+                    format!("null_count is {null_count} but the validity buffer is NULL"),
+                );
+            }
+            return Ok(0);
+        }
+        let length = self.raw.length as usize;
+        // SAFETY: a validity buffer has at least `length` bits (C data interface, offset 0).
+        let bits = unsafe { std::slice::from_raw_parts(validity as *const u8, length.div_ceil(8)) };
+        let nulls = (0..length)
+            .filter(|i| bits[i / 8] & (1 << (i % 8)) == 0)
+            .count() as i64;
+        if nulls != null_count {
+            return self.fail(
+                15,
+                format!(
+                    "null_count is {null_count} but the validity buffer has {}; export the exact count",
+                    count(nulls, "null")
+                ),
+            );
+        }
+        Ok(nulls)
+    }
+
+    /// Rule 17. The batch's struct is exempt: rule 16 already forbids its nulls.
+    fn check_nullability(&self, nulls: i64) -> RawResult {
+        if !self.nullable && !self.is_batch() && nulls > 0 {
+            return self.fail(
+                17,
+                format!(
+                    "holds {} but the column is not nullable; declare it nullable or export no nulls",
+                    count(nulls, "null")
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Rule 20, on buffer 1: of the version-1 types, only its elements are wider than a byte.
+    fn check_alignment(&self, buffers: &[*const c_void]) -> RawResult {
+        let width = element_width(self.data_type);
+        if let Some(&values) = buffers.get(1) {
+            if (values as usize) % width != 0 {
+                return self.fail(20, format!("buffer 1 is not aligned to {width} bytes"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Rules 14 and 12 on the offsets of strings, binaries, lists and maps. Returns how many
+    /// child values the array refers to: the last offset, or else its length.
+    fn check_offsets(&self, buffers: &[*const c_void]) -> RawResult<i64> {
+        let Some(kind) = offsets_kind(self.data_type) else {
+            return Ok(self.raw.length);
+        };
+        let offsets = buffers[1] as *const i32;
+        if offsets.is_null() {
+            return self.fail(14, "the offsets buffer is NULL; export length + 1 offsets, even when the array is empty".into());
+        }
+        let length = self.raw.length as usize;
         // SAFETY: an offsets buffer holds `length + 1` values (C data interface).
         let offsets = unsafe { std::slice::from_raw_parts(offsets, length + 1) };
         if offsets[0] != 0 {
-            return err(
+            return self.fail(
                 14,
                 format!(
                     "{kind} offsets start at {}; {kind} offsets must start at 0",
@@ -622,56 +733,102 @@ pub(crate) fn check_array(
             );
         }
         if let Some(i) = offsets.windows(2).position(|w| w[1] < w[0]) {
-            return err(12, format!("offsets decrease after index {i}"));
+            return self.fail(12, format!("offsets decrease after index {i}"));
         }
         let end = offsets[length];
-        if matches!(t, DataType::Utf8 | DataType::Binary) && end > 0 && buffer(2).is_null() {
-            return err(
+        let has_values_buffer = matches!(self.data_type, DataType::Utf8 | DataType::Binary);
+        if has_values_buffer && end > 0 && buffers[2].is_null() {
+            return self.fail(
                 14,
                 "the values buffer is NULL; export a buffer for the values".into(),
             );
         }
-        end as i64
-    } else {
-        a.length
-    };
-    let fields: Vec<(String, &DataType, bool)> = match t {
-        DataType::Struct(fields) => fields
-            .iter()
-            .map(|f| (f.name().clone(), f.data_type(), f.is_nullable()))
-            .collect(),
-        DataType::List(f) | DataType::Map(f, _) => {
-            vec![(f.name().clone(), f.data_type(), f.is_nullable())]
-        }
-        _ => Vec::new(),
-    };
-    for (i, (name, child_type, child_nullable)) in fields.into_iter().enumerate() {
-        // SAFETY: `children` holds `n_children` pointers, checked above.
-        let child = unsafe { *a.children.add(i) };
-        let child_path = match path {
-            None => name.clone(),
-            Some(p) => format!("{p}.{name}"),
-        };
-        if child.is_null() {
-            return err(12, format!("child `{name}` is NULL"));
-        }
-        // SAFETY: a non-NULL child points to a valid array owned by its parent.
-        let child = unsafe { &*child };
-        if top && child.length != a.length {
-            return Err((16, format!(", column `{child_path}`: has {} values but the batch has {}; every column must have the batch's length", child.length, a.length)));
-        }
-        if child.length < offsets_end {
-            return Err((
-                16,
-                format!(
-                    ", column `{child_path}`: has {} values but its parent refers to {offsets_end}",
-                    child.length
-                ),
-            ));
-        }
-        check_array(child, child_type, child_nullable, Some(&child_path))?;
+        Ok(end as i64)
     }
-    Ok(())
+
+    /// Rule 16 on each child's length, then every check on the child itself.
+    fn check_children(&self, children: &[*mut ArrowArray], values_referred: i64) -> RawResult {
+        for (field, &child) in child_fields(self.data_type).into_iter().zip(children) {
+            let name = field.name();
+            let child_path = match self.path {
+                None => name.clone(),
+                Some(p) => format!("{p}.{name}"),
+            };
+            if child.is_null() {
+                return self.fail(12, format!("child `{name}` is NULL"));
+            }
+            let child = RawArray {
+                // SAFETY: a non-NULL child points to a valid array owned by its parent.
+                raw: unsafe { &*child },
+                data_type: field.data_type(),
+                nullable: field.is_nullable(),
+                path: Some(&child_path),
+            };
+            child.check_length_within(self, values_referred)?;
+            child.check()?;
+        }
+        Ok(())
+    }
+
+    /// Rule 16: a column has the batch's length, and any child has at least the values its
+    /// parent refers to.
+    fn check_length_within(&self, parent: &RawArray<'_>, values_referred: i64) -> RawResult {
+        let length = self.raw.length;
+        if parent.is_batch() && length != parent.raw.length {
+            return self.fail(16, format!("has {length} values but the batch has {}; every column must have the batch's length", parent.raw.length));
+        }
+        if length < values_referred {
+            return self.fail(
+                16,
+                format!("has {length} values but its parent refers to {values_referred}"),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The number of buffers and children that the C data interface gives an array of type `t`.
+fn buffers_and_children(t: &DataType) -> (i64, i64) {
+    match t {
+        DataType::Null => (0, 0),
+        DataType::Utf8 | DataType::Binary => (3, 0),
+        DataType::List(_) | DataType::Map(_, _) => (2, 1),
+        DataType::Struct(fields) => (1, fields.len() as i64),
+        _ => (2, 0),
+    }
+}
+
+/// The width in bytes of an element of buffer 1 of type `t`: a value, or an `i32` offset.
+fn element_width(t: &DataType) -> usize {
+    match t {
+        DataType::Int16 => 2,
+        DataType::Int32 | DataType::Float32 | DataType::Date32 => 4,
+        DataType::Int64
+        | DataType::Float64
+        | DataType::Timestamp(_, _)
+        | DataType::Decimal128(_, _) => 8,
+        DataType::Utf8 | DataType::Binary | DataType::List(_) | DataType::Map(_, _) => 4,
+        _ => 1,
+    }
+}
+
+/// The kind of offsets that type `t` has, as rule 14's messages name it; `None` without
+/// offsets.
+fn offsets_kind(t: &DataType) -> Option<&'static str> {
+    match t {
+        DataType::Utf8 | DataType::Binary => Some("string and binary"),
+        DataType::List(_) | DataType::Map(_, _) => Some("list"),
+        _ => None,
+    }
+}
+
+/// The fields of the children of type `t`, in the order of the array's children.
+fn child_fields(t: &DataType) -> Vec<&Field> {
+    match t {
+        DataType::Struct(fields) => fields.iter().map(|f| f.as_ref()).collect(),
+        DataType::List(f) | DataType::Map(f, _) => vec![f.as_ref()],
+        _ => Vec::new(),
+    }
 }
 
 #[cfg(test)]
