@@ -118,9 +118,8 @@ impl Generate {
         let output = run(self.command(parent.path()));
         assert!(
             output.status.success(),
-            "cargo generate failed:\n{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
+            "cargo generate failed:\n{}",
+            printed(&output)
         );
         Project {
             dir: parent.path().join(&self.name),
@@ -133,11 +132,7 @@ impl Generate {
     pub fn refused(self) -> String {
         let parent = tempfile::tempdir().expect("a temporary directory");
         let output = run(self.command(parent.path()));
-        let printed = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let printed = printed(&output);
         assert!(
             !output.status.success(),
             "cargo generate accepted:\n{printed}"
@@ -148,6 +143,15 @@ impl Generate {
         );
         printed
     }
+}
+
+/// All that a command printed, standard output then standard error.
+fn printed(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
 }
 
 fn run(mut command: Command) -> Output {
@@ -168,11 +172,7 @@ impl Project {
     /// printed on standard output; panics with all its output when it fails.
     pub fn cargo(&self, args: &[&str]) -> String {
         let output = self.cargo_output(args);
-        let printed = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let printed = printed(&output);
         assert!(
             output.status.success(),
             "`cargo {}` failed in the generated project {}:\n{printed}",
@@ -185,11 +185,7 @@ impl Project {
     /// Runs `cargo <args>` expecting it to fail: returns what it printed.
     pub fn cargo_fails(&self, args: &[&str]) -> String {
         let output = self.cargo_output(args);
-        let printed = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let printed = printed(&output);
         assert!(
             !output.status.success(),
             "`cargo {}` succeeded in {}:\n{printed}",
