@@ -175,6 +175,11 @@ fn the_generated_jobs_are_the_ci_templates_jobs() {
         match variable.as_str() {
             "DATA_SOURCE" => assert_eq!(value, "rust_range"),
             "PLATFORMS" => assert_eq!(value, r#"["linux-x86_64", "osx-aarch64"]"#),
+            // Where the tool comes from is the project's answer `sdk` (here a git tag).
+            "SPARKDS_INSTALL" => assert_eq!(
+                value,
+                "--git https://example.org/spark-datasource-template.git --tag v0.1.0 sparkds"
+            ),
             _ => assert_eq!(
                 Some(value),
                 inputs[input.as_str()]["default"].as_str(),
@@ -318,7 +323,11 @@ fn the_build_and_package_steps_package_and_verify_a_library_built_here() {
     let runner_temp = dir.path().join("runner");
     let bin = runner_temp.join("sparkds/bin");
     std::fs::create_dir_all(&bin).expect("mkdir");
-    std::fs::copy(sparkds().get_program(), bin.join("sparkds")).expect("copy sparkds");
+    std::fs::copy(
+        sparkds().get_program(),
+        bin.join(format!("cargo-sparkds{}", std::env::consts::EXE_SUFFIX)),
+    )
+    .expect("copy sparkds");
     let env = [
         ("RUNNER_TEMP", runner_temp.display().to_string()),
         ("DATA_SOURCE", "demo".to_string()),

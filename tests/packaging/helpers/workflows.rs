@@ -10,6 +10,10 @@ use serde_norway::Value;
 
 use super::repo_root;
 
+/// The repository and tag of the answer `sdk` that the workflows are rendered with.
+pub const SDK_GIT: &str = "https://example.org/spark-datasource-template.git";
+pub const SDK_TAG: &str = "v0.1.0";
+
 /// Every platform, in the template's order.
 pub const ALL_PLATFORMS: [&str; 5] = [
     "linux-x86_64",
@@ -63,9 +67,11 @@ pub fn render_with_liquid(crate_name: &str, platforms: &[&str]) -> String {
         "crate_name": crate_name,
         "project-name": crate_name,
         "template_version": "0.1.0",
+        // The answer `sdk` as the template's hook splits it; `render_with_cargo_generate`
+        // gives cargo-generate the same one.
         "sdk_kind": "git",
-        "sdk_location": "https://example.org/spark-datasource-template.git",
-        "sdk_tag": "v0.1.0",
+        "sdk_location": SDK_GIT,
+        "sdk_tag": SDK_TAG,
         "platforms": platforms,
         // The default answer; with a write capability the check gets a table path.
         "capabilities": [liquid::model::Value::scalar("batch_read")],
@@ -92,7 +98,7 @@ pub fn render_with_cargo_generate(dir: &Path, crate_name: &str, platforms: &[&st
         .args(["--name", crate_name, "--destination"])
         .arg(dir)
         .arg("-d")
-        .arg(format!("sdk=path:{}", repo_root().display()))
+        .arg(format!("sdk=git:{SDK_GIT}#{SDK_TAG}"))
         .arg("-d")
         .arg(format!("platforms={}", platforms.join(",")))
         .output()
