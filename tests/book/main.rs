@@ -8,13 +8,16 @@
 //!   interactive terminal or a push to GitHub, or it installs a tool on the reader's machine) is
 //!   fenced ```` ```console ```` instead, and is only shown.
 //! - Code is never pasted into the book: it is included with `{{#include}}` from files that
-//!   compile and are tested, in the template or under `book/listings/`, whose files the
-//!   tutorial copies into its generated project, where they are compiled and tested.
+//!   compile and are tested, in the crates, in the template or under `book/listings/`, whose
+//!   files the tutorial copies into its generated project, where they are compiled and tested.
+//!   What the book quotes of the tools is checked against them: the compile errors of the export
+//!   line against rustc, in the tutorial's project; the `Cargo.toml` diffs of an upgrade against
+//!   what the template renders; the version warning against `cargo sparkds`.
 //!
 //! Needs: `mdbook` on `PATH` (or named by `$MDBOOK`), which `book/install-tools.sh` installs at
 //! the version the book is written for; and, for the tutorial, what its reader needs: Linux on
-//! x86_64, cargo-generate, crates.io, a C compiler, `perl`, and Python 3 with pyspark
-//! (4.0 to 4.3) and pyarrow on a Java that pyspark runs on. The tutorial's projects build in
+//! x86_64, cargo-generate, crates.io, a C compiler, and Python 3 with pyspark (4.0 to 4.3) and
+//! pyarrow on a Java that pyspark runs on. The tutorial's projects build in
 //! `<repo>/target/book`.
 
 mod helpers;
@@ -230,6 +233,8 @@ fn the_tutorial_fences_are_sh_console_or_not_commands() {
     }
 }
 
+/// The tutorial's commands, then, in the project they built, the compile errors that the book
+/// quotes (which need a built project, and so run here).
 #[test]
 fn the_tutorial_commands_run_as_written() {
     let blocks = tutorial::blocks();
@@ -261,9 +266,10 @@ fn the_tutorial_commands_run_as_written() {
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone().expect("the log"))
         .stderr(log);
-    if let Some(dir) = tutorial::cargo_insta_path() {
-        command.env("PATH", tutorial::prepend_path(&dir));
-    }
+    // The tools that the install chapter installs: `cargo sparkds`, and cargo-insta.
+    let mut tools = vec![tutorial::cargo_sparkds_dir()];
+    tools.extend(tutorial::cargo_insta_path());
+    command.env("PATH", tutorial::prepend_paths(&tools));
     let status = command.status().expect("bash runs");
     let printed = std::fs::read_to_string(&log_path).unwrap_or_default();
     if !status.success() {
@@ -282,6 +288,7 @@ fn the_tutorial_commands_run_as_written() {
     }
     assert!(printed.contains(">>> book tutorial finished"));
     let _ = std::fs::remove_file(&log_path);
+    tutorial::check_quoted_compile_errors(&scratch.path().join(tutorial::PROJECT));
 }
 
 /// The tutorial's listings are the template's files with the tutorial's changes: every line of
@@ -289,13 +296,20 @@ fn the_tutorial_commands_run_as_written() {
 /// template changes one of these files, this test names the lines to carry over.
 #[test]
 fn the_tutorial_listings_follow_the_template() {
-    let pairs: [(&str, &str, &[&str]); 3] = [
+    let pairs: [(&str, &str, &[&str]); 4] = [
+        (
+            "lib.rs",
+            "template/src/lib.rs.liquid",
+            // The tutorial's export line adds push_limit.
+            &["spark_datasource::export!(connector::Source: {{ export_names }});"],
+        ),
         (
             "mod.rs",
             "template/src/connector/mod.rs.liquid",
             &[
                 "//! The sample reads a sequence of numbers `[0, end)` as the columns `id` and `label` (null in",
-                "//! every third row, so that nulls are exercised); each part of it is compiled when the",
+                "//! every third row, so that nulls are exercised); it has one module per capability that the",
+                "//! project was generated with.",
                 // Modules of the capabilities that the tutorial does not choose.
                 "mod stream;",
                 "mod write;",
@@ -349,4 +363,113 @@ fn the_tutorial_listings_follow_the_template() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The diffs of the upgrade chapter are what the template renders in `Cargo.toml` and
+/// `ci.yml`: each `-` line for the crates of 0.1.0, each `+` line for those of 0.2.0, from
+/// crates.io or a tag.
+#[test]
+fn the_upgrade_diffs_are_what_the_template_renders() {
+    let chapter = helpers::chapters()
+        .into_iter()
+        .find(|c| c.path == std::path::Path::new("abi/template-upgrades.md"))
+        .expect("the upgrade chapter");
+    let rendered = |sdk: &str| -> String {
+        let out = tempfile::tempdir().expect("a temporary directory");
+        let output = Command::new("cargo")
+            .arg("generate")
+            .arg("--path")
+            .arg(helpers::repo_root().join("template"))
+            .args(["--name", "my_source", "--silent", "--vcs", "none"])
+            .arg("--destination")
+            .arg(out.path())
+            .arg("-d")
+            .arg(format!("sdk={sdk}"))
+            .output()
+            .expect("cargo generate runs");
+        assert!(
+            output.status.success(),
+            "cargo generate -d sdk={sdk} failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        ["Cargo.toml", ".github/workflows/ci.yml"]
+            .map(|file| {
+                std::fs::read_to_string(out.path().join("my_source").join(file))
+                    .unwrap_or_else(|e| panic!("{file}: {e}"))
+            })
+            .join("\n")
+    };
+    let url = "<repository URL>";
+    let old = [
+        rendered("version:0.1.0"),
+        rendered(&format!("git:{url}#v0.1.0")),
+    ];
+    let new = [
+        rendered("version:0.2.0"),
+        rendered(&format!("git:{url}#v0.2.0")),
+    ];
+    let in_any = |tomls: &[String], line: &str| tomls.iter().any(|t| t.lines().any(|l| l == line));
+    let mut problems = Vec::new();
+    let mut count = 0;
+    for fence in helpers::fences(&chapter.text)
+        .into_iter()
+        .filter(|f| f.info == "diff")
+    {
+        for line in fence.body.lines() {
+            let (tomls, text): (Vec<String>, &str) = match line.split_at(1) {
+                ("-", text) => (old.to_vec(), text),
+                ("+", text) => (new.to_vec(), text),
+                (_, text) => ([old.clone(), new.clone()].concat(), text),
+            };
+            count += 1;
+            if !in_any(&tomls, text) {
+                problems.push(format!(
+                    "{}:{}: the template renders no line `{text}`",
+                    chapter.path.display(),
+                    fence.line
+                ));
+            }
+        }
+    }
+    assert!(count > 0, "the upgrade chapter has no diff");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The version warning that the upgrade chapter shows is the one `cargo sparkds` prints, for
+/// a project at `/home/me/my_source` that locks the version the chapter names.
+#[test]
+fn the_version_warning_is_the_one_cargo_sparkds_prints() {
+    let chapter = helpers::chapters()
+        .into_iter()
+        .find(|c| c.path == std::path::Path::new("abi/template-upgrades.md"))
+        .expect("the upgrade chapter");
+    let shown = helpers::fences(&chapter.text)
+        .into_iter()
+        .flat_map(|f| f.body.lines().map(str::to_string).collect::<Vec<_>>())
+        .find_map(|line| line.strip_prefix("warning: ").map(str::to_string))
+        .expect("the chapter shows the warning");
+    let locked = shown
+        .split_once("locks spark-datasource ")
+        .and_then(|(_, rest)| rest.split_once(':'))
+        .map(|(version, _)| version.to_string())
+        .expect("the warning names the locked version");
+    let home = tempfile::tempdir().expect("a temporary directory");
+    let project = home.path().join("my_source");
+    std::fs::create_dir_all(&project).expect("a project directory");
+    std::fs::write(
+        project.join("Cargo.lock"),
+        format!(
+            "version = 4\n\n[[package]]\nname = \"spark-datasource\"\nversion = \"{locked}\"\n"
+        ),
+    )
+    .expect("write Cargo.lock");
+    let printed = sparkds::version::mismatch(&project)
+        .expect("a warning")
+        .replace(&home.path().display().to_string(), "/home/me");
+    assert_eq!(
+        shown,
+        printed,
+        "the chapter shows another warning than cargo sparkds {} prints",
+        sparkds::version::VERSION
+    );
 }

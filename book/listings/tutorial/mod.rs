@@ -1,12 +1,10 @@
 //! The data source. This folder is the code you edit: replace the sample data with your own
-//! source, keeping the traits of `crate::api`.
+//! source, keeping the traits of `spark_datasource`.
 //!
 //! The sample reads a sequence of numbers `[0, end)` as the columns `id`, `label` (null in
-//! every third row, so that nulls are exercised) and `even`; each part of it is compiled when the
-//! project declares the capability that needs it (the Cargo features in Cargo.toml).
+//! every third row, so that nulls are exercised) and `even`; it has one module per capability
+//! that the project was generated with.
 
-// One module per part of the sample that the chosen capabilities use.
-#[cfg(feature = "batch_read")]
 mod read;
 mod sequence;
 mod table;
@@ -14,8 +12,7 @@ mod table;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-
-use crate::api::{DataSource, Options, Result};
+use spark_datasource::{DataSource, Options, Result};
 
 /// The data source that the library exports: Spark creates one per query, on the driver,
 /// with the options of the query.

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::sequence::{self, columns_of, project, RowRange};
 use super::{schema, table, Source};
-use crate::api::{BatchRead, BatchReader, Batches, Error, Result, TaskContext};
+use spark_datasource::{BatchRead, BatchReader, Batches, Error, Result, TaskContext};
 
 // ANCHOR: options
 /// The options of a batch read.

@@ -9,7 +9,7 @@ use arrow_schema::{Schema, SchemaRef};
 use serde::{Deserialize, Serialize};
 
 use super::schema;
-use crate::api::{Batches, Error, Result};
+use spark_datasource::{Batches, Error, Result};
 
 /// The rows `[start, end)`: what one task reads.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,9 +1,10 @@
 """Reads my_source on Spark 4.0 to 4.3, through the Python Data Source API.
 
-Run it from the project's directory, with the bridge importable by the driver and by the
-Python workers of the executors, which inherit the environment in local mode:
+Run it from the project's directory, with the bridge (the python/ package of the repository)
+importable by the driver and by the Python workers of the executors, which inherit the
+environment in local mode:
 
-    PYTHONPATH="$PWD/python" python3 spark_bridge.py
+    PYTHONPATH="$PWD/../spark-datasource-template/python" python3 spark_bridge.py
 """
 
 import sys

@@ -4,21 +4,24 @@
 //!
 //! The session starts in a scratch directory that holds a clean copy of this repository named
 //! `spark-datasource-template`, as `git clone` would leave it: the tutorial generates its project
-//! from there with `cargo generate --path`. Blocks fenced ```` ```console ```` are shown, never
-//! run: they need what this machine does not have (the network beyond package registries, a
-//! Spark 4.4 cluster, an interactive terminal, a `git push`), or install tools on the reader's
-//! machine, which the test provides itself (cargo-insta, below).
+//! from there with `cargo generate --path` and `-d sdk=path:...`. Blocks fenced
+//! ```` ```console ```` are shown, never run: they need what this machine does not have (the
+//! network beyond package registries, a Spark 4.4 cluster, an interactive terminal, a
+//! `git push`), or install tools on the reader's machine, which the test provides itself
+//! (`cargo sparkds` and cargo-insta, below).
 //!
-//! Two things differ from a reader's machine, both invisible to the commands:
+//! Three things differ from a reader's machine, all invisible to the commands:
 //! - The generated project's `target` directory is a symbolic link to
 //!   `<repo>/target/book/tutorial`, made as soon as the project exists, so that runs of this
 //!   test share their builds.
+//! - `cargo sparkds` is this workspace's build of `cargo-sparkds` (what the tutorial's
+//!   `cargo install --path .../crates/sparkds --features cli` installs), first on `PATH`.
 //! - `cargo-insta` is installed under `<repo>/target/book/tools` when it is not on `PATH`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{book_target, chapters, fences, repo_root};
+use super::{book_target, chapters, fences, repo_root, Chapter};
 
 /// The name the tutorial gives its project (`cargo generate --name my_source`).
 pub const PROJECT: &str = "my_source";
@@ -100,6 +103,17 @@ pub fn clean_checkout(destination: &Path) {
     }
 }
 
+/// The directory of this workspace's `cargo-sparkds`, built now if it is not fresh: the command
+/// that the tutorial installs with `cargo install --path .../crates/sparkds --features cli`.
+pub fn cargo_sparkds_dir() -> PathBuf {
+    let binary = sparkds::sparkds_binary()
+        .unwrap_or_else(|e| panic!("cannot build cargo-sparkds for the tutorial: {e}"));
+    binary
+        .parent()
+        .expect("cargo-sparkds has a directory")
+        .to_path_buf()
+}
+
 /// A directory to put on `PATH` so that `cargo insta` runs: none when it already does,
 /// else `<repo>/target/book/tools/bin`, where it is installed once.
 pub fn cargo_insta_path() -> Option<PathBuf> {
@@ -130,9 +144,119 @@ pub fn cargo_insta_path() -> Option<PathBuf> {
 
 /// `PATH` with `dir` first.
 pub fn prepend_path(dir: &Path) -> std::ffi::OsString {
-    let mut paths = vec![dir.to_path_buf()];
+    prepend_paths(&[dir.to_path_buf()])
+}
+
+/// `PATH` with `dirs` first, in their order.
+pub fn prepend_paths(dirs: &[PathBuf]) -> std::ffi::OsString {
+    let mut paths = dirs.to_vec();
     if let Some(path) = std::env::var_os("PATH") {
         paths.extend(std::env::split_paths(&path));
     }
     std::env::join_paths(paths).expect("a valid PATH")
+}
+
+/// A compile error that a chapter quotes: a ```` ```text ```` block with the export line it
+/// shows (`12 | spark_datasource::export!(...);`) and the lines of rustc's output it quotes.
+pub struct QuotedError {
+    pub origin: String,
+    /// The export line, as the block shows it.
+    pub export_line: String,
+    /// The lines of the block that rustc must print: `error...`, `--> ...`, `= note: ...` and
+    /// the numbered source line, trimmed.
+    pub lines: Vec<String>,
+}
+
+/// The compile errors of the export line that the book quotes, in every chapter.
+pub fn quoted_compile_errors() -> Vec<QuotedError> {
+    chapters()
+        .iter()
+        .flat_map(|chapter: &Chapter| {
+            fences(&chapter.text)
+                .into_iter()
+                .filter(|fence| fence.info == "text")
+                .filter_map(|fence| {
+                    let export_line = fence.body.lines().find_map(source_export_line)?;
+                    let lines = fence
+                        .body
+                        .lines()
+                        .map(str::trim)
+                        .filter(|line| {
+                            line.starts_with("error")
+                                || line.starts_with("-->")
+                                || line.starts_with("= note:")
+                                || source_export_line(line).is_some()
+                        })
+                        .map(str::to_string)
+                        .collect();
+                    Some(QuotedError {
+                        origin: format!("{}:{}", chapter.path.display(), fence.line),
+                        export_line,
+                        lines,
+                    })
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The export line of a numbered source line of rustc's output, `12 | spark_datasource::...`.
+fn source_export_line(line: &str) -> Option<String> {
+    let (number, code) = line.trim().split_once(" | ")?;
+    (number.chars().all(|c| c.is_ascii_digit()) && code.starts_with("spark_datasource::export!("))
+        .then(|| code.to_string())
+}
+
+/// Builds the library of `project` with each quoted export line in place of its own, and checks
+/// that rustc fails with the quoted lines; then puts the project's own `src/lib.rs` back.
+pub fn check_quoted_compile_errors(project: &Path) {
+    let errors = quoted_compile_errors();
+    assert!(
+        !errors.is_empty(),
+        "the book quotes no compile error of the export line"
+    );
+    let lib = project.join("src/lib.rs");
+    let original = std::fs::read_to_string(&lib).expect("the project's src/lib.rs");
+    let mut problems = Vec::new();
+    for error in &errors {
+        let edited: String = original
+            .lines()
+            .map(|line| {
+                if line.starts_with("spark_datasource::export!(") {
+                    error.export_line.as_str()
+                } else {
+                    line
+                }
+            })
+            .map(|line| format!("{line}\n"))
+            .collect();
+        std::fs::write(&lib, edited).expect("write src/lib.rs");
+        let output = Command::new("cargo")
+            .args(["build", "--lib", "--color", "never"])
+            .current_dir(project)
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("CARGO_BUILD_TARGET_DIR")
+            .env_remove("RUSTFLAGS")
+            .output()
+            .expect("cargo runs");
+        let printed = String::from_utf8_lossy(&output.stderr);
+        if output.status.success() {
+            problems.push(format!(
+                "{}: `{}` builds, but the book says it fails",
+                error.origin, error.export_line
+            ));
+            continue;
+        }
+        let printed_lines: Vec<&str> = printed.lines().map(str::trim).collect();
+        for line in &error.lines {
+            if !printed_lines.contains(&line.as_str()) {
+                problems.push(format!(
+                    "{}: rustc did not print `{line}`; it printed:\n{printed}",
+                    error.origin
+                ));
+            }
+        }
+    }
+    std::fs::write(&lib, original).expect("restore src/lib.rs");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
