@@ -50,7 +50,10 @@ fn arguments() -> Vec<OsString> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse_from(arguments());
-    if let Some(warning) = sparkds::version::mismatch_in_current_project() {
+    // A child that `show`, `roundtrip` or `check` started runs with breadcrumbs: its parent
+    // has warned already.
+    let child = std::env::var_os(sparkds::isolate::BREADCRUMBS_VAR).is_some();
+    if let Some(warning) = sparkds::version::mismatch_in_current_project().filter(|_| !child) {
         eprintln!("warning: {warning}");
     }
     match cli.command {
