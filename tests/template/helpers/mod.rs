@@ -217,7 +217,7 @@ impl Project {
         std::fs::write(self.dir.join(relative), text.replace(from, to)).expect("write");
     }
 
-    /// The files of the project, one per line, sorted; the vendored tools are one line each.
+    /// The files of the project, one per line, sorted; the workflow folder is one line.
     pub fn tree(&self) -> String {
         let mut files = Vec::new();
         collect(&self.dir, &self.dir, &mut files);
@@ -246,7 +246,7 @@ impl Project {
 }
 
 /// Folders listed as one entry: the workflow, which has a test of its own.
-const VENDORED: &[&str] = &[".github"];
+const FOLDED: &[&str] = &[".github"];
 
 fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) {
     for entry in std::fs::read_dir(dir).expect("readable directory") {
@@ -259,8 +259,8 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) {
         if relative == "target" || relative == "Cargo.lock" || relative == ".git" {
             continue;
         }
-        if let Some(vendored) = VENDORED.iter().find(|v| relative == **v) {
-            out.push(format!("{vendored}/…"));
+        if let Some(folder) = FOLDED.iter().find(|v| relative == **v) {
+            out.push(format!("{folder}/…"));
         } else if path.is_dir() {
             collect(root, &path, out);
         } else {
