@@ -27,6 +27,19 @@ fn rows(first: i64, n: i64) -> RecordBatch {
 }
 
 #[test]
+fn options_of_the_library_reach_every_create_and_those_of_a_read_win() {
+    let library = Fixture::good().load().with_options([("end", "4")]);
+    let read = library.batch_read().run().expect("the read succeeds");
+    assert_eq!(read.num_rows(), 4);
+    let read = library
+        .batch_read()
+        .option("end", "6")
+        .run()
+        .expect("the read succeeds");
+    assert_eq!(read.num_rows(), 6);
+}
+
+#[test]
 fn reads_every_partition_in_order() {
     let library = Fixture::good().load();
     let read = library

@@ -29,6 +29,8 @@ pub struct Library {
     table: SparkDsLibrary,
     log: &'static LogCollector,
     handles: Mutex<HashSet<(HandleKind, usize)>>,
+    /// Options given to every `create`, before those of each call.
+    options: Vec<(String, String)>,
 }
 
 static NEXT_LIBRARY_ID: AtomicUsize = AtomicUsize::new(1);
@@ -246,6 +248,7 @@ impl Library {
             table,
             log,
             handles: Mutex::new(HashSet::new()),
+            options: Vec::new(),
         })
     }
 
@@ -263,6 +266,21 @@ impl Library {
     /// Sets the data source name passed to `create`.
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self
+    }
+
+    /// Gives `options` to every `create` of this library, before the options of each read,
+    /// write or check (which win when they set the same key): the options that a source
+    /// requires, so that each test need not repeat them.
+    pub fn with_options<K, V>(mut self, options: impl IntoIterator<Item = (K, V)>) -> Self
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.options = options
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
         self
     }
 
@@ -314,6 +332,7 @@ impl Library {
 
     /// Calls `create` and checks the declared capabilities (rule 4).
     pub(crate) fn create(&self, options: &[(String, String)]) -> Result<Source<'_>> {
+        let options: Vec<(String, String)> = self.options.iter().chain(options).cloned().collect();
         let create = self.table.create.ok_or_else(|| {
             Violation::new("create", 4, "is NULL; every library implements `create`")
         })?;

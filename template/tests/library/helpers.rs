@@ -4,8 +4,12 @@ use std::sync::OnceLock;
 
 use sparkds::Library;
 
-/// No options: the defaults of the data source.
+/// No options beyond those of [`CREATE_OPTIONS`]: the defaults of the data source.
 pub const NO_OPTIONS: [(&str, &str); 0] = [];
+
+/// The options that every test gives `create`, before its own: add those your source
+/// requires (a URL, a path), so that each test need not repeat them.
+pub const CREATE_OPTIONS: &[(&str, &str)] = &[];
 
 /// The library that `cargo test` built for this package, loaded once like Spark loads it.
 pub fn library() -> sparkds::Result<&'static Library> {
@@ -14,7 +18,8 @@ pub fn library() -> sparkds::Result<&'static Library> {
         return Ok(library);
     }
     let name = concat!("spark_datasource_", env!("CARGO_PKG_NAME"));
-    let loaded = Library::load(sparkds::cdylib(name)?)?;
+    let loaded =
+        Library::load(sparkds::cdylib(name)?)?.with_options(CREATE_OPTIONS.iter().copied());
     Ok(LIBRARY.get_or_init(|| loaded))
 }
 
