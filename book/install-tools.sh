@@ -10,7 +10,7 @@
 # Usage: book/install-tools.sh [--root DIR]   (default: cargo's own bin directory)
 set -euo pipefail
 
-MDBOOK_VERSION=0.4.52
+MDBOOK_VERSION=0.5.4
 
 root_args=()
 bin_dir="${CARGO_HOME:-$HOME/.cargo}/bin"

@@ -34,6 +34,36 @@ fn mdbook() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("mdbook"))
 }
 
+/// The book is built with the mdbook that `book/install-tools.sh` installs, which the book's
+/// own install instructions name too.
+#[test]
+fn the_book_is_built_with_the_mdbook_that_install_tools_pins() {
+    let script = std::fs::read_to_string(helpers::book_dir().join("install-tools.sh"))
+        .expect("book/install-tools.sh is readable");
+    let pinned = script
+        .lines()
+        .find_map(|line| line.strip_prefix("MDBOOK_VERSION="))
+        .expect("install-tools.sh sets MDBOOK_VERSION");
+    let output = Command::new(mdbook())
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run mdbook ({e}): install it with book/install-tools.sh")
+        });
+    let version = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        version.trim(),
+        format!("mdbook v{pinned}"),
+        "run book/install-tools.sh"
+    );
+    let install = std::fs::read_to_string(helpers::book_dir().join("src/tutorial/install.md"))
+        .expect("the install page is readable");
+    assert!(
+        install.contains(&format!("--version {pinned}")),
+        "book/src/tutorial/install.md pins another mdbook than install-tools.sh ({pinned})"
+    );
+}
+
 #[test]
 fn the_book_builds_without_a_warning() {
     let out = tempfile::tempdir().expect("a temporary directory");
