@@ -1,10 +1,12 @@
 //! The sample data: the numbers of a range as rows `(id, label)`, produced lazily in batches
 //! of bounded size. Batch reads and micro-batches both read it.
 
+use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_array::builder::StringBuilder;
+use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{Schema, SchemaRef};
 use serde::{Deserialize, Serialize};
 
@@ -50,10 +52,11 @@ fn batch(schema: &SchemaRef, ids: Range<u64>) -> Result<RecordBatch> {
         .fields()
         .iter()
         .map(|field| -> Result<ArrayRef> {
-            let ids = ids.clone().map(|id| id as i64);
             match field.name().as_str() {
-                "id" => Ok(Arc::new(Int64Array::from_iter_values(ids))),
-                "label" => Ok(Arc::new(StringArray::from_iter(ids.map(label)))),
+                "id" => Ok(Arc::new(Int64Array::from_iter_values(
+                    ids.clone().map(|id| id as i64),
+                ))),
+                "label" => labels(ids.clone()),
                 other => Err(Error::msg(format!("no column `{other}`"))),
             }
         })
@@ -61,9 +64,22 @@ fn batch(schema: &SchemaRef, ids: Range<u64>) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(schema.clone(), columns)?)
 }
 
-/// The label of row `id`: its name, or null in every third row.
-fn label(id: i64) -> Option<String> {
-    (id % 3 != 2).then(|| format!("row {id}"))
+/// The labels of rows `ids`: `row <id>`, or null in every third row. Each value is written
+/// straight into the builder's buffer, sized up front: no `String` per row, which would cost
+/// more than the rest of the read.
+fn labels(ids: Range<u64>) -> Result<ArrayRef> {
+    let rows = usize::try_from(ids.end - ids.start).unwrap_or(0);
+    let mut labels = StringBuilder::with_capacity(rows, rows * "row 0000000".len());
+    for id in ids {
+        if id % 3 == 2 {
+            labels.append_null();
+        } else {
+            write!(labels, "row {id}").map_err(|e| Error::msg(e.to_string()))?;
+            // Ends the value that `write!` filled.
+            labels.append_value("");
+        }
+    }
+    Ok(Arc::new(labels.finish()))
 }
 
 /// The names of `requested`'s columns, after checking that the data source has each of them
