@@ -1,9 +1,11 @@
 //! Tests: packaging. `sparkds package` and `sparkds verify` on libraries compiled on this
 //! machine and on packages crafted to break one rule each, and the GitHub Actions workflows of
-//! the template and of `ci-templates/` (rendered, linted, and kept from drifting apart), and the
-//! crates as `cargo package` would publish them.
+//! the template and of `ci-templates/` (rendered, linted, kept from drifting apart, with every
+//! action a recorded Node 24 release), the crates as `cargo package` would publish them, and the
+//! dependency policy of `deny.toml` (`cargo deny`, offline) here and in a generated project.
 
 mod crates;
+mod deny;
 mod helpers;
 mod package_and_verify;
 mod rejected_packages;

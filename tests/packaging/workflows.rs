@@ -1,6 +1,10 @@
 //! The generated GitHub Actions workflow and the reusable ones of `ci-templates/`: the matrix has
 //! exactly the chosen platforms, everything lints clean with actionlint, the generated jobs are
-//! the ci-templates' jobs (no drift), and every action is pinned to a commit.
+//! the ci-templates' jobs (no drift), every action is pinned to the commit of a release recorded
+//! in `ci-templates/actions.lock` as running on Node 24, every cargo command is `--locked`,
+//! caches are keyed as they should be, and the release path (tag check, notes, dry run,
+//! attestation condition) does what the book says. Dependabot is configured here and in
+//! generated projects.
 
 use std::collections::BTreeMap;
 
@@ -8,9 +12,10 @@ use serde_norway::Value;
 use tempfile::TempDir;
 
 use crate::helpers::workflows::{
-    cargo_generate_available, ci_template_workflows, lint, parse, render_with_cargo_generate,
-    render_with_liquid, run_matrix_step, template_synced_from_ci_templates, template_workflow,
-    PLATFORM_CHOICES,
+    actions_lock, cargo_generate_available, ci_template_workflows, is_pinned_to_a_commit, lint,
+    parse, render_with_cargo_generate, render_with_liquid, run_matrix_step, shipped_workflows,
+    template_synced_from_ci_templates, template_workflow, uses_lines, PinnedAction,
+    ALLOWED_RUNTIMES, PLATFORM_CHOICES,
 };
 
 #[test]
@@ -99,6 +104,15 @@ fn cargo_generate_renders_the_workflow_as_the_tests_do() {
         let path = dir.path().join("ci.yml");
         std::fs::write(&path, &generated).expect("write");
         assert_eq!(lint(&[path]), "");
+        let read = |path: std::path::PathBuf| {
+            std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+        };
+        assert_eq!(
+            read(dir.path().join("rust_range/.github/dependabot.yml")),
+            read(crate::helpers::repo_root().join("template/.github/dependabot.yml")),
+            "the generated project has the template's Dependabot configuration, as it is"
+        );
     }
 }
 
@@ -180,11 +194,19 @@ fn the_generated_jobs_are_the_ci_templates_jobs() {
                 value,
                 "--git https://example.org/spark-datasource-template.git --tag v0.1.0 sparkds"
             ),
-            _ => assert_eq!(
-                Some(value),
-                inputs[input.as_str()]["default"].as_str(),
-                "env.{variable} must be the default of input `{input}`"
-            ),
+            // A boolean input's default is the text the expression gives: `false`.
+            _ => {
+                let default = &inputs[input.as_str()]["default"];
+                let default = default
+                    .as_str()
+                    .map(str::to_string)
+                    .or_else(|| default.as_bool().map(|b| b.to_string()));
+                assert_eq!(
+                    Some(value.to_string()),
+                    default,
+                    "env.{variable} must be the default of input `{input}`"
+                )
+            }
         }
     }
 }
@@ -228,38 +250,24 @@ fn liquid_in_the_template_workflow_stays_in_the_values_block() {
 }
 
 #[test]
-fn every_action_is_pinned_to_a_commit_and_every_job_has_permissions() {
-    let mut sources: Vec<(String, String)> = ci_template_workflows()
-        .iter()
-        .map(|p| {
-            (
-                p.display().to_string(),
-                std::fs::read_to_string(p).expect("read"),
-            )
-        })
-        .collect();
-    sources.push((
-        "template ci.yml".to_string(),
-        render_with_liquid("rust_range", &["linux-x86_64"]),
-    ));
-    for (name, source) in sources {
-        for line in source.lines() {
-            let Some(action) = line
-                .trim_start()
-                .trim_start_matches("- ")
-                .strip_prefix("uses: ")
-            else {
-                continue;
-            };
-            let (reference, comment) = action.split_once(" # ").unwrap_or((action, ""));
-            let sha = reference.rsplit_once('@').map(|(_, r)| r).unwrap_or("");
+fn every_action_is_a_recorded_release_pinned_by_commit_and_every_job_has_permissions() {
+    let lock = actions_lock();
+    for (name, source) in shipped_workflows() {
+        for (reference, comment) in uses_lines(&source) {
             assert!(
-                sha.len() == 40 && sha.chars().all(|c| c.is_ascii_hexdigit()),
+                is_pinned_to_a_commit(&reference),
                 "{name}: `{reference}` must be pinned to a full commit SHA"
             );
-            assert!(
-                comment.starts_with('v'),
-                "{name}: `{reference}` needs a `# vX.Y.Z` comment"
+            let pinned = lock.get(&reference).unwrap_or_else(|| {
+                panic!(
+                    "{name}: `{reference}` is not in ci-templates/actions.lock: record its \
+                     release tag and runs.using there"
+                )
+            });
+            assert_eq!(
+                comment, pinned.tag,
+                "{name}: `{reference}` needs the comment `# {}`, its release tag",
+                pinned.tag
             );
         }
         let workflow = parse(&source);
@@ -277,14 +285,149 @@ fn every_action_is_pinned_to_a_commit_and_every_job_has_permissions() {
     }
 }
 
-/// Runs the `run:` script of the step `name` of `job` with bash, as the runner does.
+#[test]
+fn every_recorded_action_runs_on_node_24_or_is_composite_of_such() {
+    let lock = actions_lock();
+    for action in lock.values() {
+        if let Err(problem) = check_pinned_action(action, &lock) {
+            panic!("ci-templates/actions.lock: {problem}");
+        }
+    }
+}
+
+#[test]
+fn an_action_on_node_20_is_refused() {
+    let lock = actions_lock();
+    let old = PinnedAction {
+        reference: "actions/upload-artifact@330a01c490aca151604b8cf639adc76d48f6c5d4".to_string(),
+        tag: "v5.0.0".to_string(),
+        runs_using: "node20".to_string(),
+        uses: Vec::new(),
+    };
+    assert_eq!(
+        check_pinned_action(&old, &lock),
+        Err(
+            "actions/upload-artifact@330a01c490aca151604b8cf639adc76d48f6c5d4 (v5.0.0) runs on \
+             node20: pin a release whose action.yml has `runs.using: node24` (GitHub is retiring \
+             Node 20)"
+                .to_string()
+        )
+    );
+    let composite = PinnedAction {
+        reference: "actions/attest-build-provenance@e8998f949152b193b063cb0ec769d69d929409be"
+            .to_string(),
+        tag: "v2.4.0".to_string(),
+        runs_using: "composite".to_string(),
+        uses: vec!["actions/attest@ce27ba3b4a9a139d9a20a4a07d69fabb52f1e5bc".to_string()],
+    };
+    assert_eq!(
+        check_pinned_action(&composite, &lock),
+        Err(
+            "actions/attest-build-provenance@e8998f949152b193b063cb0ec769d69d929409be (v2.4.0) \
+             uses actions/attest@ce27ba3b4a9a139d9a20a4a07d69fabb52f1e5bc, which is not listed"
+                .to_string()
+        )
+    );
+}
+
+/// Whether a pinned action of `actions.lock` may run: pinned to a commit of a release, on Node
+/// 24, and if composite, using only listed actions.
+fn check_pinned_action(
+    action: &PinnedAction,
+    lock: &BTreeMap<String, PinnedAction>,
+) -> Result<(), String> {
+    let PinnedAction {
+        reference,
+        tag,
+        runs_using,
+        uses,
+    } = action;
+    if !is_pinned_to_a_commit(reference) {
+        return Err(format!("{reference} is not `owner/name@<commit SHA>`"));
+    }
+    if !tag.starts_with('v') {
+        return Err(format!("{reference}: `{tag}` is not a release tag"));
+    }
+    if !ALLOWED_RUNTIMES.contains(&runs_using.as_str()) {
+        return Err(format!(
+            "{reference} ({tag}) runs on {runs_using}: pin a release whose action.yml has \
+             `runs.using: node24` (GitHub is retiring Node 20)"
+        ));
+    }
+    if runs_using != "composite" && !uses.is_empty() {
+        return Err(format!(
+            "{reference} ({tag}) is not composite, yet lists uses="
+        ));
+    }
+    match uses.iter().find(|nested| !lock.contains_key(*nested)) {
+        Some(nested) => Err(format!(
+            "{reference} ({tag}) uses {nested}, which is not listed"
+        )),
+        None => Ok(()),
+    }
+}
+
+#[test]
+fn every_cargo_build_install_test_and_deny_is_locked() {
+    const COMMANDS: [&str; 6] = [
+        "cargo build",
+        "cargo zigbuild",
+        "cargo install",
+        "cargo test",
+        "cargo clippy",
+        "cargo deny",
+    ];
+    for (name, source) in shipped_workflows() {
+        for line in source.lines().filter(|l| !l.trim_start().starts_with('#')) {
+            for command in COMMANDS {
+                for (at, _) in line.match_indices(command) {
+                    // A command starts a line of a script, or follows `run:`: elsewhere it is
+                    // prose (a name, a description).
+                    let before = line[..at].trim();
+                    if !(before.is_empty() || before.ends_with("run:") || before.ends_with("&&")) {
+                        continue;
+                    }
+                    let rest = &line[at..];
+                    let end = rest.find(['&', ';', '|']).unwrap_or(rest.len());
+                    assert!(
+                        rest[..end].contains(" --locked"),
+                        "{name}: `{}` must pass --locked: a build from a stale Cargo.lock \
+                         must fail, not update it",
+                        rest[..end].trim()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Runs the `run:` script of the step `name` of `job` with bash, as the runner does, and returns
+/// what it printed; it must succeed.
 fn run_step(
     workflow: &Value,
     job: &str,
     name: &str,
     dir: &std::path::Path,
     env: &[(&str, String)],
-) {
+) -> String {
+    let output = step_output(workflow, job, name, dir, env);
+    assert!(
+        output.status.success(),
+        "step {name:?} failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Runs the `run:` script of the step `name` of `job` with bash, as the runner does.
+fn step_output(
+    workflow: &Value,
+    job: &str,
+    name: &str,
+    dir: &std::path::Path,
+    env: &[(&str, String)],
+) -> std::process::Output {
     let step = workflow["jobs"][job]["steps"]
         .as_sequence()
         .expect("steps")
@@ -296,18 +439,12 @@ fn run_step(
         Some(sub) => dir.join(sub),
         None => dir.to_path_buf(),
     };
-    let output = std::process::Command::new("bash")
+    std::process::Command::new("bash")
         .args(["-e", "-c", script])
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .output()
-        .expect("bash runs");
-    assert!(
-        output.status.success(),
-        "step {name:?} failed:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .expect("bash runs")
 }
 
 #[test]
@@ -360,4 +497,284 @@ fn the_build_and_package_steps_package_and_verify_a_library_built_here() {
             crate::helpers::sha256_hex(&package)
         )
     );
+}
+
+/// A git repository in `dir` with the commits `first` (tagged `v0.1.0`), `second` and a merge.
+fn repository_with_a_release(dir: &std::path::Path) {
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .args(["-c", "user.name=test", "-c", "user.email=test@example.org"])
+            .args(["-c", "init.defaultBranch=main", "-c", "tag.gpgSign=false"])
+            .args(["-c", "commit.gpgSign=false"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("git runs");
+        assert!(
+            output.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    git(&["init", "--quiet"]);
+    git(&["commit", "--quiet", "--allow-empty", "-m", "first"]);
+    git(&["tag", "v0.1.0"]);
+    git(&["checkout", "--quiet", "-b", "topic"]);
+    git(&["commit", "--quiet", "--allow-empty", "-m", "second: a fix"]);
+    git(&["checkout", "--quiet", "main"]);
+    git(&["merge", "--quiet", "--no-ff", "-m", "merge topic", "topic"]);
+    git(&["commit", "--quiet", "--allow-empty", "-m", "third"]);
+}
+
+/// The environment of the release job: a pull request's (dry run) or a tag's, with a `gh` on
+/// `PATH` that fails, so that a step that would publish is seen.
+fn release_env(
+    dir: &std::path::Path,
+    dry_run: bool,
+    ref_name: &str,
+) -> Vec<(&'static str, String)> {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let gh = bin.join("gh");
+    std::fs::write(
+        &gh,
+        "#!/bin/sh\necho \"gh $*: publishing in a test\" >&2\nexit 3\n",
+    )
+    .expect("write gh");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let runner_temp = dir.join("runner");
+    std::fs::create_dir_all(&runner_temp).expect("mkdir");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    vec![
+        ("PATH", path),
+        ("DRY_RUN", dry_run.to_string()),
+        ("VERSION", "0.2.0".to_string()),
+        ("DATA_SOURCE", "demo".to_string()),
+        ("GITHUB_REF_NAME", ref_name.to_string()),
+        ("GITHUB_REPOSITORY", "owner/demo".to_string()),
+        ("GITHUB_ENV", dir.join("github_env").display().to_string()),
+        ("RUNNER_TEMP", runner_temp.display().to_string()),
+    ]
+}
+
+#[test]
+fn the_release_dry_run_writes_the_notes_from_the_commits_since_the_last_tag_and_publishes_nothing()
+{
+    let workflow = parse(&std::fs::read_to_string(&ci_template_workflows()[0]).expect("read"));
+    assert_eq!(
+        workflow["jobs"]["release"]["if"].as_str(),
+        Some("startsWith(github.ref, 'refs/tags/v') || github.event_name == 'pull_request'"),
+        "the release job runs on tags, and as a dry run on every pull request"
+    );
+    let dir = TempDir::new().expect("temp dir");
+    repository_with_a_release(dir.path());
+    std::fs::create_dir_all(dir.path().join("package")).expect("mkdir");
+    std::fs::write(dir.path().join("package/demo-0.2.0.sparkpkg"), b"zip").expect("write");
+    let mut env = release_env(dir.path(), true, "42/merge");
+
+    run_step(&workflow, "release", "The tag to release", dir.path(), &env);
+    let github_env = std::fs::read_to_string(dir.path().join("github_env")).expect("GITHUB_ENV");
+    assert_eq!(github_env, "TAG=v0.2.0\n");
+    env.push(("TAG", "v0.2.0".to_string()));
+
+    let printed = run_step(&workflow, "release", "Release notes", dir.path(), &env);
+    let notes = std::fs::read_to_string(dir.path().join("runner/notes.md")).expect("the notes");
+    assert_eq!(printed, notes);
+    // `- <subject> (<abbreviated commit>)`, newest first, without the merge.
+    let without_commits: Vec<String> = notes
+        .lines()
+        .map(|line| match line.rsplit_once(" (") {
+            Some((subject, _)) => subject.to_string(),
+            None => line.to_string(),
+        })
+        .collect();
+    assert_eq!(
+        without_commits,
+        ["Changes since v0.1.0:", "", "- third", "- second: a fix"]
+    );
+
+    let printed = run_step(&workflow, "release", "Release", dir.path(), &env);
+    assert!(
+        printed.starts_with("Dry run: the tag v0.2.0 would publish these files"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn a_release_from_a_tag_other_than_the_version_is_refused() {
+    let workflow = parse(&std::fs::read_to_string(&ci_template_workflows()[0]).expect("read"));
+    let dir = TempDir::new().expect("temp dir");
+    repository_with_a_release(dir.path());
+    let env = release_env(dir.path(), false, "v0.1.9");
+    let output = step_output(&workflow, "release", "The tag to release", dir.path(), &env);
+    assert!(!output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "::error::tag v0.1.9 does not match the version 0.2.0: tag the commit v0.2.0, or change the version\n"
+    );
+}
+
+#[test]
+fn provenance_is_attested_on_a_tag_where_github_stores_attestations() {
+    for (name, source) in shipped_workflows() {
+        let workflow = parse(&source);
+        let Some(steps) = workflow["jobs"]["release"]["steps"].as_sequence() else {
+            continue;
+        };
+        let attest = steps
+            .iter()
+            .find(|s| {
+                s["uses"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("actions/attest-build-provenance@"))
+            })
+            .unwrap_or_else(|| panic!("{name}: the release job attests provenance"));
+        // Public repositories on every plan; private and internal ones only on GitHub
+        // Enterprise Cloud, which the project says with ATTEST_PRIVATE. Never in a dry run.
+        assert_eq!(
+            attest["if"].as_str(),
+            Some(
+                "env.DRY_RUN != 'true' && (github.event.repository.visibility == 'public' || \
+                 env.ATTEST_PRIVATE == 'true')"
+            ),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn sparkds_is_built_once_per_source_and_platform_and_then_taken_from_the_cache() {
+    let workflow = parse(&std::fs::read_to_string(&ci_template_workflows()[0]).expect("read"));
+    let step = |job: &str, name: &str| {
+        workflow["jobs"][job]["steps"]
+            .as_sequence()
+            .expect("steps")
+            .iter()
+            .find(|s| s["name"].as_str().is_some_and(|n| n.starts_with(name)))
+            .unwrap_or_else(|| panic!("job {job} has a step {name:?}"))
+            .clone()
+    };
+    for job in ["build", "package"] {
+        assert_eq!(
+            step(job, "Install sparkds")["if"].as_str(),
+            Some("steps.sparkds-cache.outputs.cache-hit != 'true'"),
+            "job {job} installs sparkds only when the cache has not got it"
+        );
+    }
+    assert_eq!(
+        step("build", "Which sparkds"),
+        step("package", "Which sparkds")
+    );
+
+    let dir = TempDir::new().expect("temp dir");
+    let sdk = dir.path().join("sdk");
+    for (file, text) in [
+        ("crates/sparkds/src/main.rs", "fn main() {}\n"),
+        ("crates/spark-datasource/src/lib.rs", "\n"),
+        ("crates/sparkds/target/debug/junk", "x"),
+    ] {
+        let path = sdk.join(file);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    let key = |install: &str, target: &str| {
+        let output = dir.path().join("output");
+        let env = [
+            ("SPARKDS_INSTALL", install.to_string()),
+            ("SPARKDS_TARGET", target.to_string()),
+            ("RUNNER_OS", "Linux".to_string()),
+            ("RUNNER_ARCH", "X64".to_string()),
+            ("GITHUB_OUTPUT", output.display().to_string()),
+        ];
+        let _ = std::fs::remove_file(&output);
+        run_step(&workflow, "build", "Which sparkds", dir.path(), &env);
+        let written = std::fs::read_to_string(&output).expect("the step writes its key");
+        written
+            .strip_prefix("key=")
+            .expect("key=...")
+            .trim()
+            .to_string()
+    };
+    let x86 = "x86_64-unknown-linux-gnu";
+    let released = key("sparkds@0.1.0", x86);
+    assert!(released.starts_with("sparkds-Linux-X64-x86_64-unknown-linux-gnu-"));
+    assert_eq!(released, key("sparkds@0.1.0", x86), "the key is stable");
+    assert_ne!(released, key("sparkds@0.1.1", x86));
+    assert_ne!(released, key("sparkds@0.1.0", "x86_64-apple-darwin"));
+
+    let path = format!("--path {}/crates/sparkds", sdk.display());
+    let checkout = key(&path, x86);
+    std::fs::write(sdk.join("crates/sparkds/target/debug/junk"), "y").expect("write");
+    assert_eq!(checkout, key(&path, x86), "build output is not the source");
+    std::fs::write(
+        sdk.join("crates/spark-datasource/src/lib.rs"),
+        "// changed\n",
+    )
+    .expect("write");
+    assert_ne!(
+        checkout,
+        key(&path, x86),
+        "a change of the SDK beside sparkds is a new sparkds"
+    );
+}
+
+#[test]
+fn cargo_registry_and_target_are_cached_by_cargo_lock() {
+    for (name, source) in shipped_workflows() {
+        let workflow = parse(&source);
+        for job in ["checks", "build"] {
+            let Some(steps) = workflow["jobs"][job]["steps"].as_sequence() else {
+                continue;
+            };
+            let cache = steps
+                .iter()
+                .find(|s| {
+                    s["name"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with("Cargo's registry"))
+                })
+                .unwrap_or_else(|| panic!("{name}: job {job} caches cargo's registry and target"));
+            let paths = cache["with"]["path"].as_str().expect("paths");
+            for path in [
+                "~/.cargo/registry/index/",
+                "~/.cargo/registry/cache/",
+                "target/",
+            ] {
+                assert!(
+                    paths.lines().any(|l| l == path),
+                    "{name}: {job} caches {path}"
+                );
+            }
+            let key = cache["with"]["key"].as_str().expect("a key");
+            assert!(
+                key.ends_with("${{ hashFiles('**/Cargo.lock') }}"),
+                "{name}: {key}"
+            );
+        }
+    }
+}
+
+#[test]
+fn dependabot_updates_cargo_and_actions_here_and_in_generated_projects() {
+    for file in ["template/.github/dependabot.yml", ".github/dependabot.yml"] {
+        let text = std::fs::read_to_string(crate::helpers::repo_root().join(file))
+            .unwrap_or_else(|e| panic!("read {file}: {e}"));
+        let config = parse(&text);
+        assert_eq!(config["version"].as_u64(), Some(2), "{file}");
+        let ecosystems: Vec<&str> = config["updates"]
+            .as_sequence()
+            .expect("updates")
+            .iter()
+            .filter_map(|u| u["package-ecosystem"].as_str())
+            .collect();
+        assert_eq!(ecosystems, ["cargo", "github-actions"], "{file}");
+    }
 }

@@ -703,7 +703,7 @@ impl<'a> RawArray<'a> {
     fn check_alignment(&self, buffers: &[*const c_void]) -> RawResult {
         let width = element_width(self.data_type);
         if let Some(&values) = buffers.get(1) {
-            if (values as usize) % width != 0 {
+            if !(values as usize).is_multiple_of(width) {
                 return self.fail(20, format!("buffer 1 is not aligned to {width} bytes"));
             }
         }

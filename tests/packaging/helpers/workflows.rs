@@ -2,6 +2,7 @@
 //! cargo-generate renders it, the reusable workflows of `ci-templates/`, and the tools that read
 //! them (a YAML parser, actionlint, the matrix step run with Python).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -216,4 +217,103 @@ pub fn template_synced_from_ci_templates() -> String {
         jobs_text(&read("rust-checks.yml")),
         jobs_text(&read("native-datasource.yml"))
     )
+}
+
+/// One pinned action of `ci-templates/actions.lock`: `owner/name@commit`, the release tag of
+/// that commit, the `runs.using` of its `action.yml` there, and for a composite action the
+/// actions its steps use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedAction {
+    pub reference: String,
+    pub tag: String,
+    pub runs_using: String,
+    pub uses: Vec<String>,
+}
+
+/// The runtimes an action may declare: Node 24, or a composite or container action (whose own
+/// steps are checked where they are listed).
+pub const ALLOWED_RUNTIMES: [&str; 3] = ["node24", "composite", "docker"];
+
+/// The pinned actions of `ci-templates/actions.lock`, by `owner/name@commit`.
+pub fn actions_lock() -> BTreeMap<String, PinnedAction> {
+    let path = repo_root().join("ci-templates/actions.lock");
+    let text = std::fs::read_to_string(&path).expect("read ci-templates/actions.lock");
+    let mut actions = BTreeMap::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [reference, tag, runs_using, rest @ ..] = fields.as_slice() else {
+            panic!(
+                "actions.lock:{}: `action@commit tag runs.using [uses=...]`, found: {line}",
+                number + 1
+            );
+        };
+        let uses = rest
+            .iter()
+            .map(|field| {
+                field
+                    .strip_prefix("uses=")
+                    .unwrap_or_else(|| {
+                        panic!("actions.lock:{}: unknown field `{field}`", number + 1)
+                    })
+                    .to_string()
+            })
+            .collect();
+        let action = PinnedAction {
+            reference: reference.to_string(),
+            tag: tag.to_string(),
+            runs_using: runs_using.trim_matches(['\'', '"']).to_string(),
+            uses,
+        };
+        assert!(
+            actions.insert(reference.to_string(), action).is_none(),
+            "actions.lock:{}: {reference} is listed twice",
+            number + 1
+        );
+    }
+    actions
+}
+
+/// Whether `reference` is `owner/name[/path]@<40 hex digits>`.
+pub fn is_pinned_to_a_commit(reference: &str) -> bool {
+    reference.rsplit_once('@').is_some_and(|(action, sha)| {
+        action.contains('/') && sha.len() == 40 && sha.chars().all(|c| c.is_ascii_hexdigit())
+    })
+}
+
+/// Every `uses:` line of a workflow: the reference and the comment after it (`# v1.2.3`).
+pub fn uses_lines(workflow: &str) -> Vec<(String, String)> {
+    workflow
+        .lines()
+        .filter_map(|line| {
+            let action = line
+                .trim_start()
+                .trim_start_matches("- ")
+                .strip_prefix("uses: ")?;
+            let (reference, comment) = action.split_once(" # ").unwrap_or((action, ""));
+            Some((reference.trim().to_string(), comment.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The workflows that ship: the reusable ones of `ci-templates/` and the template's, rendered,
+/// each with a name for messages.
+pub fn shipped_workflows() -> Vec<(String, String)> {
+    let mut sources: Vec<(String, String)> = ci_template_workflows()
+        .iter()
+        .map(|p| {
+            (
+                p.display().to_string(),
+                std::fs::read_to_string(p).expect("read"),
+            )
+        })
+        .collect();
+    sources.push((
+        "template ci.yml".to_string(),
+        render_with_liquid("rust_range", &ALL_PLATFORMS),
+    ));
+    sources
 }
