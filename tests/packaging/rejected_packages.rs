@@ -9,7 +9,7 @@ use tempfile::TempDir;
 
 use crate::helpers::{
     host_library_name, host_platform, host_settings, macho_x86_64_blob, patched_to_aarch64, report,
-    sparkds, CLibrary, CraftedPackage,
+    sbom, sparkds, CLibrary, CraftedPackage,
 };
 
 const MANIFEST: &str = "spark-native-datasource.json";
@@ -255,4 +255,144 @@ fn a_file_that_is_not_a_zip_archive_stops_verify() {
     let output = verify(dir.path(), &[]);
     assert_eq!(output.status.code(), Some(2));
     insta::assert_snapshot!("not_a_zip", report(&output));
+}
+
+const NOTICES: &str = "THIRD-PARTY-NOTICES";
+const SBOM: &str = "sbom.cdx.json";
+
+/// A package of one host library that lists notices and an SBOM, with these contents (`None`:
+/// listed but not in the archive).
+fn package_with(library: &[u8], notices: Option<&str>, sbom: Option<&str>) -> CraftedPackage {
+    let entry = format!("{}/{}", host_platform(), host_library_name("demo"));
+    let mut package = CraftedPackage::new()
+        .manifest_with(
+            &["demo"],
+            &[(host_platform(), &entry)],
+            &[("notices", NOTICES), ("sbom", SBOM)],
+        )
+        .file(&entry, library);
+    if let Some(notices) = notices {
+        package = package.file(NOTICES, notices.as_bytes());
+    }
+    if let Some(sbom) = sbom {
+        package = package.file(SBOM, sbom.as_bytes());
+    }
+    package
+}
+
+#[test]
+fn a_package_with_notices_and_an_sbom_that_agree_is_accepted() {
+    let dir = TempDir::new().expect("temp dir");
+    let library = demo_library(dir.path());
+    package_with(
+        &library,
+        Some("zlib 1.3.1\nZlib licence text\n"),
+        Some(&sbom(&[("zlib", "1.3.1", Some("Zlib"))])),
+    )
+    .write(&dir.path().join("demo.sparkpkg"));
+    let output = verify(dir.path(), &["--require-notices"]);
+    assert!(output.status.success(), "{}", report(&output));
+}
+
+#[test]
+fn listed_notices_and_sbom_missing_from_the_archive_are_rejected() {
+    let dir = TempDir::new().expect("temp dir");
+    let library = demo_library(dir.path());
+    package_with(&library, None, None).write(&dir.path().join("demo.sparkpkg"));
+    assert_rejected("missing_notices_and_sbom", &verify(dir.path(), &[]));
+}
+
+#[test]
+fn an_sbom_that_is_not_cyclonedx_json_is_rejected() {
+    let dir = TempDir::new().expect("temp dir");
+    let library = demo_library(dir.path());
+    package_with(
+        &library,
+        Some("no components\n"),
+        Some("SPDXVersion: SPDX-2.3\n"),
+    )
+    .write(&dir.path().join("demo.sparkpkg"));
+    assert_rejected("sbom_not_json", &verify(dir.path(), &[]));
+}
+
+#[test]
+fn an_sbom_of_another_format_is_rejected() {
+    let dir = TempDir::new().expect("temp dir");
+    let library = demo_library(dir.path());
+    let spdx = serde_json::json!({ "spdxVersion": "SPDX-2.3", "packages": [] }).to_string();
+    package_with(&library, Some("no components\n"), Some(&spdx))
+        .write(&dir.path().join("demo.sparkpkg"));
+    assert_rejected("sbom_not_cyclonedx", &verify(dir.path(), &[]));
+}
+
+#[test]
+fn an_sbom_component_without_a_licence_is_rejected() {
+    let dir = TempDir::new().expect("temp dir");
+    let library = demo_library(dir.path());
+    package_with(
+        &library,
+        Some("zlib 1.3.1\nlibfoo 2.0\n"),
+        Some(&sbom(&[
+            ("zlib", "1.3.1", Some("Zlib")),
+            ("libfoo", "2.0", None),
+        ])),
+    )
+    .write(&dir.path().join("demo.sparkpkg"));
+    assert_rejected("sbom_component_without_licence", &verify(dir.path(), &[]));
+}
+
+#[test]
+fn an_sbom_listing_a_component_twice_is_rejected() {
+    let dir = TempDir::new().expect("temp dir");
+    let library = demo_library(dir.path());
+    package_with(
+        &library,
+        Some("zlib 1.3.1\n"),
+        Some(&sbom(&[
+            ("zlib", "1.3.1", Some("Zlib")),
+            ("zlib", "1.3.1", Some("Zlib")),
+        ])),
+    )
+    .write(&dir.path().join("demo.sparkpkg"));
+    assert_rejected("sbom_component_twice", &verify(dir.path(), &[]));
+}
+
+#[test]
+fn notices_that_do_not_name_every_sbom_component_are_rejected() {
+    let dir = TempDir::new().expect("temp dir");
+    let library = demo_library(dir.path());
+    package_with(
+        &library,
+        Some("zlib 1.3.1\nZlib licence text\n"),
+        Some(&sbom(&[
+            ("zlib", "1.3.1", Some("Zlib")),
+            ("openssl", "3.0.13", Some("Apache-2.0")),
+        ])),
+    )
+    .write(&dir.path().join("demo.sparkpkg"));
+    assert_rejected("notices_missing_a_component", &verify(dir.path(), &[]));
+}
+
+#[test]
+fn notices_and_an_sbom_the_manifest_does_not_list_are_extra_files() {
+    let dir = TempDir::new().expect("temp dir");
+    let library = demo_library(dir.path());
+    host_package(&library)
+        .file(NOTICES, b"zlib 1.3.1\n")
+        .file(SBOM, sbom(&[("zlib", "1.3.1", Some("Zlib"))]).as_bytes())
+        .write(&dir.path().join("demo.sparkpkg"));
+    assert_rejected("unlisted_notices_and_sbom", &verify(dir.path(), &[]));
+}
+
+#[test]
+fn a_package_without_notices_and_sbom_is_rejected_when_they_are_required() {
+    let dir = TempDir::new().expect("temp dir");
+    let library = demo_library(dir.path());
+    host_package(&library).write(&dir.path().join("demo.sparkpkg"));
+    let warned = verify(dir.path(), &[]);
+    assert!(warned.status.success(), "{}", report(&warned));
+    assert_rejected(
+        "notices_required",
+        &verify(dir.path(), &["--require-notices"]),
+    );
 }

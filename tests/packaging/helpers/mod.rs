@@ -185,15 +185,29 @@ impl CraftedPackage {
 
     /// Adds a manifest with these data sources and `platform -> path` libraries.
     pub fn manifest(self, data_sources: &[&str], libraries: &[(&str, &str)]) -> CraftedPackage {
+        self.manifest_with(data_sources, libraries, &[])
+    }
+
+    /// Adds a manifest with these data sources, libraries, and other fields such as
+    /// `("notices", "THIRD-PARTY-NOTICES")`.
+    pub fn manifest_with(
+        self,
+        data_sources: &[&str],
+        libraries: &[(&str, &str)],
+        fields: &[(&str, &str)],
+    ) -> CraftedPackage {
         let libraries: serde_json::Map<String, serde_json::Value> = libraries
             .iter()
             .map(|(k, v)| (k.to_string(), serde_json::Value::from(*v)))
             .collect();
-        let json = serde_json::json!({
+        let mut json = serde_json::json!({
             "abiVersion": 1,
             "dataSources": data_sources,
             "libraries": libraries,
         });
+        for (key, value) in fields {
+            json[*key] = serde_json::Value::from(*value);
+        }
         self.file("spark-native-datasource.json", json.to_string().as_bytes())
     }
 
@@ -237,6 +251,132 @@ impl CraftedPackage {
         zip.finish().expect("finish the package");
         path.to_path_buf()
     }
+}
+
+/// A CycloneDX 1.5 SBOM of the data source `demo` with these components: name, version and
+/// licence expression (none: no `licenses`).
+pub fn sbom(components: &[(&str, &str, Option<&str>)]) -> String {
+    let components: Vec<serde_json::Value> = components
+        .iter()
+        .map(|(name, version, licence)| {
+            let mut component = serde_json::json!({
+                "type": "library",
+                "bom-ref": format!("pkg:cargo/{name}@{version}"),
+                "name": name,
+                "version": version,
+                "purl": format!("pkg:cargo/{name}@{version}"),
+            });
+            if let Some(licence) = licence {
+                component["licenses"] = serde_json::json!([{ "expression": licence }]);
+            }
+            component
+        })
+        .collect();
+    serde_json::json!({
+        "bomFormat": "CycloneDX",
+        "specVersion": "1.5",
+        "version": 1,
+        "metadata": { "component": { "type": "library", "name": "demo", "version": "0.1.0" } },
+        "components": components,
+    })
+    .to_string()
+}
+
+/// A cargo workspace whose member `demo` builds the cdylib `spark_datasource_demo`, with path
+/// dependencies only, so that `cargo metadata` needs no network: `alpha` (normal, which depends
+/// on `beta`), `gamma` (build) and `delta` (dev). Each has a licence and licence files. `delta`
+/// turns on alpha's feature `extra`, which adds `epsilon`: only in tests, not in the library.
+pub fn cargo_project(dir: &Path) -> PathBuf {
+    let write = |path: &str, text: &str| {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\nlicense = \"MIT\"\n\n\
+         [lib]\nname = \"spark_datasource_demo\"\ncrate-type = [\"cdylib\"]\npath = \"lib.rs\"\n\n\
+         [dependencies]\nalpha = { path = \"alpha\" }\n\n\
+         [build-dependencies]\ngamma = { path = \"gamma\" }\n\n\
+         [dev-dependencies]\ndelta = { path = \"delta\" }\n\n[workspace]\n",
+    );
+    write("lib.rs", "");
+    let crate_ = |name: &str, licence: &str, deps: &str, files: &[(&str, &str)]| {
+        write(
+            &format!("{name}/Cargo.toml"),
+            &format!(
+                "[package]\nname = \"{name}\"\nversion = \"1.2.3\"\nedition = \"2021\"\n\
+                 license = \"{licence}\"\nrepository = \"https://example.com/{name}\"\n\n\
+                 [lib]\npath = \"lib.rs\"\n\n[dependencies]\n{deps}"
+            ),
+        );
+        write(&format!("{name}/lib.rs"), "");
+        for (file, text) in files {
+            write(&format!("{name}/{file}"), text);
+        }
+    };
+    crate_(
+        "alpha",
+        "MIT OR Apache-2.0",
+        "beta = { path = \"../beta\" }\n\
+         epsilon = { path = \"../epsilon\", optional = true }\n\n\
+         [features]\nextra = [\"dep:epsilon\"]\n",
+        &[
+            ("LICENSE-MIT", "alpha: the MIT licence\n"),
+            ("LICENSE-APACHE", "alpha: the Apache licence\n"),
+        ],
+    );
+    crate_(
+        "beta",
+        "BSD-3-Clause",
+        "",
+        &[
+            ("COPYING", "beta: the BSD licence\n"),
+            ("NOTICE", "beta: a notice\n"),
+        ],
+    );
+    crate_(
+        "gamma",
+        "MIT",
+        "",
+        &[("LICENSE", "gamma: the MIT licence\n")],
+    );
+    crate_(
+        "delta",
+        "MIT",
+        "alpha = { path = \"../alpha\", features = [\"extra\"] }\n",
+        &[("LICENSE", "delta: the MIT licence\n")],
+    );
+    crate_(
+        "epsilon",
+        "MIT",
+        "",
+        &[("LICENSE", "epsilon: the MIT licence\n")],
+    );
+    dir.join("Cargo.toml")
+}
+
+/// The names of the entries of a zip archive, in order.
+pub fn entry_names(package: &Path) -> Vec<String> {
+    let file = std::fs::File::open(package).expect("open the package");
+    let mut archive = zip::ZipArchive::new(file).expect("a zip file");
+    (0..archive.len())
+        .map(|i| {
+            let entry = archive.by_index(i).expect("an entry");
+            String::from_utf8_lossy(entry.name_raw()).into_owned()
+        })
+        .collect()
+}
+
+/// The text of one entry of a zip archive.
+pub fn entry_text(package: &Path, name: &str) -> String {
+    use std::io::Read;
+    let file = std::fs::File::open(package).expect("open the package");
+    let mut archive = zip::ZipArchive::new(file).expect("a zip file");
+    let mut entry = archive.by_name(name).expect("the entry");
+    let mut text = String::new();
+    entry.read_to_string(&mut text).expect("UTF-8 text");
+    text
 }
 
 /// The ELF machine number of aarch64.

@@ -90,3 +90,47 @@ pub(crate) fn zip_write(path: impl Into<PathBuf>) -> impl FnOnce(zip::result::Zi
     let path = path.into();
     move |e| Error::usage(format!("{}: cannot write the package: {e}", path.display()))
 }
+
+/// `cargo metadata` or `cargo tree` failed, online and offline.
+pub(crate) fn cargo_metadata(command: &str, manifest_path: &Path, stderr: &str) -> Error {
+    Error::usage(format!(
+        "`cargo {command}` failed for `{}`, whose dependency graph the third-party notices and the SBOM are made from: {}; fix it, or pass --no-notices to package without them",
+        manifest_path.display(),
+        stderr.trim()
+    ))
+}
+
+/// The output of `cargo metadata` did not parse.
+pub(crate) fn metadata(manifest_path: &Path, e: &serde_json::Error) -> Error {
+    Error::usage(format!(
+        "cannot read the output of `cargo metadata` for `{}`: {e}",
+        manifest_path.display()
+    ))
+}
+
+/// `cargo metadata` gave no dependency graph.
+pub(crate) fn metadata_without_resolve(manifest_path: &Path) -> Error {
+    Error::usage(format!(
+        "`cargo metadata` for `{}` gave no dependency graph (`resolve`)",
+        manifest_path.display()
+    ))
+}
+
+/// No package of the workspace builds the library.
+pub(crate) fn no_library_package(manifest_path: &Path, libraries: &[String]) -> Error {
+    let libraries: Vec<String> = libraries.iter().map(|l| format!("`{l}`")).collect();
+    Error::usage(format!(
+        "no package of the cargo workspace of `{}` builds the cdylib {}: pass --manifest-path with the Cargo.toml of the library's package",
+        manifest_path.display(),
+        libraries.join(" or ")
+    ))
+}
+
+/// A notices or SBOM file given with `--notices` or `--sbom` that breaks a rule of `verify`.
+pub(crate) fn attachment(path: &Path, problems: &[String]) -> Error {
+    Error::usage(format!(
+        "`{}` cannot go into the package: {}",
+        path.display(),
+        problems.join("; ")
+    ))
+}

@@ -1,13 +1,19 @@
 //! `sparkds package`: writes a `.sparkpkg` (specification, section "Packages") from one library
-//! per platform, generating its manifest.
+//! per platform, generating its manifest, and the third-party licence notices and CycloneDX SBOM
+//! of the code compiled into the libraries (issue 12): a package ships that code to every node of
+//! a cluster, and its licences ask for their notices to go with it.
 //!
-//! The archive is reproducible: entries in one order (the manifest, then the libraries sorted by
-//! path), a fixed timestamp (1980-01-01, the zip epoch), fixed permissions and one compression
-//! level, so the same libraries always give the same bytes and the same SHA-256.
+//! The archive is reproducible: entries in one order (the manifest, then the notices and the
+//! SBOM, then the libraries sorted by path), a fixed timestamp (1980-01-01, the zip epoch), fixed
+//! permissions and one compression level, so the same libraries and the same dependency graph
+//! always give the same bytes and the same SHA-256.
 
 pub(crate) mod error;
 mod manifest;
+pub mod notices;
 mod platform;
+pub mod sbom;
+pub mod thirdparty;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -21,7 +27,10 @@ use zip::{CompressionMethod, DateTime, ZipWriter};
 use crate::Result;
 
 pub use manifest::{Manifest, ABI_VERSION, MANIFEST_NAME};
+pub use notices::NOTICES_NAME;
 pub use platform::{describe, is_valid_data_source_name, Os, Platform};
+pub use sbom::SBOM_NAME;
+pub use thirdparty::ThirdParty;
 
 /// Arguments of `sparkds package`.
 #[derive(Debug, clap::Args)]
@@ -43,6 +52,21 @@ pub struct PackageArgs {
     /// Directory the package is written to.
     #[arg(long, short = 'o', value_name = "DIR", default_value = ".")]
     pub out_dir: PathBuf,
+    /// `Cargo.toml` of the library's package, whose dependency graph (`cargo metadata`, `cargo
+    /// tree`) gives the third-party notices and the SBOM. By default, the package of the current
+    /// directory (or of a parent) that builds the library, if there is one.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["notices", "sbom", "no_notices"])]
+    pub manifest_path: Option<PathBuf>,
+    /// Third-party notices made elsewhere, e.g. for a library not built by cargo, to put in the
+    /// package instead of generating them.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_notices")]
+    pub notices: Option<PathBuf>,
+    /// A CycloneDX JSON SBOM made elsewhere, to put in the package instead of generating it.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_notices")]
+    pub sbom: Option<PathBuf>,
+    /// Package without third-party notices and SBOM: `sparkds verify` warns of such a package.
+    #[arg(long)]
+    pub no_notices: bool,
 }
 
 /// What goes into a package.
@@ -54,6 +78,10 @@ pub struct PackageSpec {
     pub version: String,
     /// One library file per platform.
     pub libraries: BTreeMap<Platform, PathBuf>,
+    /// The text of the third-party notices, put in the package as [`NOTICES_NAME`].
+    pub notices: Option<Vec<u8>>,
+    /// The CycloneDX JSON SBOM, put in the package as [`SBOM_NAME`].
+    pub sbom: Option<Vec<u8>>,
 }
 
 impl PackageSpec {
@@ -81,6 +109,8 @@ impl PackageSpec {
             names: args.names.clone(),
             version: args.version.clone(),
             libraries,
+            notices: None,
+            sbom: None,
         };
         spec.check()?;
         Ok(spec)
@@ -141,6 +171,138 @@ impl PackageSpec {
                 .iter()
                 .map(|(platform, path)| (platform.key().to_string(), entry_name(*platform, path)))
                 .collect(),
+            notices: self.notices.as_ref().map(|_| NOTICES_NAME.to_string()),
+            sbom: self.sbom.as_ref().map(|_| SBOM_NAME.to_string()),
+        }
+    }
+
+    /// Adds the notices and the SBOM of `third_party`, the library's dependency graph.
+    pub fn with_third_party(mut self, third_party: &ThirdParty) -> PackageSpec {
+        let name = self.names.first().map(String::as_str).unwrap_or("package");
+        self.notices = Some(notices::render(third_party, name, &self.version).into_bytes());
+        self.sbom = Some(sbom::render(third_party, name, &self.version).into_bytes());
+        self
+    }
+}
+
+/// Where the notices and the SBOM of a package come from, decided by the command line.
+enum Source {
+    /// Generated from the dependency graph of a cargo package.
+    Cargo {
+        manifest_path: PathBuf,
+        root: thirdparty::Root,
+    },
+    /// Files made elsewhere.
+    Files {
+        notices: Option<PathBuf>,
+        sbom: Option<PathBuf>,
+    },
+    /// None: `--no-notices`, or no cargo package here.
+    Nothing,
+}
+
+fn source(args: &PackageArgs) -> Result<Source> {
+    if args.no_notices {
+        return Ok(Source::Nothing);
+    }
+    if args.notices.is_some() || args.sbom.is_some() {
+        return Ok(Source::Files {
+            notices: args.notices.clone(),
+            sbom: args.sbom.clone(),
+        });
+    }
+    if let Some(manifest_path) = &args.manifest_path {
+        return Ok(Source::Cargo {
+            manifest_path: manifest_path.clone(),
+            root: thirdparty::Root::NamedOrManifest,
+        });
+    }
+    let dir = std::env::current_dir().map_err(error::io("the current directory"))?;
+    Ok(
+        match dir
+            .ancestors()
+            .map(|d| d.join("Cargo.toml"))
+            .find(|m| m.is_file())
+        {
+            Some(manifest_path) => Source::Cargo {
+                manifest_path,
+                root: thirdparty::Root::Named,
+            },
+            None => {
+                eprintln!(
+                    "warning: no cargo package in `{}` or its parents, so the package carries no third-party notices and no SBOM: pass --manifest-path with the library's Cargo.toml, or --notices and --sbom made elsewhere, or --no-notices",
+                    dir.display()
+                );
+                Source::Nothing
+            }
+        },
+    )
+}
+
+/// Adds the notices and the SBOM that the command line asks for to `spec`.
+fn attach(spec: PackageSpec, args: &PackageArgs) -> Result<PackageSpec> {
+    match source(args)? {
+        Source::Nothing => Ok(spec),
+        Source::Cargo {
+            manifest_path,
+            root,
+        } => {
+            let platforms: Vec<Platform> = spec.libraries.keys().copied().collect();
+            let metadata = thirdparty::cargo_metadata(&manifest_path, &platforms)?;
+            let built = |name: &str, version: &str| {
+                thirdparty::cargo_tree(&manifest_path, &format!("{name}@{version}"), &platforms)
+                    .map(Some)
+            };
+            match thirdparty::from_metadata(&metadata, &spec.names, root, &manifest_path, built)? {
+                Some(third_party) => {
+                    for c in third_party
+                        .components
+                        .iter()
+                        .filter(|c| c.license.is_none())
+                    {
+                        eprintln!(
+                            "warning: {} {} states no SPDX licence expression (`license` in its Cargo.toml): the notices and the SBOM say `{}`",
+                            c.name,
+                            c.version,
+                            notices::licence(c)
+                        );
+                    }
+                    Ok(spec.with_third_party(&third_party))
+                }
+                None => {
+                    eprintln!(
+                        "warning: no package of the cargo workspace of `{}` builds the library, so the package carries no third-party notices and no SBOM: pass --manifest-path with the library's Cargo.toml, or --no-notices",
+                        manifest_path.display()
+                    );
+                    Ok(spec)
+                }
+            }
+        }
+        Source::Files { notices, sbom } => {
+            let read = |path: &Option<PathBuf>| -> Result<Option<Vec<u8>>> {
+                path.as_ref()
+                    .map(|p| fs::read(p).map_err(error::io(p)))
+                    .transpose()
+            };
+            let mut spec = spec;
+            spec.notices = read(&notices)?;
+            spec.sbom = read(&sbom)?;
+            // The rules `verify` checks, checked now, while the file can still be fixed.
+            let mut components = Vec::new();
+            if let (Some(path), Some(bytes)) = (&sbom, &spec.sbom) {
+                let (problems, found) = crate::verify::notices::check_sbom(bytes, &spec.names);
+                if !problems.is_empty() {
+                    return Err(error::attachment(path, &problems));
+                }
+                components = found;
+            }
+            if let (Some(path), Some(bytes)) = (&notices, &spec.notices) {
+                let problems = crate::verify::notices::check_notices(bytes, &components);
+                if !problems.is_empty() {
+                    return Err(error::attachment(path, &problems));
+                }
+            }
+            Ok(spec)
         }
     }
 }
@@ -200,12 +362,20 @@ fn libraries_in_dir(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
 /// A library that cannot be read, or a package that cannot be written.
 pub fn write_package(spec: &PackageSpec, out: &Path) -> Result<()> {
     let manifest = spec.manifest().to_json().map_err(error::manifest)?;
-    let mut entries: Vec<(String, Vec<u8>, u32)> = Vec::new();
+    let mut libraries: Vec<(String, Vec<u8>, u32)> = Vec::new();
     for (platform, path) in &spec.libraries {
         let bytes = fs::read(path).map_err(error::io(path))?;
-        entries.push((entry_name(*platform, path), bytes, 0o755));
+        libraries.push((entry_name(*platform, path), bytes, 0o755));
     }
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    libraries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut entries: Vec<(String, Vec<u8>, u32)> = Vec::new();
+    if let Some(notices) = &spec.notices {
+        entries.push((NOTICES_NAME.to_string(), notices.clone(), 0o644));
+    }
+    if let Some(sbom) = &spec.sbom {
+        entries.push((SBOM_NAME.to_string(), sbom.clone(), 0o644));
+    }
+    entries.extend(libraries);
 
     let file = fs::File::create(out).map_err(error::io(out))?;
     let mut zip = ZipWriter::new(file);
@@ -239,7 +409,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 ///
 /// See [`PackageSpec::from_args`] and [`write_package`].
 pub fn run(args: &PackageArgs) -> Result<PathBuf> {
-    let spec = PackageSpec::from_args(args)?;
+    let spec = attach(PackageSpec::from_args(args)?, args)?;
     fs::create_dir_all(&args.out_dir).map_err(error::io(&args.out_dir))?;
     let out = args.out_dir.join(spec.file_name());
     write_package(&spec, &out)?;
@@ -247,6 +417,12 @@ pub fn run(args: &PackageArgs) -> Result<PathBuf> {
     println!("wrote {}", out.display());
     for (platform, path) in &spec.libraries {
         println!("  {platform}: {}", entry_name(*platform, path));
+    }
+    if spec.notices.is_some() {
+        println!("  notices: {NOTICES_NAME}");
+    }
+    if spec.sbom.is_some() {
+        println!("  sbom: {SBOM_NAME}");
     }
     println!("{}  {}", sha256_hex(&bytes), out.display());
     Ok(out)

@@ -1,10 +1,16 @@
 //! `sparkds verify`: opens a `.sparkpkg` and checks it the way a cluster would find out, before
 //! it gets there: the manifest, the archive's entries, and each library (format, architecture,
-//! `spark_ds_init`, dependencies, glibc symbol versions). Every broken rule is reported, each
-//! naming the file and the rule, and the SHA-256 of every library is printed: executors check
-//! that checksum against the driver's (specification, section "Installed Libraries").
+//! `spark_ds_init`, dependencies, glibc symbol versions), and the third-party notices and SBOM
+//! that the manifest lists. Every broken rule is reported, each naming the file and the rule, and
+//! the SHA-256 of every library is printed: executors check that checksum against the driver's
+//! (specification, section "Installed Libraries").
+//!
+//! A package without notices or SBOM gets a warning, not an error: Spark loads it all the same,
+//! and a library built without cargo (C, C++) has no dependency graph for `sparkds package` to
+//! read; `--require-notices` makes it an error, for a project that always has them.
 
 mod binary;
+pub mod notices;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -21,6 +27,7 @@ use crate::package::{
     is_valid_data_source_name, sha256_hex, Manifest, Platform, ABI_VERSION, MANIFEST_NAME,
 };
 use crate::Result;
+use notices::SbomComponent;
 
 /// Arguments of `sparkds verify`.
 #[derive(Debug, clap::Args)]
@@ -38,6 +45,9 @@ pub struct VerifyArgs {
     /// repeat it for each.
     #[arg(long = "allow", value_name = "LIBRARY")]
     pub allow: Vec<String>,
+    /// Fail, rather than warn, when the package carries no third-party notices or no SBOM.
+    #[arg(long)]
+    pub require_notices: bool,
 }
 
 /// A rule of the package format.
@@ -69,6 +79,10 @@ pub enum Rule {
     Dependency,
     /// The library needs no glibc newer than the baseline.
     Glibc,
+    /// The third-party notices are present, and name every component of the SBOM.
+    Notices,
+    /// The SBOM is present, CycloneDX JSON, with a licence for each component.
+    Sbom,
 }
 
 impl Rule {
@@ -88,6 +102,8 @@ impl Rule {
             Rule::Export => "export",
             Rule::Dependency => "dependency",
             Rule::Glibc => "glibc",
+            Rule::Notices => "notices",
+            Rule::Sbom => "sbom",
         }
     }
 }
@@ -139,6 +155,10 @@ pub struct Report {
     pub libraries: Vec<Library>,
     /// Every broken rule, in the order found.
     pub findings: Vec<Finding>,
+    /// What the package should carry but need not: the notices and the SBOM, unless required.
+    pub warnings: Vec<Finding>,
+    /// The components of the SBOM, if it has any.
+    pub components: Vec<SbomComponent>,
 }
 
 /// What `verify` requires beyond the format itself.
@@ -148,6 +168,8 @@ pub struct Options {
     pub names: Vec<String>,
     /// Dependency and glibc policy.
     pub policy: Policy,
+    /// Whether a package without notices or SBOM fails, rather than gets a warning.
+    pub require_notices: bool,
 }
 
 /// One entry of the archive, as read from the central directory.
@@ -241,6 +263,17 @@ pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
         }
     }
 
+    check_third_party(
+        &mut archive,
+        &entries,
+        &manifest,
+        options,
+        path,
+        &mut report,
+    )?;
+    listed.extend(manifest.notices.iter().cloned());
+    listed.extend(manifest.sbom.iter().cloned());
+
     for (name, entry) in &entries {
         // `zip -r` (the specification's example) also stores the directories of the files.
         let directory = format!("{}/", name.trim_end_matches('/'));
@@ -249,11 +282,86 @@ pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
             report.findings.push(Finding::new(
                 name,
                 Rule::ExtraFile,
-                "the manifest does not list this entry: a package holds only its manifest and the libraries it lists, so remove it".to_string(),
+                "the manifest does not list this entry: a package holds only its manifest and the files the manifest lists (`libraries`, `notices`, `sbom`), so remove it".to_string(),
             ));
         }
     }
     Ok(report)
+}
+
+/// Checks the notices and the SBOM that the manifest lists, or warns (errs, when required) that
+/// it lists none.
+fn check_third_party(
+    archive: &mut ZipArchive<fs::File>,
+    entries: &BTreeMap<String, Entry>,
+    manifest: &Manifest,
+    options: &Options,
+    path: &Path,
+    report: &mut Report,
+) -> Result<()> {
+    let absent = match (&manifest.notices, &manifest.sbom) {
+        (None, None) => Some((
+            Rule::Notices,
+            "no third-party notices (`notices`) and no SBOM (`sbom`)",
+        )),
+        (None, Some(_)) => Some((Rule::Notices, "no third-party notices (`notices`)")),
+        (Some(_), None) => Some((Rule::Sbom, "no SBOM (`sbom`)")),
+        (Some(_), Some(_)) => None,
+    };
+    if let Some((rule, what)) = absent {
+        let finding = Finding::new(
+            MANIFEST_NAME,
+            rule,
+            format!("the manifest lists {what}, though the libraries ship the code of their dependencies, whose licences ask for their notices to go with it: run `sparkds package` from the library's cargo package, or give it --notices and --sbom made elsewhere"),
+        );
+        if options.require_notices {
+            report.findings.push(finding);
+        } else {
+            report.warnings.push(finding);
+        }
+    }
+    let mut read = |key: &str, listed: &Option<String>| {
+        let Some(entry_name) = listed else {
+            return Ok(None);
+        };
+        if let Some(problem) = unsafe_path(entry_name) {
+            report.findings.push(Finding::new(
+                entry_name,
+                Rule::UnsafePath,
+                format!("the manifest lists it as `{key}`, but {problem}"),
+            ));
+            return Ok(None);
+        }
+        let Some(entry) = entries.get(entry_name).filter(|e| !e.is_dir) else {
+            report.findings.push(Finding::new(
+                entry_name,
+                Rule::MissingFile,
+                format!("the manifest lists it as `{key}` but the archive does not contain it: add the file, or remove `{key}`"),
+            ));
+            return Ok(None);
+        };
+        read_entry(archive, entry.index, path).map(|bytes| Some((entry_name.clone(), bytes)))
+    };
+    let sbom = read("sbom", &manifest.sbom)?;
+    let notices = read("notices", &manifest.notices)?;
+    if let Some((entry, bytes)) = &sbom {
+        let (problems, components) = notices::check_sbom(bytes, &manifest.data_sources);
+        report.findings.extend(
+            problems
+                .into_iter()
+                .map(|p| Finding::new(entry, Rule::Sbom, p)),
+        );
+        report.components = components;
+    }
+    if let Some((entry, bytes)) = &notices {
+        let problems = notices::check_notices(bytes, &report.components);
+        report.findings.extend(
+            problems
+                .into_iter()
+                .map(|p| Finding::new(entry, Rule::Notices, p)),
+        );
+    }
+    Ok(())
 }
 
 /// Why an entry name could escape the directory a package is unpacked to (zip-slip), if it could.
@@ -402,6 +510,7 @@ pub fn run(args: &VerifyArgs) -> Result<bool> {
             glibc,
             allow: args.allow.clone(),
         },
+        require_notices: args.require_notices,
     };
     let report = verify_package(&args.package, &options)?;
     println!("package {}", args.package.display());
@@ -410,6 +519,15 @@ pub fn run(args: &VerifyArgs) -> Result<bool> {
     }
     for library in &report.libraries {
         println!("{}  {}", library.sha256, library.entry);
+    }
+    if !report.components.is_empty() {
+        println!(
+            "sbom: {}",
+            crate::error::count(report.components.len() as i128, "component")
+        );
+    }
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
     }
     for finding in &report.findings {
         eprintln!("error: {finding}");
