@@ -503,3 +503,47 @@ fn the_version_warning_is_the_one_cargo_sparkds_prints() {
         sparkds::version::VERSION
     );
 }
+
+/// Every install instruction of the book pins the cargo-generate that the repository tests with,
+/// the one of the README and `.ci/install` (the mdbook of `book/install-tools.sh` has its own
+/// test above).
+#[test]
+fn the_book_installs_the_cargo_generate_of_the_readme() {
+    let root = helpers::repo_root();
+    let read = |relative: &str| {
+        std::fs::read_to_string(root.join(relative))
+            .unwrap_or_else(|e| panic!("cannot read {relative}: {e}"))
+    };
+    let readme = read("README.md");
+    let install = read("book/src/tutorial/install.md");
+    let generate = "cargo install cargo-generate@";
+    let version_after = |text: &str, prefix: &str| {
+        text.split(prefix)
+            .nth(1)
+            .map(|rest| {
+                rest.chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '.')
+                    .collect::<String>()
+            })
+            .filter(|v| !v.is_empty())
+    };
+    let pinned = version_after(&readme, generate).expect("the README pins cargo-generate");
+    assert!(
+        read(".ci/install").contains(&format!("{generate}{pinned} ")),
+        ".ci/install does not install cargo-generate {pinned}, which the README names"
+    );
+    for chapter in helpers::markdown_files() {
+        let text = std::fs::read_to_string(helpers::src_dir().join(&chapter)).expect("a chapter");
+        for line in text
+            .lines()
+            .filter(|l| l.contains("cargo install cargo-generate"))
+        {
+            assert!(
+                line.contains(&format!("{generate}{pinned} ")) && line.contains("--locked"),
+                "{}: `{line}` must install cargo-generate {pinned}, --locked, as the README does",
+                chapter.display()
+            );
+        }
+    }
+    assert!(install.contains(&format!("**cargo-generate** {pinned},")));
+}

@@ -1,9 +1,9 @@
 //! The template, tested the way its users use it: `cargo generate --silent -d ...` into a
 //! fresh directory, then, in the generated project, `cargo fmt --check`, `cargo clippy
-//! --all-targets -- -D warnings` and `cargo test` (which loads the built library as Spark
-//! does). Every generated project builds into one shared target directory, so dependencies
-//! build once; cargo's lock on it runs the builds one at a time while generation runs in
-//! parallel.
+//! --all-targets -- -D warnings` (whose build writes Cargo.lock) and `cargo test --locked`
+//! (which loads the built library as Spark does). Every generated project builds into one
+//! shared target directory, so dependencies build once; cargo's lock on it runs the builds one
+//! at a time while generation runs in parallel.
 
 mod helpers;
 
@@ -14,8 +14,22 @@ use helpers::{Generate, Project};
 /// line and manifest.
 fn check(project: &Project) {
     project.cargo(&["fmt", "--check"]);
+    // The first build writes Cargo.lock, which the project keeps: every later one is --locked.
     project.cargo(&["clippy", "--all-targets", "--", "-D", "warnings"]);
-    project.cargo(&["test"]);
+    assert!(
+        project.dir.join("Cargo.lock").is_file(),
+        "{}: the first build wrote no Cargo.lock",
+        project.name
+    );
+    assert!(
+        !project
+            .read(".gitignore")
+            .lines()
+            .any(|line| !line.starts_with('#') && line.contains("Cargo.lock")),
+        "{}: .gitignore leaves Cargo.lock out, but a cdylib keeps its lock file",
+        project.name
+    );
+    project.cargo(&["test", "--locked"]);
     project.cargo(&["build"]);
     assert_exports_spark_ds_init(project);
     assert_only_the_authors_code(project);
@@ -60,6 +74,69 @@ fn assert_only_the_authors_code(project: &Project) {
     }
 }
 
+/// The project's `rust-version` is the highest `rust_version` of its locked dependencies on this
+/// platform (offline, `cargo metadata` knows each): no lower, or they would not build with it,
+/// and no higher, or it would turn users away for nothing.
+fn assert_rust_version_is_the_highest_of_the_dependencies(project: &Project) {
+    let declared = project
+        .read("Cargo.toml")
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix("rust-version = \"")
+                .map(|v| v.trim_end_matches('"').to_string())
+        })
+        .expect("the generated Cargo.toml declares rust-version");
+    let host = std::process::Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .expect("rustc runs");
+    let host = host
+        .lines()
+        .find_map(|line| line.strip_prefix("host: "))
+        .expect("rustc -vV names the host");
+    let metadata = project.cargo(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--offline",
+        "--locked",
+        "--filter-platform",
+        host,
+    ]);
+    let metadata: serde_json::Value = serde_json::from_str(&metadata).expect("JSON");
+    let numbers = |v: &str| -> Vec<u64> {
+        let mut parts: Vec<u64> = v.split('.').map(|p| p.parse().unwrap_or(0)).collect();
+        parts.resize(3, 0);
+        parts
+    };
+    let mut needs: Vec<(Vec<u64>, String)> = metadata["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .filter(|p| p["name"] != project.name.as_str())
+        .filter_map(|p| {
+            let rust = p["rust_version"].as_str()?;
+            Some((
+                numbers(rust),
+                format!(
+                    "{} {} needs Rust {rust}",
+                    p["name"].as_str().unwrap_or_default(),
+                    p["version"].as_str().unwrap_or_default()
+                ),
+            ))
+        })
+        .collect();
+    needs.sort();
+    let (highest, which) = needs.pop().expect("a dependency declares rust_version");
+    assert_eq!(
+        highest,
+        numbers(&declared),
+        "{}: the generated Cargo.toml declares rust-version = \"{declared}\", but {which}",
+        project.name
+    );
+}
+
 fn assert_exports_spark_ds_init(project: &Project) {
     use object::{Object, ObjectSymbol};
     let path = project.built_library();
@@ -82,9 +159,23 @@ fn assert_exports_spark_ds_init(project: &Project) {
 fn the_default_answers_make_a_batch_reader_with_both_pushdowns_for_every_platform() {
     let project = Generate::named("defaults").project();
     check(&project);
-    // The main command of the README: see the rows without Spark.
-    let shown = project.cargo(&["sparkds", "show", "end=5"]);
+    // The main command of the README: see the rows without Spark. It says which build it
+    // loaded: the debug one by default, the release one with --release.
+    let (shown, said) = project.cargo_printed(&["sparkds", "show", "end=5"]);
     insta::assert_snapshot!("show", shown.trim_end());
+    let loading = |folder: &str, profile: &str| {
+        format!(
+            "sparkds: loading {} (built with the `{profile}` profile)",
+            project.built_library_in(folder).display()
+        )
+    };
+    assert!(said.contains(&loading("debug", "dev")), "{said}");
+    let (shown_release, said) = project.cargo_printed(&["sparkds", "show", "--release", "end=5"]);
+    assert_eq!(shown_release, shown);
+    assert!(said.contains(&loading("release", "release")), "{said}");
+
+    // Its rust-version is true: no locked dependency needs a newer Rust.
+    assert_rust_version_is_the_highest_of_the_dependencies(&project);
 
     // The project is small: what its author reads and owns.
     let files: Vec<String> = project

@@ -2,8 +2,9 @@
 //! function of its parsed arguments that writes to `out` and returns the exit code, so that
 //! `main.rs` stays a dispatcher and tests can run the commands without a process.
 
+use std::ffi::OsString;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use arrow_array::RecordBatch;
@@ -40,6 +41,13 @@ pub struct Target {
     /// the current directory, built first with `cargo build`.
     #[arg(long, value_name = "PATH")]
     pub lib: Option<PathBuf>,
+    /// Build and load the library of the `release` profile (`cargo build --release`), the one
+    /// that is installed on Spark, rather than the debug build of the `dev` profile.
+    #[arg(long, conflicts_with_all = ["lib", "profile"])]
+    pub release: bool,
+    /// Build and load the library of this cargo profile (`cargo build --profile NAME`).
+    #[arg(long, value_name = "NAME", conflicts_with = "lib")]
+    pub profile: Option<String>,
     /// The schema, as DDL (`"id bigint not null, name string"`) or as the JSON of
     /// `df.schema.json()`, for a source without `schema` or to read with another schema.
     #[arg(long, value_name = "DDL")]
@@ -54,14 +62,43 @@ pub struct Target {
 }
 
 impl Target {
+    /// The cargo profile that builds the library: `release` with `--release`, the one named by
+    /// `--profile`, else cargo's default, `dev`.
+    pub fn profile(&self) -> &str {
+        match (&self.profile, self.release) {
+            (Some(name), _) => name,
+            (None, true) => "release",
+            (None, false) => "dev",
+        }
+    }
+
+    /// The library to load: `--lib`, else the cdylib of the package in the current directory,
+    /// built with the profile. Says on standard error which one it is, except in a child
+    /// process of `show`, `roundtrip` or `check`, whose parent has said it.
     fn library_path(&self) -> Result<PathBuf> {
-        match &self.lib {
-            Some(path) => Ok(path.clone()),
+        let path = match &self.lib {
+            Some(path) => path.clone(),
             None => {
                 let dir = std::env::current_dir()
                     .map_err(|e| Error::io("cannot read the current directory", e))?;
-                crate::build_current_cdylib(&dir)
+                crate::build_current_cdylib(&dir, self.profile())?
             }
+        };
+        if std::env::var_os(crate::isolate::BREADCRUMBS_VAR).is_none() {
+            eprintln!("{}", self.loading_message(&path));
+        }
+        Ok(path)
+    }
+
+    /// What `library_path` says: the library, and the profile that built it.
+    fn loading_message(&self, path: &Path) -> String {
+        match &self.lib {
+            Some(_) => format!("sparkds: loading {} (given with --lib)", path.display()),
+            None => format!(
+                "sparkds: loading {} (built with the `{}` profile)",
+                path.display(),
+                self.profile()
+            ),
         }
     }
 
@@ -85,10 +122,12 @@ pub fn rerun_isolated(target: &Target) -> Result<ExitCode> {
         .map_err(|e| Error::io("cannot find the path of sparkds to run the command", e))?;
     let mut command = std::process::Command::new(exe);
     command
-        .args(std::env::args_os().skip(1).filter(|arg| arg != "sparkds"))
+        .args(child_arguments(std::env::args_os().skip(1)))
         .arg("--in-process");
+    // Found (and said) here, so that the child, which says nothing, loads the same library.
+    let library = target.library_path()?;
     if target.lib.is_none() {
-        command.arg("--lib").arg(target.library_path()?);
+        command.arg("--lib").arg(library);
     }
     let output = command
         .env(crate::isolate::BREADCRUMBS_VAR, "1")
@@ -104,6 +143,25 @@ pub fn rerun_isolated(target: &Target) -> Result<ExitCode> {
     }
     let code = output.status.code().unwrap_or(2);
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(2)))
+}
+
+/// The arguments of this command for its child, which is given the library with `--lib`: the
+/// arguments without the `sparkds` that cargo passes first, and without `--release` and
+/// `--profile NAME`, which chose the build that `--lib` now names.
+fn child_arguments(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut kept = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "--profile" {
+            args.next();
+        } else if arg != "sparkds"
+            && arg != "--release"
+            && !arg.to_string_lossy().starts_with("--profile=")
+        {
+            kept.push(arg);
+        }
+    }
+    kept
 }
 
 /// `sparkds show`: the schema and the rows, like `df.printSchema()` and `df.show()`.
@@ -321,6 +379,81 @@ pub fn check(args: &CheckArgs, out: &mut dyn Write) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The common arguments, parsed as a command parses them.
+    #[derive(Debug, clap::Parser)]
+    struct Parsed {
+        #[command(flatten)]
+        target: Target,
+    }
+
+    fn parse(args: &[&str]) -> std::result::Result<Target, clap::Error> {
+        use clap::Parser;
+        Parsed::try_parse_from(std::iter::once("sparkds").chain(args.iter().copied()))
+            .map(|parsed| parsed.target)
+    }
+
+    #[test]
+    fn the_profile_is_dev_unless_release_or_a_profile_is_asked_for() {
+        let profile = |args: &[&str]| parse(args).map(|t| t.profile().to_string()).ok();
+        assert_eq!(profile(&["end=3"]).as_deref(), Some("dev"));
+        assert_eq!(profile(&["--release", "end=3"]).as_deref(), Some("release"));
+        assert_eq!(profile(&["--profile", "bench"]).as_deref(), Some("bench"));
+        assert_eq!(
+            profile(&["--profile=dist", "end=3"]).as_deref(),
+            Some("dist")
+        );
+    }
+
+    #[test]
+    fn a_profile_with_lib_or_with_release_is_refused() {
+        for args in [
+            &["--release", "--lib", "x.so"][..],
+            &["--profile", "bench", "--lib", "x.so"],
+            &["--release", "--profile", "bench"],
+        ] {
+            let error = parse(args).err().map(|e| e.kind());
+            assert_eq!(
+                error,
+                Some(clap::error::ErrorKind::ArgumentConflict),
+                "{args:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_loaded_build_is_named_with_its_profile() {
+        let built = parse(&["--release"]).expect("parses");
+        assert_eq!(
+            built.loading_message(Path::new("target/release/libx.so")),
+            "sparkds: loading target/release/libx.so (built with the `release` profile)"
+        );
+        let given = parse(&["--lib", "x.so"]).expect("parses");
+        assert_eq!(
+            given.loading_message(Path::new("x.so")),
+            "sparkds: loading x.so (given with --lib)"
+        );
+    }
+
+    #[test]
+    fn the_child_is_not_asked_for_a_profile_again() {
+        let args = [
+            "sparkds",
+            "show",
+            "--release",
+            "--profile",
+            "bench",
+            "--profile=dist",
+            "--limit",
+            "5",
+            "end=3",
+        ]
+        .map(OsString::from);
+        assert_eq!(
+            child_arguments(args),
+            ["show", "--limit", "5", "end=3"].map(OsString::from)
+        );
+    }
 
     #[test]
     fn an_option_without_equals_is_explained() {

@@ -102,15 +102,28 @@ pub fn sparkds_binary() -> Result<PathBuf> {
         })
 }
 
-/// Builds the cargo package in `dir` and returns its cdylib.
+/// The arguments of `cargo build` for the cargo profile `profile`: none for `dev` (cargo's
+/// default), `--release` for `release`, else `--profile NAME`.
+pub fn profile_args(profile: &str) -> Vec<String> {
+    match profile {
+        "dev" => Vec::new(),
+        "release" => vec!["--release".to_string()],
+        name => vec!["--profile".to_string(), name.to_string()],
+    }
+}
+
+/// Builds the cargo package in `dir` with the cargo profile `profile` (`dev`, `release`, or a
+/// profile of its Cargo.toml) and returns its cdylib.
 ///
 /// # Errors
 ///
 /// When cargo fails, or the package has no cdylib, or several.
-pub fn build_current_cdylib(dir: &Path) -> Result<PathBuf> {
+pub fn build_current_cdylib(dir: &Path, profile: &str) -> Result<PathBuf> {
+    let args = profile_args(profile);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut built = cargo_build(
         dir,
-        &[],
+        &args,
         |kinds, _| kinds.iter().any(|k| k == "cdylib"),
         None,
         std::process::Stdio::inherit(),
@@ -163,7 +176,13 @@ fn cargo_build(
     })?;
     if !output.status.success() {
         return Err(Error::usage(format!(
-            "`cargo build` failed in `{}` (its errors are above); fix them, or pass --lib PATH",
+            "`{}` failed in `{}` (its errors are above); fix them, or pass --lib PATH",
+            ["cargo", "build"]
+                .iter()
+                .chain(args)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" "),
             dir.display()
         )));
     }
@@ -210,6 +229,65 @@ mod tests {
         } else if cfg!(windows) {
             assert_eq!(name, "spark_datasource_x.dll");
         }
+    }
+
+    #[test]
+    fn each_profile_builds_with_its_cargo_arguments() {
+        assert!(profile_args("dev").is_empty());
+        assert_eq!(profile_args("release"), ["--release"]);
+        assert_eq!(profile_args("bench"), ["--profile", "bench"]);
+    }
+
+    /// A cdylib crate without dependencies, which builds in a moment, in a fresh directory.
+    fn tiny_cdylib() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("sparkds-tiny-cdylib-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src")).expect("mkdir src");
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [lib]\ncrate-type = [\"cdylib\"]\n\n[workspace]\n\n\
+             [profile.fast]\ninherits = \"release\"\nopt-level = 1\n",
+        )
+        .expect("write Cargo.toml");
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            "#[no_mangle]\npub extern \"C\" fn tiny() {}\n",
+        )
+        .expect("write src/lib.rs");
+        dir
+    }
+
+    #[test]
+    fn the_current_cdylib_is_built_with_the_profile_asked_for() {
+        let dir = tiny_cdylib();
+        // Cargo names a profile's folder after it, except `dev`'s, which is `debug`.
+        for (profile, folder) in [("dev", "debug"), ("release", "release"), ("fast", "fast")] {
+            let path =
+                build_current_cdylib(&dir, profile).unwrap_or_else(|e| panic!("{profile}: {e}"));
+            assert_eq!(
+                path.file_name().and_then(|n| n.to_str()),
+                Some(library_file_name("tiny").as_str())
+            );
+            assert_eq!(
+                path.parent()
+                    .and_then(Path::file_name)
+                    .and_then(|n| n.to_str()),
+                Some(folder),
+                "{}",
+                path.display()
+            );
+        }
+        let error = build_current_cdylib(&dir, "nope")
+            .err()
+            .map(|e| e.to_string());
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            error
+                .as_deref()
+                .is_some_and(|m| m.starts_with("`cargo build --profile nope` failed in")),
+            "{error:?}"
+        );
     }
 
     #[test]

@@ -182,6 +182,23 @@ impl Project {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// Runs `cargo <args>` in the project like [`Project::cargo`], and returns what it printed
+    /// on standard output and on standard error.
+    pub fn cargo_printed(&self, args: &[&str]) -> (String, String) {
+        let output = self.cargo_output(args);
+        assert!(
+            output.status.success(),
+            "`cargo {}` failed in the generated project {}:\n{}",
+            args.join(" "),
+            self.name,
+            printed(&output)
+        );
+        (
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
+
     /// Runs `cargo <args>` expecting it to fail: returns what it printed.
     pub fn cargo_fails(&self, args: &[&str]) -> String {
         let output = self.cargo_output(args);
@@ -234,6 +251,11 @@ impl Project {
 
     /// The library that `cargo build` made.
     pub fn built_library(&self) -> PathBuf {
+        self.built_library_in("debug")
+    }
+
+    /// The library that cargo built into the folder of a profile (`debug` for `dev`).
+    pub fn built_library_in(&self, folder: &str) -> PathBuf {
         let file = if cfg!(target_os = "windows") {
             format!("spark_datasource_{}.dll", self.name)
         } else if cfg!(target_os = "macos") {
@@ -241,7 +263,7 @@ impl Project {
         } else {
             format!("libspark_datasource_{}.so", self.name)
         };
-        shared_target().join("debug").join(file)
+        shared_target().join(folder).join(file)
     }
 }
 
