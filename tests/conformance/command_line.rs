@@ -1,4 +1,4 @@
-//! The `sparkds` command: `show`, `roundtrip` and `check`, and clear errors for bad input.
+//! The `sparkds` command: `show`, `roundtrip`, `check` and `bench`, and clear errors for bad input.
 
 use crate::helpers::{sparkds, Fixture};
 
@@ -120,4 +120,103 @@ fn check_gives_a_scoped_option_to_its_protocols_only() {
     insta::with_settings!({filters => vec![(lib, "[LIB]")]}, {
         insta::assert_snapshot!("check_scoped_option", stdout);
     });
+}
+
+#[test]
+fn bench_measures_each_read_with_and_without_the_checks() {
+    let lib = Fixture::good().path();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    let (code, stdout, stderr) = sparkds(&["bench", "--lib", lib, "end=1000"]);
+    assert_eq!((code, stderr.as_str()), (0, ""), "{stdout}");
+    let header = stdout
+        .lines()
+        .find(|line| line.starts_with("protocol"))
+        .expect("a header row");
+    for column in [
+        "rows/s",
+        "Arrow bytes/s",
+        "batches/s",
+        "in library",
+        "in host",
+        "peak RSS",
+    ] {
+        assert!(header.contains(column), "{stdout}");
+    }
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .filter(|cells| cells.first() == Some(&"batch-read"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    // protocol, checks, then the exact number of rows.
+    assert_eq!(rows[0][..3], ["batch-read", "on", "1000"], "{stdout}");
+    assert_eq!(rows[1][..3], ["batch-read", "off", "1000"], "{stdout}");
+    // The fixture streams too: its micro-batches are measured, both ways.
+    let micro_batches = stdout
+        .lines()
+        .filter(|line| line.split_whitespace().next() == Some("micro-batch-read"))
+        .count();
+    assert_eq!(micro_batches, 2, "{stdout}");
+    assert!(
+        stdout.contains("batch-read: the checks make the read"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn bench_prints_json_with_every_figure() {
+    let lib = Fixture::good().path();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    let (code, stdout, stderr) = sparkds(&[
+        "bench",
+        "--lib",
+        lib,
+        "--json",
+        "--no-checks",
+        "--protocol",
+        "batch-read",
+        "--repeat",
+        "2",
+        "--columns",
+        "id",
+        "end=1000",
+    ]);
+    assert_eq!((code, stderr.as_str()), (0, ""), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("the report is JSON");
+    assert_eq!(report["repeat"], 2);
+    assert_eq!(report["columns"], serde_json::json!(["id"]));
+    let measures = report["measures"].as_array().expect("measures");
+    assert_eq!(measures.len(), 1, "{stdout}");
+    let measure = &measures[0];
+    assert_eq!(measure["protocol"], "batch-read");
+    assert_eq!(measure["checks"], false);
+    assert_eq!(measure["rows"], 1000);
+    for field in [
+        "batches",
+        "arrow_bytes",
+        "seconds",
+        "library_seconds",
+        "host_seconds",
+        "rows_per_second",
+        "arrow_bytes_per_second",
+        "batches_per_second",
+    ] {
+        assert!(measure[field].is_number(), "{field} in {stdout}");
+    }
+    // 1000 values of 8 bytes, at least.
+    assert!(measure["arrow_bytes"].as_u64() >= Some(8000), "{stdout}");
+    let rss = &measure["peak_rss_bytes"];
+    assert!(rss.is_number() || rss.is_null(), "{stdout}");
+}
+
+#[test]
+fn bench_names_a_column_that_is_not_there() {
+    let lib = Fixture::good().path();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    let (code, _, stderr) = sparkds(&["bench", "--lib", lib, "--columns", "nope", "end=10"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("column `nope` of --columns is not in the schema (id, name)"),
+        "{stderr}"
+    );
 }

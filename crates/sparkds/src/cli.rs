@@ -75,8 +75,8 @@ impl Target {
     /// The library to load: `--lib`, else the cdylib of the package in the current directory,
     /// built with the profile. A library that it built is named on standard error with its
     /// profile (a `--lib` the user gave is not repeated), except in a child process of `show`,
-    /// `roundtrip` or `check`, whose parent has said it.
-    fn library_path(&self) -> Result<PathBuf> {
+    /// `roundtrip`, `check` or `bench`, whose parent has said it.
+    pub(crate) fn library_path(&self) -> Result<PathBuf> {
         let path = match &self.lib {
             Some(path) => return Ok(path.clone()),
             None => {
@@ -104,7 +104,7 @@ impl Target {
         Library::load(self.library_path()?)
     }
 
-    fn schema(&self) -> Result<Option<arrow_schema::SchemaRef>> {
+    pub(crate) fn schema(&self) -> Result<Option<arrow_schema::SchemaRef>> {
         self.schema.as_deref().map(ddl::parse).transpose()
     }
 }

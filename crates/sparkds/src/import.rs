@@ -15,6 +15,7 @@ use std::sync::Arc;
 use arrow_array::ffi::{from_ffi_and_data_type, FFI_ArrowArray};
 use arrow_array::{make_array, Array, RecordBatch, RecordBatchOptions, StructArray};
 use arrow_data::transform::MutableArrayData;
+use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
@@ -396,6 +397,50 @@ fn same_field(a: &Field, b: &Field) -> bool {
 /// Any pointer; it is not dereferenced.
 unsafe extern "C" fn borrowed_release(_: *mut ArrowArray) {}
 
+/// Checks one batch that the library moved to the host, imports it with arrow-rs, validates it
+/// fully (column by column first, so that the message names the column) and copies it, so that
+/// nothing of the library's memory is kept. The library's struct is not released here.
+///
+/// The error is a rule and a message that continues "batch N".
+///
+/// # Safety
+///
+/// `raw` was moved to the host by `get_next` and is not released yet.
+pub(crate) unsafe fn checked_copy(
+    raw: &mut ArrowArray,
+    schema: &Schema,
+) -> std::result::Result<ArrayData, (u32, String)> {
+    let struct_type = DataType::Struct(schema.fields().clone());
+    check_array(raw, &struct_type, false, None)?;
+    // SAFETY: the layouts are identical; the copy's release is a no-op, so the library's
+    // struct is still released only once, by the caller.
+    let borrowed: FFI_ArrowArray = unsafe {
+        let mut copy = std::ptr::read(raw as *const ArrowArray);
+        copy.release = Some(borrowed_release);
+        std::ptr::read(&copy as *const ArrowArray as *const FFI_ArrowArray)
+    };
+    let data = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the structure was checked by `check_array` against `struct_type`.
+        unsafe { from_ffi_and_data_type(borrowed, struct_type.clone()) }
+    }))
+    .map_err(|_| (12, ": arrow-rs panicked importing it".to_string()))?
+    .map_err(|e| (12, format!(": arrow-rs cannot import it: {e}")))?;
+    for (field, child) in schema.fields().iter().zip(data.child_data()) {
+        child.validate_full().map_err(|e| {
+            (
+                12,
+                format!(", column `{}`: fails full validation: {e}", field.name()),
+            )
+        })?;
+    }
+    data.validate_full()
+        .map_err(|e| (12, format!(": fails full validation: {e}")))?;
+    let mut copy = MutableArrayData::new(vec![&data], false, data.len());
+    copy.try_extend(0, 0, data.len())
+        .map_err(|e| (12, format!(": cannot copy it: {e}")))?;
+    Ok(copy.freeze())
+}
+
 /// Checks, imports, validates and copies one batch, then releases the library's struct.
 ///
 /// The error is a rule and a message that continues "batch N".
@@ -407,37 +452,8 @@ unsafe fn import_batch(
     raw: &mut ArrowArray,
     schema: &SchemaRef,
 ) -> std::result::Result<RecordBatch, (u32, String)> {
-    let struct_type = DataType::Struct(schema.fields().clone());
-    let result = check_array(raw, &struct_type, false, None).and_then(|()| {
-        // SAFETY: the layouts are identical; the copy's release is a no-op, so the library's
-        // struct is still released only once, below.
-        let borrowed: FFI_ArrowArray = unsafe {
-            let mut copy = std::ptr::read(raw as *const ArrowArray);
-            copy.release = Some(borrowed_release);
-            std::ptr::read(&copy as *const ArrowArray as *const FFI_ArrowArray)
-        };
-        let data = catch_unwind(AssertUnwindSafe(|| {
-            // SAFETY: the structure was checked by `check_array` against `struct_type`.
-            unsafe { from_ffi_and_data_type(borrowed, struct_type.clone()) }
-        }))
-        .map_err(|_| (12, ": arrow-rs panicked importing it".to_string()))?
-        .map_err(|e| (12, format!(": arrow-rs cannot import it: {e}")))?;
-        // Column by column first, so that the message names the column.
-        for (field, child) in schema.fields().iter().zip(data.child_data()) {
-            child.validate_full().map_err(|e| {
-                (
-                    12,
-                    format!(", column `{}`: fails full validation: {e}", field.name()),
-                )
-            })?;
-        }
-        data.validate_full()
-            .map_err(|e| (12, format!(": fails full validation: {e}")))?;
-        let mut copy = MutableArrayData::new(vec![&data], false, data.len());
-        copy.try_extend(0, 0, data.len())
-            .map_err(|e| (12, format!(": cannot copy it: {e}")))?;
-        Ok(copy.freeze())
-    });
+    // SAFETY: the caller's contract.
+    let result = unsafe { checked_copy(raw, schema) };
     if let Some(release) = raw.release {
         isolate::breadcrumb("release (array)");
         // SAFETY: the array was moved to the host, which releases it once, here.

@@ -61,6 +61,8 @@
 //! ```
 #![deny(unsafe_op_in_unsafe_fn)]
 
+#[cfg(feature = "cli")]
+pub mod bench;
 pub mod check;
 #[cfg(feature = "cli")]
 pub mod cli;

@@ -32,6 +32,13 @@ enum Command {
     /// goes to some protocols only: SCOPE is `read`, `write` or a protocol name, as in
     /// `write:path=/tmp/out batch-read:path=/tmp/out`.
     Check(sparkds::cli::CheckArgs),
+    /// Measure the batch read and the micro-batch read that a source declares, through the C
+    /// interface: rows/s, Arrow bytes/s, batches/s, the time inside the library and in the host,
+    /// and the peak RSS, with the conformance checks and without them.
+    ///
+    /// Loads the `release` build of the current package unless `--lib`, `--release` or
+    /// `--profile` says otherwise.
+    Bench(sparkds::bench::BenchArgs),
     /// Write `<name>-<version>.sparkpkg` from one library per platform.
     Package(sparkds::package::PackageArgs),
     /// Check a `.sparkpkg`: manifest, entries, and each library's format, architecture,
@@ -65,6 +72,10 @@ fn main() -> ExitCode {
             exit(sparkds::cli::rerun_isolated(&args.target))
         }
         Command::Roundtrip(args) => exit(sparkds::cli::roundtrip(&args, &mut std::io::stdout())),
+        Command::Bench(args) if !args.target.in_process => {
+            exit(sparkds::cli::rerun_isolated(&args.target()))
+        }
+        Command::Bench(args) => exit(sparkds::bench::bench(&args, &mut std::io::stdout())),
         Command::Check(args) => exit(sparkds::cli::check(&args, &mut std::io::stdout())),
         Command::Package(args) => match sparkds::package::run(&args) {
             Ok(_) => ExitCode::SUCCESS,

@@ -1,0 +1,1047 @@
+//! `cargo sparkds bench`: reads a library through the C interface as Spark does and measures
+//! it (issue 11, section 1): rows/s, Arrow bytes/s, batches/s, the time spent inside the
+//! library's functions against the time of the host, and the peak RSS over the process's
+//! baseline.
+//!
+//! It measures the batch read and the micro-batch read; the writes are not measured yet. Unlike
+//! [`Library::batch_read`] and [`Library::stream_read`], which keep every batch for the tests, the
+//! benchmark streams: each batch is imported, counted and dropped before the next `get_next`. It
+//! runs each read twice over, with the conformance checks of `sparkds` (the raw checks of each C
+//! array, arrow-rs's full validation and a deep copy, as [`Library::batch_read`] does) and without
+//! them (arrow-rs's import and its cheap structural validation only; Spark itself validates
+//! nothing), so that the report shows what the checks cost. The tasks run one after another on the
+//! calling thread, as one executor core runs them, so that the rates are those of one core.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+use std::ffi::{c_int, CStr};
+use std::io::Write;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arrow_array::ffi::{from_ffi_and_data_type, FFI_ArrowArray};
+use arrow_data::ArrayData;
+use arrow_schema::{DataType, Schema, SchemaRef};
+use serde::Serialize;
+
+use crate::cli::Target;
+use crate::error::{Error, Result, Violation};
+use crate::header::{ArrowArray, ArrowArrayStream, ArrowSchema};
+use crate::library::{HandleKind, Library};
+use crate::read::{
+    export_schema, required, schema_ptr, sink_call, sink_call_one, source_schema, still_borrowed,
+};
+use crate::task::Task;
+
+/// `sparkds bench`: measures the reads of a library through the C interface, with the
+/// conformance checks and without them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Read only these columns, in this order (`prune_columns`).
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub columns: Option<Vec<String>>,
+    /// Run each measure this many times and report the fastest run (its peak RSS is the
+    /// highest of all runs).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeat: usize,
+    /// Measure only without the conformance checks (by default: with them, then without).
+    #[arg(long)]
+    pub no_checks: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Measure only this protocol. By default: the batch read and the micro-batch read that
+    /// the source declares.
+    #[arg(long, value_enum)]
+    pub protocol: Option<BenchProtocol>,
+    /// The number of micro-batches of a micro-batch read.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub micro_batches: usize,
+}
+
+/// A protocol that `bench` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchProtocol {
+    /// `spark.read...load()`: every partition of the batch read.
+    BatchRead,
+    /// `spark.readStream...`: `--micro-batches` micro-batches, one after another.
+    MicroBatchRead,
+}
+
+impl BenchProtocol {
+    /// The name of the protocol, as `--protocol` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchProtocol::BatchRead => "batch-read",
+            BenchProtocol::MicroBatchRead => "micro-batch-read",
+        }
+    }
+}
+
+impl BenchArgs {
+    /// The target to load: the `release` build of the current package unless `--lib`,
+    /// `--release` or `--profile` says otherwise, since a benchmark of a debug build measures
+    /// the debug build.
+    pub fn target(&self) -> Target {
+        let mut target = self.target.clone();
+        if target.lib.is_none() && target.profile.is_none() {
+            target.release = true;
+        }
+        target
+    }
+}
+
+/// The report of `sparkds bench`.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    /// The library measured.
+    pub library: String,
+    /// The options given to the source.
+    pub options: Vec<(String, String)>,
+    /// The columns asked for; `None` for every column.
+    pub columns: Option<Vec<String>>,
+    /// How many runs each measure is the best of.
+    pub repeat: usize,
+    /// One measure per protocol and mode.
+    pub measures: Vec<Measure>,
+}
+
+/// One measure: a protocol, with or without the checks, its best run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measure {
+    /// The protocol, as `--protocol` of `check` names it: `batch-read`.
+    pub protocol: String,
+    /// Whether the conformance checks of `sparkds` ran.
+    pub checks: bool,
+    pub rows: u64,
+    pub batches: u64,
+    /// The sum of the sizes of the buffers of the imported arrays.
+    pub arrow_bytes: u64,
+    /// The wall time of the whole protocol, driver and tasks.
+    pub seconds: f64,
+    /// The time spent inside the library's functions (`read`, `get_next`, the releases...).
+    pub library_seconds: f64,
+    /// The rest: the host's imports, checks and copies.
+    pub host_seconds: f64,
+    pub rows_per_second: f64,
+    pub arrow_bytes_per_second: f64,
+    pub batches_per_second: f64,
+    /// The peak resident set size over the process's baseline, `None` where the platform does
+    /// not tell.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// Runs `sparkds bench` in this process and writes its report.
+///
+/// # Errors
+///
+/// When the library cannot be loaded, or a read fails or breaks a rule.
+pub fn bench(args: &BenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    if args.repeat == 0 {
+        return Err(Error::usage(
+            "--repeat must be 1 or more: the number of runs of each measure",
+        ));
+    }
+    let target = args.target();
+    let path = target.library_path()?;
+    let library = Library::load(&path)?;
+    let user_schema = target.schema()?;
+    let protocols = match args.protocol {
+        Some(protocol) => vec![protocol],
+        None => {
+            let capabilities = library.capabilities(target.options.clone())?;
+            let mut protocols = Vec::new();
+            if capabilities.batch_read() {
+                protocols.push(BenchProtocol::BatchRead);
+            }
+            if capabilities.micro_batch_read() {
+                protocols.push(BenchProtocol::MicroBatchRead);
+            }
+            protocols
+        }
+    };
+    if protocols.is_empty() {
+        return Err(Error::usage(
+            "the source declares neither SPARK_DS_BATCH_READ nor SPARK_DS_MICRO_BATCH_READ, and bench measures reads only for now",
+        ));
+    }
+    let mut measures = Vec::new();
+    let modes: &[bool] = if args.no_checks {
+        &[false]
+    } else {
+        &[true, false]
+    };
+    for (protocol, &checks) in protocols
+        .iter()
+        .flat_map(|p| modes.iter().map(move |c| (*p, c)))
+    {
+        let read = ReadBench {
+            library: &library,
+            options: &target.options,
+            schema: user_schema.clone(),
+            columns: args.columns.as_deref(),
+            checks,
+        };
+        let mut best: Option<Counts> = None;
+        let mut peak: Option<u64> = None;
+        for _ in 0..args.repeat {
+            let rss = Rss::start();
+            let counts = read.run(protocol, args.micro_batches)?;
+            peak = max_option(peak, rss.peak_over_baseline());
+            if best.as_ref().is_none_or(|b| counts.wall < b.wall) {
+                best = Some(counts);
+            }
+        }
+        if let Some(best) = best {
+            measures.push(best.measure(protocol.name(), checks, peak));
+        }
+    }
+    let report = BenchReport {
+        library: path.display().to_string(),
+        options: target.options.clone(),
+        columns: args.columns.clone(),
+        repeat: args.repeat,
+        measures,
+    };
+    let text = if args.json {
+        let json = serde_json::to_string_pretty(&report)
+            .map_err(|e| Error::usage(format!("cannot write the report as JSON: {e}")))?;
+        format!("{json}\n")
+    } else {
+        render(&report)
+    };
+    out.write_all(text.as_bytes())
+        .map_err(|e| Error::io("cannot write the output", e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn max_option(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// What one run counted.
+#[derive(Debug, Default)]
+struct Counts {
+    rows: u64,
+    batches: u64,
+    bytes: u64,
+    wall: Duration,
+    library: Duration,
+}
+
+impl Counts {
+    /// Runs `f`, a call into the library, and adds its time to the library's.
+    fn in_library<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let result = f();
+        self.library += start.elapsed();
+        result
+    }
+
+    fn measure(&self, protocol: &str, checks: bool, peak_rss_bytes: Option<u64>) -> Measure {
+        let seconds = self.wall.as_secs_f64();
+        let rate = |n: u64| {
+            if seconds > 0.0 {
+                n as f64 / seconds
+            } else {
+                0.0
+            }
+        };
+        let library_seconds = self.library.as_secs_f64().min(seconds);
+        Measure {
+            protocol: protocol.to_string(),
+            checks,
+            rows: self.rows,
+            batches: self.batches,
+            arrow_bytes: self.bytes,
+            seconds,
+            library_seconds,
+            host_seconds: seconds - library_seconds,
+            rows_per_second: rate(self.rows),
+            arrow_bytes_per_second: rate(self.bytes),
+            batches_per_second: rate(self.batches),
+            peak_rss_bytes,
+        }
+    }
+}
+
+/// The tasks of a batch read or of a micro-batch.
+struct Tasks<'a> {
+    stage: i32,
+    /// A prefix of the context of each task, such as "micro-batch 2, ".
+    prefix: &'a str,
+    partitions: &'a [Vec<u8>],
+    state: Option<&'a [u8]>,
+    /// The schema of the streams.
+    schema: &'a SchemaRef,
+    /// The columns that the host keeps of each batch, when the library did not prune.
+    kept: Option<&'a [usize]>,
+}
+
+/// The reads of a library, driven as [`Library::batch_read`] and [`Library::stream_read`] drive
+/// them, streaming their batches.
+struct ReadBench<'a> {
+    library: &'a Library,
+    options: &'a [(String, String)],
+    schema: Option<SchemaRef>,
+    columns: Option<&'a [String]>,
+    checks: bool,
+}
+
+impl ReadBench<'_> {
+    fn run(&self, protocol: BenchProtocol, micro_batches: usize) -> Result<Counts> {
+        match protocol {
+            BenchProtocol::BatchRead => self.run_batch_read(),
+            BenchProtocol::MicroBatchRead => self.run_micro_batches(micro_batches),
+        }
+    }
+
+    fn run_batch_read(&self) -> Result<Counts> {
+        let mut counts = Counts::default();
+        let start = Instant::now();
+        let library = self.library;
+        let table = library.table();
+        let source = counts.in_library(|| library.create(self.options))?;
+        if !source.capabilities.batch_read() {
+            return Err(Error::NotSupported {
+                capability: "SPARK_DS_BATCH_READ",
+                operation: "a batch read",
+            });
+        }
+        let schema = counts.in_library(|| source_schema(library, &source, self.schema.clone()))?;
+        let ffi_schema = export_schema(&schema)?;
+        let create_reader = required(table.create_reader, "create_reader")?;
+        let reader = counts.in_library(|| {
+            library.open("create_reader", None, HandleKind::Reader, |reader| {
+                // SAFETY: the source is open, the schema is borrowed for the call, `reader` is
+                // valid for writes.
+                unsafe { create_reader(source.handle.ptr(), schema_ptr(&ffi_schema), reader) }
+            })
+        })?;
+        still_borrowed(&ffi_schema, "create_reader", None)?;
+
+        // The schema of the stream, and the columns the host keeps of it when the library
+        // cannot prune (Spark then projects them).
+        let mut read_schema = schema.clone();
+        let mut kept = None;
+        if let Some(columns) = self.columns {
+            let (pruned, indices) = prune(&schema, columns)?;
+            match table.prune_columns {
+                Some(prune_columns) => {
+                    let required = export_schema(&pruned)?;
+                    counts.in_library(|| {
+                        library.call("prune_columns", None, || {
+                            // SAFETY: the reader is open and the schema is borrowed for the call.
+                            unsafe { prune_columns(reader.ptr(), schema_ptr(&required)) }
+                        })
+                    })?;
+                    still_borrowed(&required, "prune_columns", None)?;
+                    read_schema = pruned;
+                }
+                None => kept = Some(indices),
+            }
+        }
+        let partitions_fn = required(table.partitions, "partitions")?;
+        let partitions = counts.in_library(|| {
+            sink_call(library, "partitions", None, |add, sink| {
+                // SAFETY: the reader is open; the sink is open for the call.
+                unsafe { partitions_fn(reader.ptr(), add, sink) }
+            })
+        })?;
+        let state = match table.serialize_reader {
+            Some(serialize) => Some(counts.in_library(|| {
+                sink_call_one(library, "serialize_reader", None, |add, sink| {
+                    // SAFETY: the reader is open; the sink is open for the call.
+                    unsafe { serialize(reader.ptr(), add, sink) }
+                })
+            })?),
+            None => None,
+        };
+        counts.in_library(|| {
+            drop(reader);
+            drop(source);
+        });
+        self.read_tasks(
+            Tasks {
+                stage: 0,
+                prefix: "",
+                partitions: &partitions,
+                state: state.as_deref(),
+                schema: &read_schema,
+                kept: kept.as_deref(),
+            },
+            &mut counts,
+        )?;
+        counts.wall = start.elapsed();
+        Ok(counts)
+    }
+
+    /// A streaming read of `micro_batches` micro-batches, as a query with a trigger runs it:
+    /// `latest_offset`, the commit of the previous end, `stream_partitions` and the tasks. A
+    /// micro-batch read has no `prune_columns`: the host keeps the columns, as Spark does.
+    fn run_micro_batches(&self, micro_batches: usize) -> Result<Counts> {
+        let mut counts = Counts::default();
+        let start_time = Instant::now();
+        let library = self.library;
+        let table = library.table();
+        let source = counts.in_library(|| library.create(self.options))?;
+        if !source.capabilities.micro_batch_read() {
+            return Err(Error::NotSupported {
+                capability: "SPARK_DS_MICRO_BATCH_READ",
+                operation: "a streaming read",
+            });
+        }
+        let schema = counts.in_library(|| source_schema(library, &source, self.schema.clone()))?;
+        let kept = match self.columns {
+            Some(columns) => Some(prune(&schema, columns)?.1),
+            None => None,
+        };
+        let ffi_schema = export_schema(&schema)?;
+        let create = required(table.create_stream_reader, "create_stream_reader")?;
+        let reader = counts.in_library(|| {
+            library.open(
+                "create_stream_reader",
+                None,
+                HandleKind::StreamReader,
+                |reader| {
+                    // SAFETY: the source is open; the schema is borrowed; `reader` is valid for
+                    // writes.
+                    unsafe { create(source.handle.ptr(), schema_ptr(&ffi_schema), reader) }
+                },
+            )
+        })?;
+        still_borrowed(&ffi_schema, "create_stream_reader", None)?;
+        let initial = required(table.initial_offset, "initial_offset")?;
+        let latest = required(table.latest_offset, "latest_offset")?;
+        let plan = required(table.stream_partitions, "stream_partitions")?;
+        let mut start = counts.in_library(|| {
+            sink_call_one(library, "initial_offset", None, |add, sink| {
+                // SAFETY: the reader is open; the sink is open for the call.
+                unsafe { initial(reader.ptr(), add, sink) }
+            })
+        })?;
+        // Spark commits the end of a micro-batch when it plans the next one.
+        let mut uncommitted: Option<Vec<u8>> = None;
+        for index in 0..micro_batches {
+            let context = format!("micro-batch {index}");
+            let ctx = Some(context.as_str());
+            let end = counts.in_library(|| {
+                sink_call_one(library, "latest_offset", ctx, |add, sink| {
+                    // SAFETY: the reader is open; `start` is borrowed; the sink is open.
+                    unsafe { latest(reader.ptr(), start.as_ptr(), start.len() as i64, add, sink) }
+                })
+            })?;
+            if let (Some(commit), Some(done)) = (table.commit_offset, uncommitted.take()) {
+                counts.in_library(|| {
+                    library.call("commit_offset", ctx, || {
+                        // SAFETY: the reader is open; `done` is borrowed for the call.
+                        unsafe { commit(reader.ptr(), done.as_ptr(), done.len() as i64) }
+                    })
+                })?;
+            }
+            if end == start {
+                continue;
+            }
+            let partitions = counts.in_library(|| {
+                sink_call(library, "stream_partitions", ctx, |add, sink| {
+                    // SAFETY: the reader is open; the offsets are borrowed; the sink is open.
+                    unsafe {
+                        plan(
+                            reader.ptr(),
+                            start.as_ptr(),
+                            start.len() as i64,
+                            end.as_ptr(),
+                            end.len() as i64,
+                            add,
+                            sink,
+                        )
+                    }
+                })
+            })?;
+            let state = match table.serialize_stream_reader {
+                Some(serialize) => Some(counts.in_library(|| {
+                    sink_call_one(library, "serialize_stream_reader", ctx, |add, sink| {
+                        // SAFETY: the reader is open; the sink is open for the call.
+                        unsafe { serialize(reader.ptr(), add, sink) }
+                    })
+                })?),
+                None => None,
+            };
+            self.read_tasks(
+                Tasks {
+                    stage: i32::try_from(index).unwrap_or(i32::MAX),
+                    prefix: &format!("{context}, "),
+                    partitions: &partitions,
+                    state: state.as_deref(),
+                    schema: &schema,
+                    kept: kept.as_deref(),
+                },
+                &mut counts,
+            )?;
+            uncommitted = Some(end.clone());
+            start = end;
+        }
+        counts.in_library(|| {
+            drop(reader);
+            drop(source);
+        });
+        counts.wall = start_time.elapsed();
+        Ok(counts)
+    }
+
+    /// The executor side: one task after another, each reading its stream to the end.
+    fn read_tasks(&self, tasks: Tasks<'_>, counts: &mut Counts) -> Result<()> {
+        let library = self.library;
+        let read = required(library.table().read, "read")?;
+        for (index, partition) in tasks.partitions.iter().enumerate() {
+            let task = Task::new(tasks.stage, index);
+            let context = format!("{}partition {index}", tasks.prefix);
+            let mut stream = Box::new(ArrowArrayStream::empty());
+            let (state_ptr, state_len) = match tasks.state {
+                Some(s) => (s.as_ptr(), s.len() as i64),
+                None => (std::ptr::null(), 0),
+            };
+            counts.in_library(|| {
+                library.call("read", Some(&context), || {
+                    // SAFETY: the task lives until the stream is released (the end of this
+                    // iteration); the byte arrays are borrowed for the call; `stream` is valid
+                    // for writes.
+                    unsafe {
+                        read(
+                            task.as_ptr(),
+                            state_ptr,
+                            state_len,
+                            partition.as_ptr(),
+                            partition.len() as i64,
+                            &mut *stream,
+                        )
+                    }
+                })
+            })?;
+            let mut stream = Stream::adopt(stream, &context)?;
+            let result = self.read_stream(&mut stream, tasks.schema, tasks.kept, counts);
+            counts.in_library(|| drop(stream));
+            result?;
+        }
+        Ok(())
+    }
+
+    /// Reads one stream to its end, counting and dropping each batch.
+    fn read_stream(
+        &self,
+        stream: &mut Stream<'_>,
+        schema: &SchemaRef,
+        kept: Option<&[usize]>,
+        counts: &mut Counts,
+    ) -> Result<()> {
+        let mut raw_schema = ArrowSchema::empty();
+        // SAFETY: the stream is live and `raw_schema` is valid for writes.
+        let rc =
+            counts.in_library(|| unsafe { (stream.get_schema)(stream.ptr(), &mut raw_schema) });
+        if rc != 0 {
+            return Err(stream.failure("get_schema", rc));
+        }
+        let got = crate::import::import_schema(&mut raw_schema)
+            .map_err(|(rule, m)| stream.violation(rule, format!("the stream's schema: {m}")))?;
+        if !same_fields(&got, schema) {
+            return Err(stream.violation(
+                19,
+                "the stream's schema is not the schema asked for; return exactly the schema to read, after `prune_columns`".into(),
+            ));
+        }
+        let struct_type = DataType::Struct(schema.fields().clone());
+        loop {
+            let mut raw = ArrowArray::empty();
+            // SAFETY: the stream is live and `raw` is valid for writes.
+            let rc = counts.in_library(|| unsafe { (stream.get_next)(stream.ptr(), &mut raw) });
+            if rc != 0 {
+                return Err(stream.failure("get_next", rc));
+            }
+            if raw.release.is_none() {
+                break;
+            }
+            let index = counts.batches;
+            let data = if self.checks {
+                // SAFETY: `raw` was just written by `get_next`, which moved it to the host.
+                unsafe { import_checked(&mut raw, schema, counts) }
+            } else {
+                // SAFETY: as above.
+                unsafe { import_unchecked(raw, &struct_type) }
+            }
+            .map_err(|(rule, m)| stream.violation(rule, format!("batch {index}{m}")))?;
+            counts.rows += data.len() as u64;
+            counts.batches += 1;
+            counts.bytes += match kept {
+                Some(indices) => indices
+                    .iter()
+                    .filter_map(|&i| data.child_data().get(i))
+                    .map(buffer_bytes)
+                    .sum(),
+                None => buffer_bytes(&data),
+            };
+            // Without the checks the buffers are the library's: dropping them releases them.
+            if self.checks {
+                drop(data);
+            } else {
+                counts.in_library(|| drop(data));
+            }
+        }
+        if self.checks {
+            // The end of the stream repeats (rule 19).
+            let mut raw = ArrowArray::empty();
+            // SAFETY: the stream is live and `raw` is valid for writes.
+            let rc = counts.in_library(|| unsafe { (stream.get_next)(stream.ptr(), &mut raw) });
+            if let Some(release) = raw.release {
+                // SAFETY: the array was moved to the host; it is released once, here.
+                counts.in_library(|| unsafe { release(&mut raw) });
+            }
+            if rc != 0 || raw.release.is_some() {
+                return Err(stream.violation(19, "`get_next` returned a batch or an error after the end of the stream; the end must repeat (0 and a released array)".into()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What `show` does with each batch (`import::checked_copy`: the raw checks of the C array,
+/// arrow-rs's import, its full validation and a deep copy), then the release of the library's
+/// array, timed as the library's. Errors continue "batch N".
+///
+/// # Safety
+///
+/// `raw` was moved to the host by `get_next` and is not released yet.
+unsafe fn import_checked(
+    raw: &mut ArrowArray,
+    schema: &Schema,
+    counts: &mut Counts,
+) -> std::result::Result<ArrayData, (u32, String)> {
+    // SAFETY: the caller's contract.
+    let result = unsafe { crate::import::checked_copy(raw, schema) };
+    if let Some(release) = raw.release {
+        // SAFETY: the array was moved to the host, which releases it once, here.
+        counts.in_library(|| unsafe { release(raw) });
+    }
+    result
+}
+
+/// arrow-rs's import alone, with its structural validation (buffer sizes, first and last
+/// offsets), which reads no values: the array stays the library's until the data is dropped.
+///
+/// # Safety
+///
+/// `raw` was moved to the host by `get_next` and is not released yet.
+unsafe fn import_unchecked(
+    raw: ArrowArray,
+    struct_type: &DataType,
+) -> std::result::Result<ArrayData, (u32, String)> {
+    // SAFETY: the layouts are identical; `raw` is moved, so arrow-rs releases it, once.
+    let owned: FFI_ArrowArray =
+        unsafe { std::ptr::read(&raw as *const ArrowArray as *const FFI_ArrowArray) };
+    // `ArrowArray` has no `Drop`: the struct read here is the only owner of the array.
+    let data = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the caller's contract; arrow-rs reads the structure as the type says.
+        unsafe { from_ffi_and_data_type(owned, struct_type.clone()) }
+    }))
+    .map_err(|_| (12, ": arrow-rs panicked importing it".to_string()))?
+    .map_err(|e| (12, format!(": arrow-rs cannot import it: {e}")))?;
+    data.validate()
+        .map_err(|e| (12, format!(": fails arrow-rs's validation: {e}")))?;
+    Ok(data)
+}
+
+/// The sum of the sizes of the buffers of an array and of its children.
+fn buffer_bytes(data: &ArrayData) -> u64 {
+    let own: usize = data.buffers().iter().map(|b| b.len()).sum();
+    let nulls = data.nulls().map_or(0, |n| n.buffer().len());
+    (own + nulls) as u64 + data.child_data().iter().map(buffer_bytes).sum::<u64>()
+}
+
+fn same_fields(a: &Schema, b: &Schema) -> bool {
+    a.fields().len() == b.fields().len()
+        && a.fields().iter().zip(b.fields()).all(|(x, y)| {
+            x.name() == y.name()
+                && x.data_type() == y.data_type()
+                && x.is_nullable() == y.is_nullable()
+        })
+}
+
+fn prune(schema: &Schema, columns: &[String]) -> Result<(SchemaRef, Vec<usize>)> {
+    let mut indices = Vec::new();
+    for column in columns {
+        let index = schema.index_of(column).map_err(|_| {
+            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            Error::usage(format!(
+                "column `{column}` of --columns is not in the schema ({}); ask for some of those columns",
+                names.join(", ")
+            ))
+        })?;
+        indices.push(index);
+    }
+    let pruned = schema
+        .project(&indices)
+        .map_err(|e| Error::usage(format!("cannot prune the schema: {e}")))?;
+    Ok((Arc::new(pruned), indices))
+}
+
+/// A stream that `read` returned, released exactly once when dropped.
+struct Stream<'c> {
+    raw: Box<ArrowArrayStream>,
+    context: &'c str,
+    get_schema: unsafe extern "C" fn(*mut ArrowArrayStream, *mut ArrowSchema) -> c_int,
+    get_next: unsafe extern "C" fn(*mut ArrowArrayStream, *mut ArrowArray) -> c_int,
+}
+
+impl<'c> Stream<'c> {
+    fn adopt(raw: Box<ArrowArrayStream>, context: &'c str) -> Result<Stream<'c>> {
+        let violation = |message: &str| -> Error {
+            Violation::new("read", 11, message)
+                .within(Some(context))
+                .into()
+        };
+        if raw.release.is_none() {
+            return Err(violation(
+                "returned 0 but a released stream (its `release` is NULL); write a stream to `out`",
+            ));
+        }
+        match (raw.get_schema, raw.get_next) {
+            (Some(get_schema), Some(get_next)) => Ok(Stream {
+                raw,
+                context,
+                get_schema,
+                get_next,
+            }),
+            _ => {
+                let mut raw = raw;
+                if let Some(release) = raw.release {
+                    // SAFETY: the stream was moved to the host by `read`; this is its only
+                    // release.
+                    unsafe { release(&mut *raw) };
+                }
+                Err(violation(
+                    "returned a stream whose `get_schema` or `get_next` is NULL; fill every callback",
+                ))
+            }
+        }
+    }
+
+    fn ptr(&mut self) -> *mut ArrowArrayStream {
+        &mut *self.raw
+    }
+
+    fn violation(&self, rule: u32, message: String) -> Error {
+        Violation::new("read", rule, message)
+            .within(Some(self.context))
+            .into()
+    }
+
+    /// The error of a failing `get_schema` or `get_next`, with the stream's message.
+    fn failure(&mut self, callback: &str, rc: c_int) -> Error {
+        let message = self.raw.get_last_error.and_then(|get_last_error| {
+            // SAFETY: the stream is live; the message is copied at once.
+            let message = unsafe { get_last_error(self.ptr()) };
+            if message.is_null() {
+                return None;
+            }
+            // SAFETY: a non-NULL message is NUL-terminated and valid until the next call.
+            unsafe { CStr::from_ptr(message) }
+                .to_str()
+                .ok()
+                .map(str::to_string)
+        });
+        match message {
+            Some(message) => Error::Library {
+                function: "read".into(),
+                context: Some(format!("{}, `{callback}` of the stream", self.context)),
+                message,
+            },
+            None => self.violation(
+                7,
+                format!("`{callback}` of the stream returned {rc} without a message from `get_last_error`; a failing callback must set one"),
+            ),
+        }
+    }
+}
+
+impl Drop for Stream<'_> {
+    fn drop(&mut self) {
+        if let Some(release) = self.raw.release {
+            // SAFETY: the stream was moved to the host by `read`; this is its only release.
+            unsafe { release(&mut *self.raw) };
+            self.raw.release = None;
+        }
+    }
+}
+
+/// The peak resident set size of this process over a baseline taken at `start`.
+struct Rss {
+    baseline: Option<u64>,
+}
+
+impl Rss {
+    /// Takes the baseline: on Linux the peak is reset first (`/proc/self/clear_refs`), so that
+    /// the baseline is the current RSS; where it cannot be reset, the peak so far.
+    fn start() -> Rss {
+        let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+        let status = std::fs::read_to_string("/proc/self/status").ok();
+        let key = if reset { "VmRSS" } else { "VmHWM" };
+        Rss {
+            baseline: status.as_deref().and_then(|s| status_bytes(s, key)),
+        }
+    }
+
+    /// The peak since `start` over the baseline: `None` where the platform does not tell.
+    fn peak_over_baseline(&self) -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let peak = status_bytes(&status, "VmHWM")?;
+        Some(peak.saturating_sub(self.baseline?))
+    }
+}
+
+/// A field of `/proc/self/status` in bytes, such as `VmHWM:  123456 kB`.
+pub fn status_bytes(status: &str, key: &str) -> Option<u64> {
+    status.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        if name.trim() != key {
+            return None;
+        }
+        let mut words = value.split_whitespace();
+        let number: u64 = words.next()?.parse().ok()?;
+        match words.next() {
+            Some("kB") => number.checked_mul(1024),
+            None => Some(number),
+            Some(_) => None,
+        }
+    })
+}
+
+/// A rate or a count with an SI prefix and three significant digits: `1.23 G`, `456 k`, `12.0`.
+pub fn si(value: f64) -> String {
+    const PREFIXES: [&str; 5] = ["", " k", " M", " G", " T"];
+    let mut value = value;
+    let mut prefix = 0;
+    while value.abs() >= 999.5 && prefix < PREFIXES.len() - 1 {
+        value /= 1000.0;
+        prefix += 1;
+    }
+    let digits = if value.abs() >= 99.95 {
+        0
+    } else if value.abs() >= 9.995 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.digits$}{}", PREFIXES[prefix])
+}
+
+/// Bytes in binary units: `512 B`, `1.50 MiB`, `12.3 GiB`.
+pub fn bytes(value: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = value;
+    let mut unit = 0;
+    while value.abs() >= 1023.5 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        return format!("{value:.0} B");
+    }
+    let digits = if value.abs() >= 99.95 {
+        0
+    } else if value.abs() >= 9.995 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.digits$} {}", UNITS[unit])
+}
+
+/// A duration in seconds with its share of a whole: `1.23 s (45%)`.
+fn seconds(part: f64, whole: f64) -> String {
+    let share = if whole > 0.0 {
+        part / whole * 100.0
+    } else {
+        0.0
+    };
+    format!("{part:.3} s ({share:.0}%)")
+}
+
+/// The report as a table, one row per measure, then the cost of the checks.
+pub fn render(report: &BenchReport) -> String {
+    let mut text = format!("sparkds bench {}\n", report.library);
+    let options: Vec<String> = report
+        .options
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    text.push_str(&format!(
+        "options: {}; columns: {}; best of {}; one task at a time\n\n",
+        if options.is_empty() {
+            "none".to_string()
+        } else {
+            options.join(" ")
+        },
+        report
+            .columns
+            .as_ref()
+            .map_or("all".to_string(), |c| c.join(",")),
+        report.repeat
+    ));
+    let header = [
+        "protocol",
+        "checks",
+        "rows",
+        "rows/s",
+        "Arrow bytes/s",
+        "batches/s",
+        "in library",
+        "in host",
+        "peak RSS",
+    ];
+    let rows: Vec<[String; 9]> = report
+        .measures
+        .iter()
+        .map(|m| {
+            [
+                m.protocol.clone(),
+                if m.checks { "on" } else { "off" }.to_string(),
+                m.rows.to_string(),
+                si(m.rows_per_second),
+                format!("{}/s", bytes(m.arrow_bytes_per_second)),
+                si(m.batches_per_second),
+                seconds(m.library_seconds, m.seconds),
+                seconds(m.host_seconds, m.seconds),
+                m.peak_rss_bytes
+                    .map_or("n/a".to_string(), |b| format!("+{}", bytes(b as f64))),
+            ]
+        })
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].len())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[&str]| -> String {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (cell, width))| {
+                if i < 2 {
+                    format!("{cell:<width$}")
+                } else {
+                    format!("{cell:>width$}")
+                }
+            })
+            .collect();
+        format!("{}\n", padded.join("  ").trim_end())
+    };
+    text.push_str(&line(&header));
+    for row in &rows {
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        text.push_str(&line(&cells));
+    }
+    let mut costs = String::new();
+    for on in report.measures.iter().filter(|m| m.checks) {
+        let off = report
+            .measures
+            .iter()
+            .find(|m| !m.checks && m.protocol == on.protocol);
+        if let Some(off) = off.filter(|off| off.seconds > 0.0) {
+            costs.push_str(&format!(
+                "{}: the checks make the read {:.2}x slower: {:.3} s in the host with them, {:.3} s without\n",
+                on.protocol,
+                on.seconds / off.seconds,
+                on.host_seconds,
+                off.host_seconds
+            ));
+        }
+    }
+    if !costs.is_empty() {
+        text.push('\n');
+        text.push_str(&costs);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_bytes_reads_a_field_of_proc_status_in_bytes() {
+        let status = "Name:\tcargo-sparkds\nVmPeak:\t  200000 kB\nVmHWM:\t    4096 kB\nVmRSS:\t    2048 kB\nThreads:\t1\n";
+        assert_eq!(status_bytes(status, "VmHWM"), Some(4096 * 1024));
+        assert_eq!(status_bytes(status, "VmRSS"), Some(2048 * 1024));
+        assert_eq!(status_bytes(status, "Threads"), Some(1));
+        assert_eq!(status_bytes(status, "VmSwap"), None);
+        assert_eq!(status_bytes("VmHWM:\t lots kB\n", "VmHWM"), None);
+        assert_eq!(status_bytes("VmHWM:\t 12 MB\n", "VmHWM"), None);
+    }
+
+    #[test]
+    fn si_keeps_three_significant_digits() {
+        assert_eq!(si(0.0), "0.00");
+        assert_eq!(si(12.345), "12.3");
+        assert_eq!(si(999.0), "999");
+        assert_eq!(si(1_000.0), "1.00 k");
+        assert_eq!(si(45_600_000.0), "45.6 M");
+        assert_eq!(si(1.234e9), "1.23 G");
+    }
+
+    #[test]
+    fn bytes_uses_binary_units() {
+        assert_eq!(bytes(512.0), "512 B");
+        assert_eq!(bytes(1536.0), "1.50 KiB");
+        assert_eq!(bytes(4.0 * 1024.0 * 1024.0), "4.00 MiB");
+        assert_eq!(bytes(123.0 * 1024.0 * 1024.0 * 1024.0), "123 GiB");
+    }
+
+    #[test]
+    fn the_table_has_a_row_per_measure_and_the_cost_of_the_checks() {
+        let counts = |library_ms| Counts {
+            rows: 1000,
+            batches: 4,
+            bytes: 8000,
+            wall: Duration::from_millis(10),
+            library: Duration::from_millis(library_ms),
+        };
+        let report = BenchReport {
+            library: "libx.so".into(),
+            options: vec![("end".into(), "1000".into())],
+            columns: None,
+            repeat: 1,
+            measures: vec![
+                counts(2).measure("batch-read", true, Some(1024 * 1024)),
+                Counts {
+                    wall: Duration::from_millis(5),
+                    ..counts(2)
+                }
+                .measure("batch-read", false, None),
+            ],
+        };
+        let text = render(&report);
+        assert!(
+            text.contains("options: end=1000; columns: all; best of 1"),
+            "{text}"
+        );
+        assert!(text.contains("batch-read  on"), "{text}");
+        assert!(text.contains("100 k"), "{text}");
+        assert!(text.contains("0.002 s (20%)"), "{text}");
+        assert!(text.contains("+1.00 MiB"), "{text}");
+        assert!(text.contains("n/a"), "{text}");
+        assert!(
+            text.contains("the checks make the read 2.00x slower"),
+            "{text}"
+        );
+    }
+}
