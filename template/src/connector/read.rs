@@ -44,7 +44,7 @@ impl BatchRead for Source {
     fn reader(&self, schema: SchemaRef) -> Result<Reader> {
         self.options.expect_only(OPTIONS)?;
         let num_partitions = self.options.get_or("num_partitions", 2_u64)?;
-        let batch_rows = self.options.get_or("batch_rows", 1024_u64)?;
+        let batch_rows = self.options.get_or("batch_rows", sequence::BATCH_ROWS)?;
         if num_partitions == 0 || batch_rows == 0 {
             return Err(Error::Option(
                 "options `num_partitions` and `batch_rows` must be at least 1".to_string(),

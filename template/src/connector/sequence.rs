@@ -13,6 +13,11 @@ use serde::{Deserialize, Serialize};
 use super::schema;
 use spark_datasource::{Batches, Error, Result};
 
+/// The most rows in a batch when the query does not say (option `batch_rows`). With 65536,
+/// `cargo sparkds bench` reads `id` about 10x faster than with 1024 and within a few percent of
+/// the best size it found, and a batch of this sample stays about 1 MiB.
+pub const BATCH_ROWS: u64 = 65536;
+
 /// The rows `[start, end)`: what one task reads.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RowRange {

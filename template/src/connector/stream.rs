@@ -36,7 +36,7 @@ impl StreamRead for Source {
         let reader = Reader {
             rows_per_micro_batch: self.options.get_or("rows_per_micro_batch", 10_u64)?,
             num_partitions: self.options.get_or("num_partitions", 2_u64)?,
-            batch_rows: self.options.get_or("batch_rows", 1024_u64)?,
+            batch_rows: self.options.get_or("batch_rows", sequence::BATCH_ROWS)?,
             columns: columns_of(&schema)?,
         };
         if reader.num_partitions == 0 || reader.batch_rows == 0 {
