@@ -502,27 +502,9 @@ impl ReadBench<'_> {
         for (index, partition) in tasks.partitions.iter().enumerate() {
             let task = Task::new(tasks.stage, index);
             let context = format!("{}partition {index}", tasks.prefix);
-            let mut stream = Box::new(ArrowArrayStream::empty());
-            let (state_ptr, state_len) = match tasks.state {
-                Some(s) => (s.as_ptr(), s.len() as i64),
-                None => (std::ptr::null(), 0),
-            };
-            counts.in_library(|| {
-                library.call("read", Some(&context), || {
-                    // SAFETY: the task lives until the stream is released (the end of this
-                    // iteration); the byte arrays are borrowed for the call; `stream` is valid
-                    // for writes.
-                    unsafe {
-                        read(
-                            task.as_ptr(),
-                            state_ptr,
-                            state_len,
-                            partition.as_ptr(),
-                            partition.len() as i64,
-                            &mut *stream,
-                        )
-                    }
-                })
+            // The task lives until the stream is released, at the end of this iteration.
+            let stream = counts.in_library(|| {
+                crate::read::call_read(library, read, &task, tasks.state, partition, &context)
             })?;
             let mut stream = Stream::adopt(stream, &context)?;
             let result = self.read_stream(&mut stream, tasks.schema, tasks.kept, counts);

@@ -425,7 +425,7 @@ pub(crate) fn run_read_tasks(
     Ok(results)
 }
 
-type ReadFn = unsafe extern "C" fn(
+pub(crate) type ReadFn = unsafe extern "C" fn(
     *const header::SparkDsTaskContext,
     *const u8,
     i64,
@@ -434,24 +434,27 @@ type ReadFn = unsafe extern "C" fn(
     *mut ArrowArrayStream,
 ) -> c_int;
 
-fn read_one(
+/// Calls `read` for one partition: the stream it returns, which reads from `task`.
+///
+/// # Errors
+///
+/// When `read` fails or breaks a rule of its call.
+pub(crate) fn call_read(
     library: &Library,
     read: ReadFn,
-    tasks: &ReadTasks<'_>,
-    index: usize,
-    partition: &[u8],
+    task: &Task,
     state: Option<&[u8]>,
-) -> Result<Vec<RecordBatch>> {
-    let context = format!("{}partition {index}", tasks.context);
-    let task = Task::new(tasks.stage, index);
+    partition: &[u8],
+    context: &str,
+) -> Result<Box<ArrowArrayStream>> {
     let mut stream = Box::new(ArrowArrayStream::empty());
     let (state_ptr, state_len) = match state {
         Some(s) => (s.as_ptr(), s.len() as i64),
         None => (std::ptr::null(), 0),
     };
-    library.call("read", Some(&context), || {
-        // SAFETY: the task lives until the stream is released (in `read_stream`, before `task`
-        // is dropped); the byte arrays are borrowed for the call; `stream` is valid for writes.
+    library.call("read", Some(context), || {
+        // SAFETY: the caller keeps `task` alive until the stream is released; the byte arrays
+        // are borrowed for the call; `stream` is valid for writes.
         unsafe {
             read(
                 task.as_ptr(),
@@ -463,6 +466,20 @@ fn read_one(
             )
         }
     })?;
+    Ok(stream)
+}
+
+fn read_one(
+    library: &Library,
+    read: ReadFn,
+    tasks: &ReadTasks<'_>,
+    index: usize,
+    partition: &[u8],
+    state: Option<&[u8]>,
+) -> Result<Vec<RecordBatch>> {
+    let context = format!("{}partition {index}", tasks.context);
+    let task = Task::new(tasks.stage, index);
+    let stream = call_read(library, read, &task, state, partition, &context)?;
     let kill = tasks.kill.filter(|(p, _)| *p == index).map(|(_, n)| n);
     import::read_stream(
         stream,
