@@ -216,7 +216,7 @@ fn bench_names_a_column_that_is_not_there() {
     let (code, _, stderr) = sparkds(&["bench", "--lib", lib, "--columns", "nope", "end=10"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(
-        stderr.contains("column `nope` of --columns is not in the schema (id, name)"),
+        stderr.contains("column `nope` is not in the schema (id, name)"),
         "{stderr}"
     );
 }

@@ -17,7 +17,6 @@ use std::ffi::{c_int, CStr};
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arrow_array::ffi::{from_ffi_and_data_type, FFI_ArrowArray};
@@ -331,7 +330,7 @@ impl ReadBench<'_> {
         let mut read_schema = schema.clone();
         let mut kept = None;
         if let Some(columns) = self.columns {
-            let (pruned, indices) = prune(&schema, columns)?;
+            let (pruned, indices) = crate::read::prune(&schema, columns)?;
             match table.prune_columns {
                 Some(prune_columns) => {
                     let required = export_schema(&pruned)?;
@@ -399,7 +398,7 @@ impl ReadBench<'_> {
         }
         let schema = counts.in_library(|| source_schema(library, &source, self.schema.clone()))?;
         let kept = match self.columns {
-            Some(columns) => Some(prune(&schema, columns)?.1),
+            Some(columns) => Some(crate::read::prune(&schema, columns)?.1),
             None => None,
         };
         let ffi_schema = export_schema(&schema)?;
@@ -531,7 +530,7 @@ impl ReadBench<'_> {
         }
         let got = crate::import::import_schema(&mut raw_schema)
             .map_err(|(rule, m)| stream.violation(rule, format!("the stream's schema: {m}")))?;
-        if !same_fields(&got, schema) {
+        if !crate::import::same_schema(&got, schema) {
             return Err(stream.violation(
                 19,
                 "the stream's schema is not the schema asked for; return exactly the schema to read, after `prune_columns`".into(),
@@ -642,33 +641,6 @@ fn buffer_bytes(data: &ArrayData) -> u64 {
     let own: usize = data.buffers().iter().map(|b| b.len()).sum();
     let nulls = data.nulls().map_or(0, |n| n.buffer().len());
     (own + nulls) as u64 + data.child_data().iter().map(buffer_bytes).sum::<u64>()
-}
-
-fn same_fields(a: &Schema, b: &Schema) -> bool {
-    a.fields().len() == b.fields().len()
-        && a.fields().iter().zip(b.fields()).all(|(x, y)| {
-            x.name() == y.name()
-                && x.data_type() == y.data_type()
-                && x.is_nullable() == y.is_nullable()
-        })
-}
-
-fn prune(schema: &Schema, columns: &[String]) -> Result<(SchemaRef, Vec<usize>)> {
-    let mut indices = Vec::new();
-    for column in columns {
-        let index = schema.index_of(column).map_err(|_| {
-            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-            Error::usage(format!(
-                "column `{column}` of --columns is not in the schema ({}); ask for some of those columns",
-                names.join(", ")
-            ))
-        })?;
-        indices.push(index);
-    }
-    let pruned = schema
-        .project(&indices)
-        .map_err(|e| Error::usage(format!("cannot prune the schema: {e}")))?;
-    Ok((Arc::new(pruned), indices))
 }
 
 /// A stream that `read` returned, released exactly once when dropped.

@@ -375,7 +375,8 @@ fn check_type(name: &str, t: &DataType) -> std::result::Result<(), (u32, String)
     ))
 }
 
-fn same_schema(a: &Schema, b: &Schema) -> bool {
+/// Whether two schemas have the same fields: names, types and nullability.
+pub(crate) fn same_schema(a: &Schema, b: &Schema) -> bool {
     a.fields().len() == b.fields().len()
         && a.fields()
             .iter()

@@ -354,7 +354,12 @@ pub(crate) fn sink_call_one(
     Ok(sink.finish_one().map_err(|v| v.within(context))?)
 }
 
-fn prune(schema: &Schema, columns: &[String]) -> Result<(SchemaRef, Vec<usize>)> {
+/// The schema of `columns` (names of `schema`, in the order asked), and their indices.
+///
+/// # Errors
+///
+/// A column that `schema` does not have: the message lists those it has.
+pub(crate) fn prune(schema: &Schema, columns: &[String]) -> Result<(SchemaRef, Vec<usize>)> {
     let mut indices = Vec::new();
     for column in columns {
         let index = schema.index_of(column).map_err(|_| {
