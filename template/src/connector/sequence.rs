@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::builder::StringBuilder;
-use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, RecordBatchOptions};
 use arrow_schema::{Schema, SchemaRef};
 use serde::{Deserialize, Serialize};
 
@@ -66,7 +66,15 @@ fn batch(schema: &SchemaRef, ids: Range<u64>) -> Result<RecordBatch> {
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(RecordBatch::try_new(schema.clone(), columns)?)
+    // The row count is given, not taken from the columns: a query that needs no column, such
+    // as `count(*)`, prunes to none and still counts the rows.
+    let rows = usize::try_from(ids.end - ids.start).unwrap_or(usize::MAX);
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        columns,
+        &options,
+    )?)
 }
 
 /// The labels of rows `ids`: `row <id>`, or null in every third row. Each value is written

@@ -7,7 +7,7 @@
 //! - A column declared not null holds no null: that is the data source's bug, reported.
 //! - The batch has the schema the stream declared.
 
-use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
 use arrow_data::transform::MutableArrayData;
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field, Schema};
@@ -43,7 +43,9 @@ pub fn prepare_export(schema: &Schema, index: usize, batch: RecordBatch) -> Resu
             })
         })
         .collect::<Result<Vec<ArrayRef>>>()?;
-    let batch = RecordBatch::try_new(batch.schema(), columns)?;
+    // The row count is carried over: a batch pruned to no column (`count(*)`) has only that.
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    let batch = RecordBatch::try_new_with_options(batch.schema(), columns, &options)?;
     let data = StructArray::from(batch).into_data();
     if cfg!(debug_assertions) {
         // Importers do not validate: in debug builds, prove the buffers hold what the arrays
@@ -166,5 +168,15 @@ mod tests {
         let data = prepare_export(&schema(true), 0, batch(schema(true))).expect("exportable");
         assert_eq!(data.null_count(), 0);
         assert!(data.nulls().is_none());
+    }
+
+    #[test]
+    fn a_batch_pruned_to_no_column_keeps_its_row_count() {
+        let empty = Arc::new(Schema::empty());
+        let options = RecordBatchOptions::new().with_row_count(Some(7));
+        let batch = RecordBatch::try_new_with_options(empty.clone(), vec![], &options)
+            .expect("a batch of no column");
+        let data = prepare_export(&empty, 0, batch).expect("exportable");
+        assert_eq!((data.len(), data.child_data().len()), (7, 0));
     }
 }

@@ -115,3 +115,25 @@ fn reads_an_empty_range_as_no_partitions() -> sparkds::Result<()> {
     assert!(read.partitions.is_empty());
     Ok(())
 }
+
+#[test]
+fn a_query_that_needs_no_column_still_counts_the_rows() -> sparkds::Result<()> {
+    if !exports("prune_columns") {
+        return Ok(());
+    }
+    // `count(*)` prunes to no column: each batch then carries only its row count.
+    let read = library()?
+        .batch_read()
+        .options([("end", "10"), ("num_partitions", "1"), ("batch_rows", "4")])
+        .columns(Vec::<String>::new())
+        .run()?;
+    assert!(read.pruned);
+    assert_eq!(read.schema.fields().len(), 0);
+    let sizes: Vec<(usize, usize)> = read
+        .batches()
+        .iter()
+        .map(|b| (b.num_rows(), b.num_columns()))
+        .collect();
+    assert_eq!(sizes, vec![(4, 0), (4, 0), (2, 0)]);
+    Ok(())
+}
