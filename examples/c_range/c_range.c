@@ -163,10 +163,14 @@ static int create(const SparkDsCreateInfo* info, uint64_t* capabilities, void** 
       status = parse_option(key, value, 1, &options.batch_rows);
     } else if (key_equals(key, "rows_per_batch")) {
       status = parse_option(key, value, 1, &options.rows_per_batch);
+    } else if (key_equals(key, "path") || key_equals(key, "checkpointLocation")) {
+      /* Spark passes these for load(path), save(path) and streaming queries: c_range reads no
+       * files and keeps no state of its own, so it accepts and ignores them. */
+      status = 0;
     } else {
       status = fail(EINVAL,
                     "unknown option `%s`: the options of c_range are `end`, `num_partitions`, "
-                    "`batch_rows` and `rows_per_batch`",
+                    "`batch_rows` and `rows_per_batch` (and `path`, which it ignores)",
                     key);
     }
     if (status != 0) return status;
@@ -267,9 +271,10 @@ static int import_columns(const char* function, const struct ArrowSchema* schema
     return fail(EINVAL, "%s: the schema to read must be a struct, got format `%s`", function,
                 schema == NULL || schema->format == NULL ? "(null)" : schema->format);
   }
-  if (schema->n_children < 1 || schema->n_children > NUM_COLUMNS) {
-    return fail(EINVAL, "%s: the schema to read must have 1 or 2 columns of `id` and `label`, "
-                "got %lld", function, (long long)schema->n_children);
+  /* No column at all is valid: a query such as count(*) needs only the number of rows. */
+  if (schema->n_children < 0 || schema->n_children > NUM_COLUMNS) {
+    return fail(EINVAL, "%s: the schema to read must have at most 2 columns, of `id` and "
+                "`label`, got %lld", function, (long long)schema->n_children);
   }
   Columns columns = {0, {0, 0}, {0, 0}};
   for (int64_t i = 0; i < schema->n_children; i++) {
@@ -515,18 +520,42 @@ static int fill_id_array(int64_t first, int64_t length, struct ArrowArray* out) 
 
 static int label_is_null(int64_t id) { return id % 3 == 2; }
 
+static const char LABEL_PREFIX[] = "label ";
+#define LABEL_PREFIX_LENGTH ((int64_t)sizeof(LABEL_PREFIX) - 1)
+
+/* The number of decimal digits of `value` (0 or more). */
+static int64_t decimal_digits(int64_t value) {
+  int64_t digits = 1;
+  while (value >= 10) {
+    value /= 10;
+    digits++;
+  }
+  return digits;
+}
+
+/* Writes the label of `id` at `out`, without a NUL, and returns its length. Formatting by hand
+ * rather than with snprintf makes the labels cost about as much as the ids. */
+static int64_t write_label(int64_t id, char* out) {
+  memcpy(out, LABEL_PREFIX, (size_t)LABEL_PREFIX_LENGTH);
+  int64_t digits = decimal_digits(id);
+  char* end = out + LABEL_PREFIX_LENGTH + digits;
+  do {
+    *--end = (char)('0' + id % 10);
+    id /= 10;
+  } while (id > 0);
+  return LABEL_PREFIX_LENGTH + digits;
+}
+
 /* Fills `out` with the labels of the ids [first, first + length): "label <id>", or null for
  * every third id. */
 static int fill_label_array(int64_t first, int64_t length, struct ArrowArray* out) {
-  char scratch[32];
   int64_t nulls = 0;
   size_t data_length = 0;
   for (int64_t i = 0; i < length; i++) {
     if (label_is_null(first + i)) {
       nulls++;
     } else {
-      data_length += (size_t)snprintf(scratch, sizeof(scratch), "label %lld",
-                                      (long long)(first + i));
+      data_length += (size_t)(LABEL_PREFIX_LENGTH + decimal_digits(first + i));
     }
   }
   if (data_length > INT32_MAX) {
@@ -535,8 +564,8 @@ static int fill_label_array(int64_t first, int64_t length, struct ArrowArray* ou
   ArrayPrivate* private_data = calloc(1, sizeof(ArrayPrivate));
   uint8_t* validity = nulls > 0 ? calloc((size_t)(length + 7) / 8, 1) : NULL;
   int32_t* offsets = malloc(sizeof(int32_t) * (size_t)(length + 1));
-  /* One more byte for the NUL that snprintf writes after the last label. */
-  char* data = malloc(data_length + 1);
+  /* At least one byte, so that the buffer is never NULL. */
+  char* data = malloc(data_length > 0 ? data_length : 1);
   if (private_data == NULL || (nulls > 0 && validity == NULL) || offsets == NULL ||
       data == NULL) {
     free(private_data);
@@ -551,8 +580,7 @@ static int fill_label_array(int64_t first, int64_t length, struct ArrowArray* ou
     int64_t id = first + i;
     if (!label_is_null(id)) {
       if (validity != NULL) validity[i / 8] |= (uint8_t)(1u << (i % 8));
-      position += snprintf(data + position, data_length + 1 - (size_t)position, "label %lld",
-                           (long long)id);
+      position += (int32_t)write_label(id, data + position);
     }
     offsets[i + 1] = position;
   }
@@ -672,7 +700,7 @@ static int read_state(const uint8_t* state, int64_t length, Columns* columns,
     *limit = -1;
     return 0;
   }
-  if (length < 2 || state[0] != STATE_VERSION || state[1] < 1 || state[1] > NUM_COLUMNS ||
+  if (length < 2 || state[0] != STATE_VERSION || state[1] > NUM_COLUMNS ||
       length != 2 + 2 * (int64_t)state[1] + 16) {
     return fail(EINVAL, "read: the reader state (%lld bytes) was not written by this build of "
                 "c_range", (long long)length);

@@ -90,6 +90,21 @@ def test_only_labels_can_be_read(native):
     assert [b.schema.names for b in batches] == [["label"], ["label"]]
 
 
+def test_a_read_pruned_to_no_column_counts_the_rows(native):
+    """count(*) prunes to no column: the batches then carry only their number of rows."""
+    state, partitions = plan(
+        native, {"end": "10", "batch_rows": "4", "num_partitions": "1"}, columns=pa.schema([])
+    )
+    batches = read_all(native, state, partitions)
+    assert [(b.num_rows, b.num_columns) for b in batches] == [(4, 0), (4, 0), (2, 0)]
+
+
+def test_the_path_option_is_accepted_and_ignored(native):
+    """Spark passes `path` for load(path): a library that refuses unknown options accepts it."""
+    state, partitions = plan(native, {"end": "3", "path": "/tmp/anywhere"})
+    assert sum(b.num_rows for b in read_all(native, state, partitions)) == 3
+
+
 def test_a_killed_task_stops_at_the_next_batch(native):
     state, partitions = plan(native, {"end": "100", "batch_rows": "10", "num_partitions": "1"})
     task = TaskContext()
