@@ -45,6 +45,11 @@ package dev.sparkds.spark.jni;
 public final class Native {
   private Native() {}
 
+  // The JNI library, extracted from the plugin's jar, once per class loader.
+  static {
+    dev.sparkds.spark.JniLibrary.ensureLoaded();
+  }
+
   // ---- Finding and loading libraries ----------------------------------------------------
 
   /**

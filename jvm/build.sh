@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Builds the JVM plugin: the JNI library (crates/sparkds-jni) and the Java classes, packed into
+# target/jvm/spark-native-datasource.jar with the JNI library of this platform inside. Prints
+# the jar's path, and only that, on stdout.
+#
+#   jvm/build.sh                  release build of the JNI library
+#   jvm/build.sh --profile dev    another Cargo profile (dev builds fastest, for tests)
+#
+# Needs cargo, a JDK 17 or later (javac and jar) and Spark's jars: those of $SPARK_HOME/jars,
+# or of the pyspark package of python3.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+profile=release
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --profile)
+      [ $# -ge 2 ] || { echo "jvm/build.sh: --profile needs a Cargo profile, such as dev" >&2; exit 2; }
+      profile="$2"
+      shift 2
+      ;;
+    --profile=*)
+      profile="${1#--profile=}"
+      shift
+      ;;
+    -h | --help)
+      sed -n '2,11p' "$0" >&2
+      exit 0
+      ;;
+    *)
+      echo "jvm/build.sh: unknown argument \`$1\`; the only option is --profile <name>" >&2
+      exit 2
+      ;;
+  esac
+done
+
+for tool in javac jar; do
+  if ! command -v "$tool" > /dev/null; then
+    echo "jvm/build.sh: \`$tool\` not found: install a JDK 17 or later (on Debian:" \
+      "apt-get install openjdk-17-jdk-headless), or put its bin directory on PATH" >&2
+    exit 1
+  fi
+done
+
+if [ -n "${SPARK_HOME:-}" ] && [ -d "$SPARK_HOME/jars" ]; then
+  spark_jars="$SPARK_HOME/jars"
+elif spark_jars="$(python3 -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))' 2> /dev/null)" \
+  && [ -d "$spark_jars" ]; then
+  :
+else
+  echo "jvm/build.sh: Spark's jars not found: set SPARK_HOME to a Spark 4 distribution, or" \
+    "install pyspark for python3 (pip install -r tests/spark/requirements.txt)" >&2
+  exit 1
+fi
+
+case "$(uname -s)-$(uname -m)" in
+  Linux-x86_64) platform=linux-x86_64 jni=libsparkds_jni.so ;;
+  Linux-aarch64 | Linux-arm64) platform=linux-aarch64 jni=libsparkds_jni.so ;;
+  Darwin-x86_64) platform=osx-x86_64 jni=libsparkds_jni.dylib ;;
+  Darwin-arm64 | Darwin-aarch64) platform=osx-aarch64 jni=libsparkds_jni.dylib ;;
+  MINGW*-x86_64 | MSYS*-x86_64 | CYGWIN*-x86_64) platform=windows-x86_64 jni=sparkds_jni.dll ;;
+  *)
+    echo "jvm/build.sh: no JNI library for $(uname -s) $(uname -m): the plugin runs on" \
+      "linux-x86_64, linux-aarch64, osx-x86_64, osx-aarch64 and windows-x86_64" >&2
+    exit 1
+    ;;
+esac
+
+# Cargo's output goes to stderr, so stdout keeps only the jar's path.
+(cd "$root" && cargo build --locked --profile "$profile" -p sparkds-jni 1>&2)
+target="${CARGO_TARGET_DIR:-$root/target}"
+case "$profile" in
+  dev) profile_dir=debug ;;
+  *) profile_dir="$profile" ;;
+esac
+library="$target/$profile_dir/$jni"
+[ -f "$library" ] || { echo "jvm/build.sh: cargo built no $library" >&2; exit 1; }
+
+out="$target/jvm"
+classes="$out/classes"
+rm -rf "$classes"
+mkdir -p "$classes/META-INF/services" "$classes/dev/sparkds/spark/native/$platform"
+find "$root/jvm/src/main/java" -name '*.java' > "$out/sources.txt"
+# -Xlint:-path: pyspark's jars list class-path entries that it does not ship.
+javac --release 17 -encoding UTF-8 -Xlint:all,-path,-serial,-processing -d "$classes" \
+  -cp "$spark_jars/*" @"$out/sources.txt" 1>&2
+echo "dev.sparkds.spark.DefaultSource" \
+  > "$classes/META-INF/services/org.apache.spark.sql.sources.DataSourceRegister"
+cp "$library" "$classes/dev/sparkds/spark/native/$platform/$jni"
+jar="$out/spark-native-datasource.jar"
+rm -f "$jar"
+jar --create --file "$jar" -C "$classes" . 1>&2
+echo "$jar"

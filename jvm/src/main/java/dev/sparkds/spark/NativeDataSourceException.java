@@ -1,0 +1,59 @@
+package dev.sparkds.spark;
+
+import java.util.Collections;
+import java.util.Map;
+import org.apache.spark.SparkThrowable;
+
+/**
+ * A failure of a native data source, with the error class of the specification (such as
+ * NATIVE_DATA_SOURCE_ERROR or INVALID_NATIVE_DATA_SOURCE_LIBRARY.REPLACED). The JNI library
+ * throws it with this constructor; the plugin's Java code throws it too.
+ */
+public class NativeDataSourceException extends RuntimeException implements SparkThrowable {
+  private static final long serialVersionUID = 1L;
+
+  private final String errorClass;
+  private final String detail;
+
+  public NativeDataSourceException(String errorClass, String message) {
+    super("[" + errorClass + "] " + message);
+    this.errorClass = errorClass;
+    this.detail = message;
+  }
+
+  @Override
+  public String getCondition() {
+    return errorClass;
+  }
+
+  @SuppressWarnings("deprecation")
+  @Override
+  public String getErrorClass() {
+    return errorClass;
+  }
+
+  /**
+   * The SQLSTATE of the class: Spark's error-class registry does not know these classes, so
+   * the default lookup would find nothing. 39000 is "external routine invocation exception";
+   * a library that cannot be found or loaded is 42K0E-like in Spark, but a single state keeps
+   * callers' handling simple.
+   */
+  @Override
+  public String getSqlState() {
+    if (errorClass.equals("NATIVE_DATA_SOURCE_ERROR")) {
+      return "39000";
+    }
+    return "42000";
+  }
+
+  /** The message without its class, as the library or the plugin wrote it. */
+  @Override
+  public Map<String, String> getMessageParameters() {
+    return Collections.singletonMap("message", detail);
+  }
+
+  @Override
+  public String getDefaultMessageTemplate() {
+    return "<message>";
+  }
+}
