@@ -7,6 +7,7 @@
 mod crates;
 mod deny;
 mod helpers;
+mod hostile_packages;
 mod package_and_verify;
 mod rejected_packages;
 mod workflows;

@@ -8,7 +8,13 @@
 //! A package without notices or SBOM gets a warning, not an error: Spark loads it all the same,
 //! and a library built without cargo (C, C++) has no dependency graph for `sparkds package` to
 //! read; `--require-notices` makes it an error, for a project that always has them.
+//!
+//! The package is untrusted input: its structure is checked against [`Limits`] (entries, names,
+//! declared sizes, compression ratio, overlapping entries) before anything is decompressed, and
+//! no entry is read past what it declares, so a hostile package is refused in bounded time and
+//! memory.
 
+mod archive;
 mod binary;
 pub mod notices;
 
@@ -20,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use zip::ZipArchive;
 
+pub use archive::Limits;
 pub use binary::{parse_glibc_version, Policy};
 
 use crate::package::error;
@@ -83,6 +90,16 @@ pub enum Rule {
     Notices,
     /// The SBOM is present, CycloneDX JSON, with a licence for each component.
     Sbom,
+    /// The package, its entries and their sizes stay within [`Limits`].
+    Limit,
+    /// Entry names are UTF-8, printable and not too long.
+    EntryName,
+    /// No two entries share a name, nor a name that differs only in case.
+    Duplicate,
+    /// The archive's structure is sound: readable headers, sizes as declared, no shared bytes.
+    Archive,
+    /// No archive inside the package.
+    Nested,
 }
 
 impl Rule {
@@ -104,6 +121,11 @@ impl Rule {
             Rule::Glibc => "glibc",
             Rule::Notices => "notices",
             Rule::Sbom => "sbom",
+            Rule::Limit => "limit",
+            Rule::EntryName => "entry-name",
+            Rule::Duplicate => "duplicate-name",
+            Rule::Archive => "archive",
+            Rule::Nested => "nested-package",
         }
     }
 }
@@ -170,12 +192,16 @@ pub struct Options {
     pub policy: Policy,
     /// Whether a package without notices or SBOM fails, rather than gets a warning.
     pub require_notices: bool,
+    /// Bounds on what `verify` reads.
+    pub limits: Limits,
 }
 
 /// One entry of the archive, as read from the central directory.
 struct Entry {
     index: usize,
     is_dir: bool,
+    /// Its declared uncompressed size: reading stops past it.
+    size: u64,
 }
 
 /// Checks the package at `path`.
@@ -185,9 +211,16 @@ struct Entry {
 /// Only a package that cannot be read at all (not a file, not a zip archive). A package that
 /// reads but breaks rules gives a [`Report`] with findings.
 pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
-    let file = fs::File::open(path).map_err(error::io(path))?;
-    let mut archive = ZipArchive::new(file).map_err(error::zip_read(path))?;
+    let mut file = fs::File::open(path).map_err(error::io(path))?;
     let mut report = Report::default();
+    // A package without an end record goes on to the zip library, which names what it misses.
+    if let Ok(findings) = archive::check(&mut file, &options.limits).map_err(error::io(path))? {
+        if !findings.is_empty() {
+            report.findings = findings;
+            return Ok(report);
+        }
+    }
+    let mut archive = ZipArchive::new(file).map_err(error::zip_read(path))?;
 
     let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
     for index in 0..archive.len() {
@@ -208,10 +241,19 @@ pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
             continue;
         }
         let is_dir = entry.is_dir();
-        entries.insert(name, Entry { index, is_dir });
+        let size = entry.size();
+        entries.insert(
+            name,
+            Entry {
+                index,
+                is_dir,
+                size,
+            },
+        );
     }
 
-    let Some(manifest) = read_manifest(&mut archive, &entries, path, &mut report)? else {
+    let limits = &options.limits;
+    let Some(manifest) = read_manifest(&mut archive, &entries, limits, &mut report) else {
         return Ok(report);
     };
     check_manifest(&manifest, options, &mut report);
@@ -250,7 +292,23 @@ pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
             ));
             continue;
         };
-        let bytes = read_entry(&mut archive, entry.index, path)?;
+        let Some(bytes) = read_entry(
+            &mut archive,
+            entry_name,
+            entry,
+            limits.entry_bytes,
+            &mut report,
+        ) else {
+            continue;
+        };
+        if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
+            report.findings.push(Finding::new(
+                entry_name,
+                Rule::Nested,
+                format!("the manifest lists it for `{key}`, but it is a zip archive, a package inside the package: Spark would load it as a shared library and fail, so put the library itself here"),
+            ));
+            continue;
+        }
         report.libraries.push(Library {
             platform: key.clone(),
             entry: entry_name.clone(),
@@ -263,14 +321,7 @@ pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
         }
     }
 
-    check_third_party(
-        &mut archive,
-        &entries,
-        &manifest,
-        options,
-        path,
-        &mut report,
-    )?;
+    check_third_party(&mut archive, &entries, &manifest, options, &mut report)?;
     listed.extend(manifest.notices.iter().cloned());
     listed.extend(manifest.sbom.iter().cloned());
 
@@ -296,7 +347,6 @@ fn check_third_party(
     entries: &BTreeMap<String, Entry>,
     manifest: &Manifest,
     options: &Options,
-    path: &Path,
     report: &mut Report,
 ) -> Result<()> {
     let absent = match (&manifest.notices, &manifest.sbom) {
@@ -320,7 +370,7 @@ fn check_third_party(
             report.warnings.push(finding);
         }
     }
-    let mut read = |key: &str, listed: &Option<String>| {
+    let mut read = |key: &str, listed: &Option<String>| -> Result<Option<(String, Vec<u8>)>> {
         let Some(entry_name) = listed else {
             return Ok(None);
         };
@@ -340,7 +390,14 @@ fn check_third_party(
             ));
             return Ok(None);
         };
-        read_entry(archive, entry.index, path).map(|bytes| Some((entry_name.clone(), bytes)))
+        Ok(read_entry(
+            archive,
+            entry_name,
+            entry,
+            options.limits.text_bytes,
+            report,
+        )
+        .map(|bytes| (entry_name.clone(), bytes)))
     };
     let sbom = read("sbom", &manifest.sbom)?;
     let notices = read("notices", &manifest.notices)?;
@@ -379,37 +436,102 @@ fn unsafe_path(name: &str) -> Option<String> {
     None
 }
 
-fn read_entry(archive: &mut ZipArchive<fs::File>, index: usize, path: &Path) -> Result<Vec<u8>> {
-    let mut entry = archive.by_index(index).map_err(error::zip_read(path))?;
+/// Reads one entry, at most `cap` bytes and never more than it declares, so a header that lies
+/// about its size costs no more than one that tells the truth. A damaged entry is a finding.
+fn read_entry(
+    archive: &mut ZipArchive<fs::File>,
+    name: &str,
+    entry: &Entry,
+    cap: u64,
+    report: &mut Report,
+) -> Option<Vec<u8>> {
+    let mut refuse = |rule, message: String| {
+        report.findings.push(Finding::new(name, rule, message));
+        None
+    };
+    if entry.size > cap {
+        return refuse(
+            Rule::Limit,
+            format!(
+                "the entry unpacks to {} but this entry may unpack to at most {}",
+                archive::bytes(entry.size),
+                archive::bytes(cap)
+            ),
+        );
+    }
+    let mut file = match archive.by_index(entry.index) {
+        Ok(file) => file,
+        Err(e) => return refuse(Rule::Archive, format!("the entry cannot be read: {e}")),
+    };
     let mut bytes = Vec::new();
-    entry.read_to_end(&mut bytes).map_err(error::io(path))?;
-    Ok(bytes)
+    let read = (&mut file)
+        .take(entry.size.saturating_add(1))
+        .read_to_end(&mut bytes);
+    let unpacked = bytes.len() as u64;
+    if unpacked > entry.size {
+        return refuse(
+            Rule::Archive,
+            format!(
+                "the entry unpacks to more than the {} its header declares: the header lies about its size, as a zip bomb's does",
+                archive::bytes(entry.size)
+            ),
+        );
+    }
+    if let Err(e) = read {
+        return refuse(
+            Rule::Archive,
+            format!("the entry cannot be unpacked ({e}): the package is damaged, write it again"),
+        );
+    }
+    if unpacked < entry.size {
+        return refuse(
+            Rule::Archive,
+            format!(
+                "the entry unpacks to {} but its header declares {}: the package is damaged, write it again",
+                archive::bytes(unpacked),
+                archive::bytes(entry.size)
+            ),
+        );
+    }
+    Some(bytes)
 }
 
 fn read_manifest(
     archive: &mut ZipArchive<fs::File>,
     entries: &BTreeMap<String, Entry>,
-    path: &Path,
+    limits: &Limits,
     report: &mut Report,
-) -> Result<Option<Manifest>> {
+) -> Option<Manifest> {
     let Some(entry) = entries.get(MANIFEST_NAME) else {
         report.findings.push(Finding::new(
             MANIFEST_NAME,
             Rule::Manifest,
             "the package has no manifest at its root: write it with `sparkds package`".to_string(),
         ));
-        return Ok(None);
+        return None;
     };
-    let bytes = read_entry(archive, entry.index, path)?;
+    let bytes = read_entry(archive, MANIFEST_NAME, entry, limits.manifest_bytes, report)?;
+    let depth = archive::json_depth(&bytes);
+    if depth > limits.manifest_depth {
+        report.findings.push(Finding::new(
+            MANIFEST_NAME,
+            Rule::Manifest,
+            format!(
+                "the manifest nests arrays and objects {depth} deep but at most {} is read: a manifest nests 2 deep (`libraries` in the top object), so remove what is nested in it",
+                limits.manifest_depth
+            ),
+        ));
+        return None;
+    }
     match Manifest::parse(&bytes) {
-        Ok(manifest) => Ok(Some(manifest)),
+        Ok(manifest) => Some(manifest),
         Err(e) => {
             report.findings.push(Finding::new(
                 MANIFEST_NAME,
                 Rule::Manifest,
                 format!("the manifest is not valid: {e}; it must be `{{ \"abiVersion\": 1, \"dataSources\": [...], \"libraries\": {{ \"<platform>\": \"<path>\" }} }}`"),
             ));
-            Ok(None)
+            None
         }
     }
 }
@@ -511,6 +633,7 @@ pub fn run(args: &VerifyArgs) -> Result<bool> {
             allow: args.allow.clone(),
         },
         require_notices: args.require_notices,
+        limits: Limits::default(),
     };
     let report = verify_package(&args.package, &options)?;
     println!("package {}", args.package.display());
