@@ -1,0 +1,114 @@
+"""One local Spark session for the JVM plugin's suite, and the libraries it loads.
+
+The session is a plain JVM Spark (pyspark 4.3 only starts it): the plugin's jar in spark.jars,
+the libraries' directories in spark.driver.extraLibraryPath, which Spark's launcher puts in the
+driver's LD_LIBRARY_PATH, and so in java.library.path. A scratch directory, also in the library
+path, lets tests install libraries while the session runs; another is the session's
+spark.sql.dataSource.native.paths. Python only drives the tests: no batch crosses it.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+C_RANGE = os.path.join(ROOT, "examples", "c_range")
+WRITER_NAME = "e2e_rw"
+WRITER_CAPABILITIES = "batch_read,batch_write,streaming_write,truncate"
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+
+def library_file(directory: str, name: str) -> str:
+    suffix = ".dylib" if sys.platform == "darwin" else ".so"
+    return os.path.join(directory, f"libspark_datasource_{name}{suffix}")
+
+
+@pytest.fixture(scope="session")
+def jar() -> str:
+    """The plugin's jar: the one tests/jvm/main.rs built, or built here with jvm/build.sh."""
+    if os.environ.get("SPARKDS_JVM_JAR"):
+        return os.environ["SPARKDS_JVM_JAR"]
+    built = subprocess.run(
+        ["bash", os.path.join(ROOT, "jvm", "build.sh"), "--profile", "dev"],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    return built.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def c_range_library() -> str:
+    if os.environ.get("SPARK_E2E_C_RANGE_LIBRARY"):
+        return os.environ["SPARK_E2E_C_RANGE_LIBRARY"]
+    subprocess.run(["make", "-s", "-C", C_RANGE], check=True)
+    return library_file(C_RANGE, "c_range")
+
+
+@pytest.fixture(scope="session")
+def writer_library() -> str:
+    """The read-write variant of the template that tests/spark also uses (e2e_rw)."""
+    if os.environ.get("SPARK_E2E_WRITER_LIBRARY"):
+        return os.environ["SPARK_E2E_WRITER_LIBRARY"]
+    destination = tempfile.mkdtemp(prefix="sparkds_jvm_")
+    subprocess.run(
+        ["cargo", "generate", "--path", os.path.join(ROOT, "template"), "--name", WRITER_NAME,
+         "--silent", "-d", f"sdk=path:{ROOT}", "-d", f"capabilities={WRITER_CAPABILITIES}",
+         "--destination", destination],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    target = os.path.join(ROOT, "target", "generated")
+    subprocess.run(
+        ["cargo", "build", "--quiet"],
+        cwd=os.path.join(destination, WRITER_NAME),
+        check=True,
+        env=dict(os.environ, CARGO_TARGET_DIR=target),
+    )
+    shutil.rmtree(destination, ignore_errors=True)
+    return library_file(os.path.join(target, "debug"), WRITER_NAME)
+
+
+@pytest.fixture(scope="session")
+def dirs():
+    """Directories the session searches that tests fill while it runs: `scratch`, in the
+    native library path, and `packages`, the session's spark.sql.dataSource.native.paths."""
+    base = tempfile.mkdtemp(prefix="sparkds_jvm_dirs_")
+    made = {name: os.path.join(base, name) for name in ("scratch", "packages")}
+    for path in made.values():
+        os.makedirs(path)
+    yield made
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def spark(jar, c_range_library, writer_library, dirs):
+    from pyspark.sql import SparkSession
+
+    library_path = os.pathsep.join(
+        [os.path.dirname(c_range_library), os.path.dirname(writer_library), dirs["scratch"]]
+    )
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("sparkds-jvm-plugin-tests")
+        .config("spark.jars", jar)
+        .config("spark.driver.extraLibraryPath", library_path)
+        .config("spark.executor.extraLibraryPath", library_path)
+        .config("spark.sql.dataSource.native.paths", dirs["packages"])
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.driver.memory", "1g")
+        .config("spark.task.maxFailures", "1")
+        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

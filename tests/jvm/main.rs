@@ -1,0 +1,78 @@
+//! Tests: jvm. The JVM plugin (`jvm/`, with the JNI library `crates/sparkds-jni`) on real
+//! Spark (the JVM of pyspark 4.3, local mode), with no Python in the data path.
+//!
+//! This binary builds the plugin's jar with `jvm/build.sh` (the dev profile of the JNI
+//! library), the c_range example and the generated read-write variant of the Spark suite,
+//! then runs the pytest suite of `tests/jvm` once and fails with its output if any test
+//! fails. It needs what `tests/spark` needs, plus a JDK (`javac` and `jar`).
+
+#[allow(dead_code)]
+#[path = "../spark/helpers/mod.rs"]
+mod spark_helpers;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use spark_helpers::Repository;
+
+#[test]
+fn the_jvm_plugin_suite_passes_on_real_spark() {
+    let repository = Repository::locate();
+    let jar = build_jar(&repository);
+    let c_range = repository.build_c_range();
+    let writer = repository.generate_and_build_writer_variant();
+    run_pytest(
+        &repository,
+        &[
+            ("SPARKDS_JVM_JAR", &jar),
+            ("SPARK_E2E_C_RANGE_LIBRARY", &c_range),
+            ("SPARK_E2E_WRITER_LIBRARY", &writer),
+        ],
+    );
+}
+
+/// `jvm/build.sh --profile dev`, which prints the jar's path and nothing else on stdout.
+fn build_jar(repository: &Repository) -> PathBuf {
+    let script = repository.path("jvm/build.sh");
+    let output = Command::new("bash")
+        .arg(&script)
+        .args(["--profile", "dev"])
+        .output()
+        .unwrap_or_else(|error| panic!("cannot run {}: {error}", script.display()));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "jvm/build.sh failed ({}):\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let jar = PathBuf::from(stdout.trim());
+    assert!(
+        jar.is_file() && stdout.lines().count() == 1,
+        "jvm/build.sh must print the jar's path alone, printed:\n{stdout}"
+    );
+    jar
+}
+
+/// `python3 -m pytest tests/jvm -q` from the root of the repository, with `env`.
+fn run_pytest(repository: &Repository, env: &[(&str, &Path)]) {
+    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+    let mut command = Command::new(&python);
+    command
+        .args(["-m", "pytest", "tests/jvm", "-q", "-p", "no:cacheprovider"])
+        .current_dir(repository.path(""));
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command
+        .output()
+        .unwrap_or_else(|error| panic!("cannot run {python:?} -m pytest: {error}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}\n{stderr}");
+    assert!(
+        output.status.success(),
+        "pytest tests/jvm failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+}

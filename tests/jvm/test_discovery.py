@@ -1,0 +1,72 @@
+"""Discovery: installed libraries in the native library path, session packages (.sparkpkg
+added with addFile / addArtifact), configured packages, and their order."""
+
+import os
+
+from jvm_helpers import executed_plan, install, make_package, native, platform_key
+
+
+def test_a_library_installed_while_the_session_runs_is_found(spark, c_range_library, dirs):
+    path = install(c_range_library, dirs["scratch"], "installed_range")
+
+    df = native(spark, "installed_range", end=4).load()
+
+    assert df.count() == 4
+    assert path in executed_plan(df)
+
+
+def test_a_session_package_is_found_and_extracted(spark, c_range_library, tmp_path):
+    package = make_package(
+        str(tmp_path / "pkg_range-1.0.sparkpkg"), "pkg_range", c_range_library, platform_key()
+    )
+    spark.sparkContext.addFile(package)
+
+    df = native(spark, "pkg_range", end=6).load()
+
+    assert sorted(r.id for r in df.collect()) == list(range(6))
+    plan = executed_plan(df)
+    assert "sparkds-packages" in plan, "the library is extracted under Spark's local dir"
+
+
+def test_a_configured_package_directory_is_searched(spark, c_range_library, dirs):
+    make_package(
+        os.path.join(dirs["packages"], "cfg_range.sparkpkg"),
+        "cfg_range",
+        c_range_library,
+        platform_key(),
+    )
+
+    assert native(spark, "cfg_range", end=9).load().count() == 9
+
+
+def test_a_session_package_comes_before_an_installed_library(
+    spark, c_range_library, dirs, tmp_path
+):
+    installed = install(c_range_library, dirs["scratch"], "both_range")
+    package = make_package(
+        str(tmp_path / "both_range-2.0.sparkpkg"), "both_range", c_range_library, platform_key()
+    )
+    spark.sparkContext.addFile(package)
+
+    plan = executed_plan(native(spark, "both_range", end=2).load())
+
+    assert installed not in plan
+    assert "sparkds-packages" in plan
+
+
+def test_a_package_without_this_platform_is_reported(spark, c_range_library, tmp_path):
+    other = "osx-aarch64" if not platform_key().startswith("osx") else "linux-x86_64"
+    package = make_package(
+        str(tmp_path / "elsewhere_range.sparkpkg"), "elsewhere_range", c_range_library, other
+    )
+    spark.sparkContext.addFile(package)
+
+    try:
+        native(spark, "elsewhere_range").load()
+        raise AssertionError("a package without this platform's library loaded")
+    except AssertionError:
+        raise
+    except Exception as error:  # the error class and the platform are named
+        text = str(error)
+    assert "elsewhere_range" in text
+    assert platform_key() in text

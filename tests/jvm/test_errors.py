@@ -1,0 +1,113 @@
+"""Each error class of the plugin, with its message."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from jvm_helpers import install, native, sha256_of
+
+
+def failure(action) -> str:
+    with pytest.raises(Exception) as raised:
+        action()
+    return str(raised.value)
+
+
+def test_a_missing_library_names_every_place_searched(spark, dirs):
+    text = failure(lambda: native(spark, "no_such_source").load())
+
+    assert "[NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND]" in text
+    assert "libspark_datasource_no_such_source" in text
+    assert dirs["scratch"] in text
+
+
+def test_the_format_needs_the_option_source(spark):
+    text = failure(lambda: spark.read.format("native").load())
+
+    assert "[NATIVE_DATA_SOURCE_MISSING_SOURCE]" in text
+    assert '.option("source", "c_range")' in text
+
+
+def test_a_failing_library_function_reports_the_library_message(spark):
+    text = failure(lambda: native(spark, "c_range", end="ten").load())
+
+    assert "[NATIVE_DATA_SOURCE_ERROR]" in text
+    assert "c_range" in text and "create" in text
+    assert "option `end` must be a non-negative integer, got `ten`" in text
+
+
+def test_a_failure_on_the_executor_reports_the_library_message(spark, tmp_path):
+    # The table exists but has no data: the library fails while planning its partitions.
+    text = failure(lambda: native(spark, "e2e_rw", path=str(tmp_path / "none")).load().collect())
+
+    assert "[NATIVE_DATA_SOURCE_ERROR]" in text
+    assert "write to it first, or check the option `path`" in text
+
+
+def test_an_executor_refuses_a_build_other_than_the_drivers(spark, c_range_library):
+    # What an executor does with a partition: load the build whose SHA-256 the driver computed.
+    # Here the driver's checksum is of another build of c_range, which no directory of this
+    # executor holds (local mode shares one JVM, so the executor's step is called directly).
+    other_build = "0" * 63 + "1"
+    ref = spark._jvm.dev.sparkds.spark.LibraryRef(
+        "c_range", c_range_library, other_build, "library path"
+    )
+
+    text = failure(lambda: ref.executorHandle())
+
+    assert "NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND" in text
+    assert other_build in text
+    assert sha256_of(c_range_library) in text, "the builds found and their checksums"
+
+
+def test_a_library_replaced_after_loading_is_refused(spark, c_range_library, dirs):
+    install(c_range_library, dirs["scratch"], "swapped")
+    assert native(spark, "swapped", end=3).load().count() == 3
+
+    install(c_range_library, dirs["scratch"], "swapped", extra=b"another build")
+    text = failure(lambda: native(spark, "swapped", end=3).load().count())
+
+    assert "[INVALID_NATIVE_DATA_SOURCE_LIBRARY.REPLACED]" in text
+    assert "swapped" in text
+
+
+def test_errors_are_spark_throwables_with_their_class(spark):
+    from pyspark.errors.exceptions.captured import CapturedException
+
+    with pytest.raises(CapturedException) as raised:
+        native(spark, "no_such_source").load()
+
+    assert raised.value.getCondition() == "NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND"
+
+
+def test_a_disabled_application_refuses_to_load_native_data_sources(jar, c_range_library):
+    # spark.sql.dataSource.native.enabled is static: it needs an application of its own.
+    script = textwrap.dedent(
+        f"""
+        from pyspark.sql import SparkSession
+        spark = (SparkSession.builder.master("local[1]")
+                 .config("spark.jars", {jar!r})
+                 .config("spark.driver.extraLibraryPath", {os.path.dirname(c_range_library)!r})
+                 .config("spark.sql.dataSource.native.enabled", "false")
+                 .config("spark.ui.enabled", "false")
+                 .getOrCreate())
+        spark.sparkContext.setLogLevel("ERROR")
+        try:
+            spark.read.format("native").option("source", "c_range").load().collect()
+            print("LOADED")
+        except Exception as error:
+            print(str(error).splitlines()[0])
+        spark.stop()
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "[NATIVE_DATA_SOURCE_DISABLED]" in result.stdout, result.stdout + result.stderr
+    assert "spark.sql.dataSource.native.enabled=false" in result.stdout
+    assert "c_range" in result.stdout

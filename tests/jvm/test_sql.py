@@ -1,0 +1,49 @@
+"""SQL: CREATE TABLE ... USING native, and the catalog of native data sources."""
+
+import pytest
+
+
+def test_create_table_using_native_reads_the_source(spark):
+    spark.sql("DROP TABLE IF EXISTS jvm_c_range")
+    spark.sql("CREATE TABLE jvm_c_range USING native OPTIONS (source 'c_range', end '7')")
+    try:
+        rows = spark.sql("SELECT id, label FROM jvm_c_range ORDER BY id").collect()
+        assert [(r.id, r.label) for r in rows] == [
+            (i, None if i % 3 == 2 else f"label {i}") for i in range(7)
+        ]
+        assert spark.sql("SELECT count(*) AS n FROM jvm_c_range").first().n == 7
+    finally:
+        spark.sql("DROP TABLE IF EXISTS jvm_c_range")
+
+
+def test_insert_into_a_table_using_native_writes_through_the_library(spark, tmp_path):
+    path = str(tmp_path / "table")
+    spark.sql("DROP TABLE IF EXISTS jvm_rw")
+    spark.sql(
+        "CREATE TABLE jvm_rw (id BIGINT, label STRING) USING native "
+        f"OPTIONS (source 'e2e_rw', path '{path}')"
+    )
+    try:
+        spark.sql("INSERT INTO jvm_rw VALUES (1, 'one'), (2, NULL)")
+        rows = spark.sql("SELECT * FROM jvm_rw ORDER BY id").collect()
+        assert [(r.id, r.label) for r in rows] == [(1, "one"), (2, None)]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS jvm_rw")
+
+
+def test_the_catalog_names_sources_and_passes_its_options(spark):
+    spark.conf.set("spark.sql.catalog.nds", "dev.sparkds.spark.NativeCatalog")
+    spark.conf.set("spark.sql.catalog.nds.end", "12")
+
+    rows = spark.sql("SELECT id FROM nds.c_range ORDER BY id").collect()
+    assert [r.id for r in rows] == list(range(12))
+    assert spark.sql("SELECT count(*) AS n FROM nds.c_range WHERE label IS NULL").first().n == 4
+
+
+def test_the_catalog_reports_a_source_it_cannot_find(spark):
+    spark.conf.set("spark.sql.catalog.nds", "dev.sparkds.spark.NativeCatalog")
+
+    with pytest.raises(Exception) as raised:
+        spark.sql("SELECT * FROM nds.no_such_source").collect()
+
+    assert "NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND" in str(raised.value)
