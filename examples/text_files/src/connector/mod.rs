@@ -1,125 +1,265 @@
 //! A file data source: a directory of CSV or JSON-lines files, in the spirit of the CSV
-//! connector of the Data Source V2 guide ("Building a Connector").
+//! connector of the Data Source V2 guide ("Building a Connector"), that reads what Spark's own
+//! CSV and JSON readers read, with the same schema and values.
 //!
 //! - Reads plan byte-range splits from the sizes of the files, never reading data
-//!   (`splits`); each task parses its lines (`format`) into batches (`read`), reading only the
-//!   columns the query needs and stopping at a pushed limit.
+//!   (`splits`); each task parses its records (`format`), converts their values (`values`)
+//!   into batches (`read`), reading only the columns the query needs and stopping at a pushed
+//!   limit. Malformed records are handled as the option `mode` says.
+//! - The schema is the one the query gives (`.schema(...)`), or is inferred on the driver as
+//!   Spark infers it (`infer`): from every record, or a sample (`samplingRatio`), of every
+//!   file.
 //! - Writes stage one part file per task and publish them all with one atomic rename of a
 //!   manifest (`table`, `write`); an overwrite replaces the visible files in the same step.
-//! - The schema is the one the query gives (`.schema(...)`) or is inferred from the first
-//!   `infer_rows` lines.
 //!
-//! Options: `path` (required), `format` (`csv` or `jsonl`, default `csv`), `delimiter`
-//! (default `,`), `header` (default `true`), `split_bytes` (default 128 MiB), `infer_rows`
-//! (default 100).
+//! The options are Spark's, under Spark's names (see `OPTIONS` and the README), plus `path`,
+//! `format` (`csv` or `jsonl`) and `split_bytes`.
 
+mod datetime;
 mod format;
+mod infer;
 mod read;
 mod splits;
 mod table;
+mod values;
 mod write;
 
-use std::collections::HashSet;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_schema::{DataType, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use serde::{Deserialize, Serialize};
 
-use self::format::{Cell, Format};
+use self::format::{CsvSyntax, Format, OpenQuote};
+use self::infer::{Inferred, Sampler};
+use self::values::{Cell, ValueOptions};
 use spark_datasource::{DataSource, Error, Options, Result};
 
 /// Every option of the data source; Spark adds `checkpointLocation` to some writes.
 const OPTIONS: &[&str] = &[
     "path",
     "format",
-    "delimiter",
-    "header",
     "split_bytes",
-    "infer_rows",
+    "header",
+    "sep",
+    "delimiter",
+    "quote",
+    "escape",
+    "comment",
+    "nullValue",
+    "emptyValue",
+    "nanValue",
+    "positiveInf",
+    "negativeInf",
+    "dateFormat",
+    "timestampFormat",
+    "timeZone",
+    "inferSchema",
+    "samplingRatio",
+    "mode",
+    "columnNameOfCorruptRecord",
+    "multiLine",
+    "encoding",
+    "charset",
     "checkpointLocation",
+];
+
+/// Options that apply to CSV only.
+const CSV_ONLY: &[&str] = &[
+    "header",
+    "sep",
+    "delimiter",
+    "quote",
+    "escape",
+    "comment",
+    "nullValue",
+    "emptyValue",
+    "nanValue",
+    "positiveInf",
+    "negativeInf",
+    "inferSchema",
+    "multiLine",
 ];
 
 /// The default of `split_bytes`: Spark's default `spark.sql.files.maxPartitionBytes`.
 const DEFAULT_SPLIT_BYTES: u64 = 128 * 1024 * 1024;
 
+/// What Spark does with a malformed record: the option `mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mode {
+    /// Reads what it can: the values that do not convert are null, and the record's text goes
+    /// to the `columnNameOfCorruptRecord` column, if the schema has one.
+    Permissive,
+    /// Leaves the record out.
+    DropMalformed,
+    /// Fails the query, naming the file and the line.
+    FailFast,
+}
+
 /// The data source: the options of the query, checked once.
 pub struct Source {
     options: Options,
-    format: Format,
-    split_bytes: u64,
-    infer_rows: usize,
+    settings: Settings,
 }
 
 /// What reads and writes need to know about the table; it travels with readers and writers.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Settings {
-    path: PathBuf,
+    /// `None` until a read or a write needs it (see [`Source::settings`]).
+    path: Option<PathBuf>,
     format: Format,
+    values: ValueOptions,
     split_bytes: u64,
-    infer_rows: usize,
+    infer_schema: bool,
+    sampling_ratio: f64,
+    mode: Mode,
+    corrupt_column: String,
+    multi_line: bool,
 }
 
 impl DataSource for Source {
     fn create(_name: &str, options: Options) -> Result<Self> {
-        options.expect_only(OPTIONS)?;
-        let format = match options
-            .get_or("format", "csv".to_string())?
-            .to_ascii_lowercase()
-            .as_str()
-        {
-            "csv" => {
-                let delimiter: String = options.get_or("delimiter", ",".to_string())?;
-                let mut chars = delimiter.chars();
-                let (Some(delimiter), None) = (chars.next(), chars.next()) else {
-                    return Err(Error::Option(format!(
-                        "option `delimiter` must be one character, such as `,` or `;`, got \
-                         `{delimiter}`"
-                    )));
-                };
-                if delimiter == '"' || delimiter == '\n' || delimiter == '\r' {
-                    return Err(Error::Option(
-                        "option `delimiter` cannot be a quote or a line break".to_string(),
-                    ));
-                }
-                Format::Csv {
-                    delimiter,
-                    header: options.get_or("header", true)?,
-                }
-            }
-            "jsonl" => {
-                if options.get("delimiter").is_some() || options.get("header").is_some() {
-                    return Err(Error::Option(
-                        "options `delimiter` and `header` apply to format=csv only".to_string(),
-                    ));
-                }
-                Format::JsonLines
-            }
-            other => {
-                return Err(Error::Option(format!(
-                    "option `format` must be `csv` or `jsonl`, got `{other}`"
-                )))
-            }
-        };
-        let split_bytes = options.get_or("split_bytes", DEFAULT_SPLIT_BYTES)?;
-        let infer_rows = options.get_or("infer_rows", 100_usize)?;
-        if split_bytes == 0 || infer_rows == 0 {
+        if options.get("infer_rows").is_some() {
             return Err(Error::Option(
-                "options `split_bytes` and `infer_rows` must be at least 1".to_string(),
+                "option `infer_rows` is gone: the schema is inferred from every record, as \
+                 Spark does; set `samplingRatio` (such as 0.1) to infer from a sample"
+                    .to_string(),
             ));
         }
-        Ok(Source {
-            options,
-            format,
-            split_bytes,
-            infer_rows,
-        })
+        options.expect_only(OPTIONS)?;
+        let settings = settings(&options)?;
+        Ok(Source { options, settings })
     }
 
     fn schema(&self) -> Result<SchemaRef> {
         infer(&self.settings()?)
+    }
+}
+
+/// The settings of `options`, each checked with a message that names the option.
+fn settings(options: &Options) -> Result<Settings> {
+    let option = |message: String| Error::Option(message);
+    let text = |key: &str, default: &str| options.get_or(key, default.to_string());
+    let format = match text("format", "csv")?.to_ascii_lowercase().as_str() {
+        "csv" => Format::Csv(CsvSyntax {
+            delimiter: character("sep", options.get("sep").or(options.get("delimiter")))?
+                .unwrap_or(','),
+            quote: match options.get("quote") {
+                // Spark turns quoting off with an empty `quote`.
+                Some("") => None,
+                other => Some(character("quote", other)?.unwrap_or('"')),
+            },
+            escape: character("escape", options.get("escape"))?.unwrap_or('\\'),
+            comment: character("comment", options.get("comment"))?,
+            header: options.get_or("header", true)?,
+        }),
+        "jsonl" => {
+            if let Some(key) = CSV_ONLY.iter().find(|k| options.get(k).is_some()) {
+                return Err(option(format!(
+                    "option `{key}` applies to format=csv only: JSON lines are read as Spark's \
+                     JSON reader reads them, inferring every column"
+                )));
+            }
+            Format::JsonLines
+        }
+        other => {
+            return Err(option(format!(
+                "option `format` must be `csv` or `jsonl`, got `{other}`"
+            )))
+        }
+    };
+    if let Format::Csv(syntax) = &format {
+        if matches!(syntax.delimiter, '\n' | '\r') || Some(syntax.delimiter) == syntax.quote {
+            return Err(option(
+                "option `sep` cannot be a line break or the quote character".to_string(),
+            ));
+        }
+    }
+    let encoding = options
+        .get("encoding")
+        .or(options.get("charset"))
+        .unwrap_or("UTF-8");
+    if !matches!(
+        encoding.to_ascii_uppercase().replace('_', "-").as_str(),
+        "UTF-8" | "UTF8"
+    ) {
+        return Err(option(format!(
+            "option `encoding` must be UTF-8, got `{encoding}`: this source reads UTF-8 only; \
+             convert the files first, such as with `iconv -f {encoding} -t UTF-8`"
+        )));
+    }
+    let pattern = |key: &str| -> Result<Option<datetime::Pattern>> {
+        options
+            .get(key)
+            .map(|p| datetime::Pattern::parse(key, p).map_err(Error::Option))
+            .transpose()
+    };
+    let values = ValueOptions {
+        null_value: text("nullValue", "")?,
+        empty_value: text("emptyValue", "")?,
+        nan_value: text("nanValue", "NaN")?,
+        positive_inf: text("positiveInf", "Inf")?,
+        negative_inf: text("negativeInf", "-Inf")?,
+        date_format: pattern("dateFormat")?,
+        timestamp_format: pattern("timestampFormat")?,
+        zone: datetime::zone(&text("timeZone", "UTC")?).map_err(Error::Option)?,
+    };
+    let mode = match text("mode", "PERMISSIVE")?.to_ascii_uppercase().as_str() {
+        "PERMISSIVE" => Mode::Permissive,
+        "DROPMALFORMED" => Mode::DropMalformed,
+        "FAILFAST" => Mode::FailFast,
+        other => {
+            return Err(option(format!(
+                "option `mode` must be PERMISSIVE, DROPMALFORMED or FAILFAST, got `{other}`"
+            )))
+        }
+    };
+    let sampling_ratio: f64 = match options.get("samplingRatio") {
+        None => 1.0,
+        Some(ratio) => match ratio.trim().parse::<f64>() {
+            Ok(r) if r > 0.0 && r <= 1.0 => r,
+            _ => {
+                return Err(option(format!(
+                    "option `samplingRatio` must be a number in (0, 1], such as 0.1, got \
+                     `{ratio}`"
+                )))
+            }
+        },
+    };
+    let split_bytes = options.get_or("split_bytes", DEFAULT_SPLIT_BYTES)?;
+    if split_bytes == 0 {
+        return Err(option(
+            "option `split_bytes` must be at least 1".to_string(),
+        ));
+    }
+    Ok(Settings {
+        path: None,
+        format,
+        values,
+        split_bytes,
+        infer_schema: options.get_or("inferSchema", true)?,
+        sampling_ratio,
+        mode,
+        corrupt_column: text("columnNameOfCorruptRecord", "_corrupt_record")?,
+        multi_line: options.get_or("multiLine", false)?,
+    })
+}
+
+/// One character of the option `key`; Spark's `\t` spelled as two characters is a tab.
+fn character(key: &str, value: Option<&str>) -> Result<Option<char>> {
+    let Some(value) = value else { return Ok(None) };
+    if value == "\\t" {
+        return Ok(Some('\t'));
+    }
+    let mut chars = value.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => Ok(Some(c)),
+        _ => Err(Error::Option(format!(
+            "option `{key}` must be one character, such as `,` or `;`, got `{value}`"
+        ))),
     }
 }
 
@@ -128,17 +268,82 @@ impl Source {
     /// so that Spark (and the capabilities test) can create the source without options.
     fn settings(&self) -> Result<Settings> {
         Ok(Settings {
-            path: self.options.required("path")?,
-            format: self.format,
-            split_bytes: self.split_bytes,
-            infer_rows: self.infer_rows,
+            path: Some(self.options.required("path")?),
+            ..self.settings.clone()
         })
     }
 }
 
-/// The schema of the table, inferred from its first `infer_rows` lines.
+impl Settings {
+    /// The directory of the table; [`Source::settings`] sets it.
+    fn root(&self) -> &Path {
+        self.path.as_deref().unwrap_or(Path::new("."))
+    }
+}
+
+/// The records of a file, in order, each with the number of its first line: blank lines and
+/// comments are skipped, a UTF-8 byte order mark is dropped, and with `multi_line` a CSV
+/// record whose quoted value is open continues on the next line.
+fn each_record(
+    settings: &Settings,
+    path: &Path,
+    mut f: impl FnMut(u64, &str) -> Result<bool>,
+) -> Result<()> {
+    // `f` says whether to go on.
+    let input =
+        File::open(path).map_err(|e| Error::io(format!("cannot open `{}`", path.display()), e))?;
+    let mut pending: Option<(u64, String)> = None;
+    for (index, line) in BufReader::new(input).lines().enumerate() {
+        let line = line.map_err(|e| {
+            Error::io(
+                format!(
+                    "cannot read `{}` as UTF-8 text (line {})",
+                    path.display(),
+                    index + 1
+                ),
+                e,
+            )
+        })?;
+        let mut line = line.trim_end_matches('\r');
+        if index == 0 {
+            line = line.trim_start_matches('\u{feff}');
+        }
+        let (number, record) = match pending.take() {
+            Some((number, mut record)) => {
+                record.push('\n');
+                record.push_str(line);
+                (number, record)
+            }
+            None if settings.format.skips(line) => continue,
+            None => (index as u64 + 1, line.to_string()),
+        };
+        if settings.multi_line && is_open(settings, &record) {
+            pending = Some((number, record));
+            continue;
+        }
+        if !f(number, &record)? {
+            return Ok(());
+        }
+    }
+    if let Some((number, record)) = pending {
+        f(number, &record)?;
+    }
+    Ok(())
+}
+
+/// Whether a CSV record ends inside a quoted value.
+fn is_open(settings: &Settings, record: &str) -> bool {
+    match &settings.format {
+        Format::Csv(syntax) => {
+            format::split_csv(record, syntax, &settings.values).is_err()
+        }
+        Format::JsonLines => false,
+    }
+}
+
+/// The schema of the table, inferred as Spark infers it.
 fn infer(settings: &Settings) -> Result<SchemaRef> {
-    let root = &settings.path;
+    let root = settings.root();
     let files = table::visible(root, settings.format.extension())?;
     if files.iter().all(|f| f.size == 0) {
         return Err(Error::msg(format!(
@@ -148,96 +353,133 @@ fn infer(settings: &Settings) -> Result<SchemaRef> {
             root.display()
         )));
     }
-    let mut names: Vec<String> = Vec::new();
-    let mut types: Vec<Option<DataType>> = Vec::new();
-    let mut rows = 0;
-    'files: for file in &files {
-        let path = root.join(&file.name);
-        let input = File::open(&path)
-            .map_err(|e| Error::io(format!("cannot open `{}`", path.display()), e))?;
-        for (index, line) in BufReader::new(input).lines().enumerate() {
-            let line =
-                line.map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
-            let at = |reason: String| malformed(&path, index as u64 + 1, &reason);
-            if line.trim().is_empty() {
-                // Reads skip blank lines: so does inference.
-                continue;
-            }
-            match settings.format {
-                Format::Csv { delimiter, header } => {
-                    let cells =
-                        format::split_csv(line.trim_end_matches('\r'), delimiter).map_err(at)?;
-                    if index == 0 && header {
-                        if names.is_empty() {
-                            names = header_names(cells).map_err(at)?;
-                            types = vec![None; names.len()];
-                        }
-                        continue;
-                    }
-                    if names.is_empty() {
-                        // Without a header, the columns are named as Spark names them.
-                        names = (0..cells.len()).map(|i| format!("_c{i}")).collect();
-                        types = vec![None; names.len()];
-                    }
-                    if cells.len() != names.len() {
-                        return Err(at(field_count(cells.len(), &names)));
-                    }
-                    for (t, cell) in types.iter_mut().zip(&cells) {
-                        *t = format::widen(t.take(), cell);
-                    }
-                }
-                Format::JsonLines => {
-                    let object = format::parse_json(&line).map_err(at)?;
-                    for (key, value) in object {
-                        let position = match names.iter().position(|n| *n == key) {
-                            Some(position) => position,
-                            None => {
-                                names.push(key);
-                                types.push(None);
-                                names.len() - 1
-                            }
-                        };
-                        let cell = match value {
-                            serde_json::Value::Null => Cell::Null,
-                            other => Cell::Json(other),
-                        };
-                        types[position] = format::widen(types[position].take(), &cell);
-                    }
-                }
-            }
-            rows += 1;
-            if rows >= settings.infer_rows {
-                break 'files;
-            }
-        }
+    let paths: Vec<PathBuf> = files.iter().map(|f| root.join(&f.name)).collect();
+    match &settings.format {
+        Format::Csv(syntax) => infer_csv(settings, syntax, &paths),
+        Format::JsonLines => infer_json(settings, &paths),
     }
-    Ok(Arc::new(format::inferred_schema(&names, &types)))
 }
 
-/// The column names of a CSV header: each cell's text, `_c<i>` for an empty one.
-fn header_names(cells: Vec<Cell>) -> std::result::Result<Vec<String>, String> {
-    let mut seen = HashSet::new();
-    cells
-        .into_iter()
-        .enumerate()
-        .map(|(i, cell)| {
-            let name = match cell {
-                Cell::Text(text) if !text.trim().is_empty() => text.trim().to_string(),
-                _ => format!("_c{i}"),
-            };
-            if !seen.insert(name.clone()) {
-                return Err(format!(
-                    "the header names the column `{name}` twice: rename one, or read with \
-                     header=false"
-                ));
+fn infer_csv(settings: &Settings, syntax: &CsvSyntax, paths: &[PathBuf]) -> Result<SchemaRef> {
+    let mut names: Vec<String> = Vec::new();
+    let mut types: Vec<Inferred> = Vec::new();
+    let mut sampler = Sampler::new(settings.sampling_ratio);
+    for path in paths {
+        let mut first = true;
+        each_record(settings, path, |_line, record| {
+            // Spark reads an open quoted value to the end of the record.
+            let cells = format::split_csv(record, syntax, &settings.values)
+                .unwrap_or_else(|OpenQuote(cells)| cells);
+            let header = std::mem::replace(&mut first, false) && syntax.header;
+            if names.is_empty() {
+                names = if header {
+                    header_names(&cells)
+                } else {
+                    (0..cells.len()).map(|i| format!("_c{i}")).collect()
+                };
+                types = vec![Inferred::Null; names.len()];
             }
-            Ok(name)
+            if !settings.infer_schema {
+                // Every column is a string: the first record gave the names.
+                return Ok(false);
+            }
+            if header || !sampler.keep() {
+                return Ok(true);
+            }
+            // A record with more cells than columns is inferred from its first cells, as
+            // Spark does; reads treat it as the mode says.
+            for (t, cell) in types.iter_mut().zip(&cells) {
+                let text = match cell {
+                    Cell::Text(text) => Some(text.as_str()),
+                    _ => None,
+                };
+                *t = infer::csv_field(*t, text, &settings.values);
+            }
+            Ok(true)
+        })?;
+        if !settings.infer_schema && !names.is_empty() {
+            break;
+        }
+    }
+    let fields: Vec<Field> = names
+        .iter()
+        .zip(&types)
+        .map(|(name, t)| Field::new(name, t.data_type(), true))
+        .collect();
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+fn infer_json(settings: &Settings, paths: &[PathBuf]) -> Result<SchemaRef> {
+    // Spark's JSON reader orders the columns by name.
+    let mut types: BTreeMap<String, Inferred> = BTreeMap::new();
+    let mut corrupt = false;
+    let mut sampler = Sampler::new(settings.sampling_ratio);
+    for path in paths {
+        each_record(settings, path, |line, record| {
+            if !sampler.keep() {
+                return Ok(true);
+            }
+            match format::parse_json(record) {
+                Ok(object) => {
+                    for (key, value) in object {
+                        let t = types.entry(key).or_insert(Inferred::Null);
+                        *t = infer::json_field(*t, &value);
+                    }
+                }
+                Err(reason) => match settings.mode {
+                    Mode::FailFast => return Err(malformed(path, line, &reason)),
+                    Mode::DropMalformed => {}
+                    Mode::Permissive => corrupt = true,
+                },
+            }
+            Ok(true)
+        })?;
+    }
+    if corrupt {
+        types
+            .entry(settings.corrupt_column.clone())
+            .or_insert(Inferred::String);
+    }
+    let fields: Vec<Field> = types
+        .iter()
+        .map(|(name, t)| Field::new(name, t.data_type(), true))
+        .collect();
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+/// The column names of a CSV header as Spark makes them: an empty or null cell is `_c<i>`,
+/// and a name that appears twice (in any case) gets its position appended.
+fn header_names(cells: &[Cell]) -> Vec<String> {
+    let texts: Vec<Option<&str>> = cells
+        .iter()
+        .map(|cell| match cell {
+            Cell::Text(text) if !text.is_empty() => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let lower: Vec<Option<String>> = texts
+        .iter()
+        .map(|t| t.map(str::to_lowercase))
+        .collect();
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| match text {
+            None => format!("_c{i}"),
+            Some(name) => {
+                let twice = lower.iter().filter(|l| *l == &lower[i]).count() > 1;
+                if twice {
+                    format!("{name}{i}")
+                } else {
+                    name.to_string()
+                }
+            }
         })
         .collect()
 }
 
-/// Why a CSV line with `found` cells does not fit the columns `names`.
-fn field_count(found: usize, names: &[String]) -> String {
+/// Why a CSV record with `found` cells does not fit the columns `names`.
+fn field_count(found: usize, names: &[&str]) -> String {
     format!(
         "{found} field(s), but the table has {} column(s) ({})",
         names.len(),
@@ -248,4 +490,9 @@ fn field_count(found: usize, names: &[String]) -> String {
 /// An error about line `line` (1-based) of `path`: what a user needs to find and fix it.
 fn malformed(path: &Path, line: u64, reason: &str) -> Error {
     Error::msg(format!("`{}` line {line}: {reason}", path.display()))
+}
+
+/// The arrow type of a column that holds the text of malformed records.
+fn is_text(data_type: &DataType) -> bool {
+    matches!(data_type, DataType::Utf8)
 }

@@ -11,9 +11,10 @@ use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use serde::{Deserialize, Serialize};
 
-use super::format::{self, ColumnBuilder, Format};
+use super::format::{self, Format, OpenQuote};
 use super::splits::{self, SplitLines};
-use super::{field_count, malformed, table, Settings, Source};
+use super::values::{self, Cell, ColumnBuilder, Value};
+use super::{field_count, is_text, malformed, table, Mode, Settings, Source};
 use spark_datasource::{BatchRead, BatchReader, Batches, Error, Result, TaskContext};
 
 /// The rows of a batch: bounded, so that a task's memory does not grow with its split.
@@ -40,7 +41,7 @@ struct Column {
     nullable: bool,
 }
 
-/// The types that text is read as (`format::READABLE_TYPES`).
+/// The types that text is read as (`values::READABLE_TYPES`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 enum Kind {
     Int64,
@@ -48,6 +49,8 @@ enum Kind {
     Float64,
     Boolean,
     Utf8,
+    Date32,
+    Decimal(u8, i8),
     Timestamp(Option<String>),
 }
 
@@ -59,6 +62,8 @@ impl Column {
             DataType::Float64 => Kind::Float64,
             DataType::Boolean => Kind::Boolean,
             DataType::Utf8 => Kind::Utf8,
+            DataType::Date32 => Kind::Date32,
+            DataType::Decimal128(p, s) => Kind::Decimal(*p, *s),
             DataType::Timestamp(TimeUnit::Microsecond, tz) => {
                 Kind::Timestamp(tz.as_ref().map(|tz| tz.to_string()))
             }
@@ -67,7 +72,7 @@ impl Column {
                     "column `{}` is {other}, which this data source cannot read from text; use \
                      one of: {}",
                     field.name(),
-                    format::READABLE_TYPES
+                    values::READABLE_TYPES
                 )))
             }
         };
@@ -85,6 +90,8 @@ impl Column {
             Kind::Float64 => DataType::Float64,
             Kind::Boolean => DataType::Boolean,
             Kind::Utf8 => DataType::Utf8,
+            Kind::Date32 => DataType::Date32,
+            Kind::Decimal(p, s) => DataType::Decimal128(*p, *s),
             Kind::Timestamp(tz) => {
                 DataType::Timestamp(TimeUnit::Microsecond, tz.as_deref().map(Arc::from))
             }
@@ -102,8 +109,22 @@ impl BatchRead for Source {
             .iter()
             .map(|field| Column::of(field))
             .collect::<Result<Vec<_>>>()?;
+        let settings = self.settings()?;
+        if let Some(field) = schema
+            .fields()
+            .iter()
+            .find(|f| *f.name() == settings.corrupt_column)
+        {
+            if !is_text(field.data_type()) || !field.is_nullable() {
+                return Err(Error::msg(format!(
+                    "column `{}` holds the text of malformed records (the option                      `columnNameOfCorruptRecord`), so it must be a nullable string, not {}",
+                    field.name(),
+                    field.data_type()
+                )));
+            }
+        }
         Ok(Reader {
-            settings: self.settings()?,
+            settings,
             projection: (0..columns.len()).collect(),
             columns,
             limit: None,
@@ -156,7 +177,22 @@ impl BatchReader for Reader {
     }
 
     fn partitions(&self) -> Result<Vec<Vec<splits::Split>>> {
-        let files = table::visible(&self.settings.path, self.settings.format.extension())?;
+        let files = table::visible(self.settings.root(), self.settings.format.extension())?;
+        if self.settings.multi_line {
+            // A record may span lines, so a split cannot start in the middle of a file: one
+            // task reads each file whole, as Spark does with multiLine.
+            return Ok(files
+                .into_iter()
+                .filter(|f| f.size > 0)
+                .map(|f| {
+                    vec![splits::Split {
+                        file: f.name,
+                        start: 0,
+                        end: f.size,
+                    }]
+                })
+                .collect());
+        }
         Ok(splits::plan(&files, self.settings.split_bytes))
     }
 
@@ -167,11 +203,27 @@ impl BatchReader for Reader {
             .iter()
             .map(|field| ColumnBuilder::new(field.clone()).map_err(Error::msg))
             .collect::<Result<Vec<_>>>()?;
+        let corrupt = self
+            .columns
+            .iter()
+            .position(|c| c.name == self.settings.corrupt_column && c.kind == Kind::Utf8);
+        // The columns that records hold: all but the one of malformed records.
+        let data: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| Some(i) != corrupt)
+            .collect();
         let rows = PartitionRows {
-            root: self.settings.path.clone(),
-            format: self.settings.format,
-            names: self.columns.iter().map(|c| c.name.clone()).collect(),
-            projection: self.projection.clone(),
+            root: self.settings.root().to_path_buf(),
+            settings: self.settings.clone(),
+            names: data.iter().map(|&i| self.columns[i].name.clone()).collect(),
+            // Where each output column comes from: a cell of the record, or its text.
+            sources: self
+                .projection
+                .iter()
+                .map(|&i| match data.iter().position(|&d| d == i) {
+                    Some(cell) => Origin::Cell(cell),
+                    None => Origin::Record,
+                })
+                .collect(),
             output: output.clone(),
             builders,
             splits: partition.into(),
@@ -183,13 +235,22 @@ impl BatchReader for Reader {
     }
 }
 
+/// Where an output column's values come from.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// The cell at this index of the record.
+    Cell(usize),
+    /// The text of a malformed record, else null (`columnNameOfCorruptRecord`).
+    Record,
+}
+
 /// The rows of a partition's splits, read lazily, a batch at a time.
 struct PartitionRows {
     root: PathBuf,
-    format: Format,
-    /// The names of all the columns of the files.
+    settings: Settings,
+    /// The names of the columns that records hold, in the order of a CSV record.
     names: Vec<String>,
-    projection: Vec<usize>,
+    sources: Vec<Origin>,
     output: SchemaRef,
     builders: Vec<ColumnBuilder>,
     splits: VecDeque<splits::Split>,
@@ -198,6 +259,13 @@ struct PartitionRows {
     /// The rows left under a pushed limit.
     remaining: Option<u64>,
     failed: bool,
+}
+
+/// What became of a record.
+enum Outcome {
+    Row,
+    /// Left out (DROPMALFORMED).
+    Dropped,
 }
 
 impl PartitionRows {
@@ -222,44 +290,120 @@ impl PartitionRows {
                 .next_line()
                 .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?
             {
-                Some(line) if line.position == 0 && *first && self.format.has_header() => {}
-                Some(line) if line.text.trim().is_empty() => {}
-                Some(line) => return Ok(Some((path.clone(), line))),
+                Some(mut line) => {
+                    // A byte order mark is not text.
+                    if line.position == 0 {
+                        if let Some(text) = line.text.strip_prefix('\u{feff}') {
+                            line.text = text.to_string();
+                        }
+                    }
+                    if self.settings.format.skips(&line.text) {
+                        continue;
+                    }
+                    // The first record of a file with a header names the columns.
+                    if std::mem::replace(first, false) && self.settings.format.has_header() {
+                        continue;
+                    }
+                    return Ok(Some((path.clone(), line)));
+                }
                 None => self.current = None,
             }
         }
     }
 
-    /// Parses `line` into the builders, or says why it cannot be.
-    fn append(&mut self, text: &str) -> std::result::Result<(), String> {
-        let mut cells = match self.format {
-            Format::Csv { delimiter, .. } => {
-                let cells = format::split_csv(text, delimiter)?;
-                if cells.len() != self.names.len() {
-                    return Err(field_count(cells.len(), &self.names));
-                }
-                cells
-            }
-            Format::JsonLines => {
-                let mut object = format::parse_json(text)?;
-                let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
-                format::json_cells(&mut object, &names)
-            }
+    /// The next record, with its file: a line, or with `multiLine` the lines of a CSV record
+    /// whose quoted value spans them.
+    fn next_record(&mut self) -> Result<Option<(PathBuf, splits::Line)>> {
+        let Some((path, mut record)) = self.next_line()? else {
+            return Ok(None);
         };
-        for (builder, &index) in self.builders.iter_mut().zip(&self.projection) {
-            builder.append(std::mem::replace(&mut cells[index], format::Cell::Null))?;
+        if !self.settings.multi_line {
+            return Ok(Some((path, record)));
         }
-        Ok(())
+        let Format::Csv(syntax) = &self.settings.format else {
+            return Ok(Some((path, record)));
+        };
+        let syntax = syntax.clone();
+        while format::split_csv(&record.text, &syntax, &self.settings.values).is_err() {
+            let next = match &mut self.current {
+                Some((_, _, lines)) => lines
+                    .next_line()
+                    .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?,
+                None => None,
+            };
+            let Some(next) = next else { break };
+            record.text.push('\n');
+            record.text.push_str(&next.text);
+        }
+        Ok(Some((path, record)))
+    }
+
+    /// Parses `text` into the builders as the mode says, or says why it cannot be read.
+    fn append(&mut self, text: &str) -> std::result::Result<Outcome, String> {
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        let (mut cells, mut malformed) = match &self.settings.format {
+            Format::Csv(syntax) => {
+                let mut cells = format::split_csv(text, syntax, &self.settings.values)
+                    .unwrap_or_else(|OpenQuote(cells)| cells);
+                let reason = (cells.len() != names.len())
+                    .then(|| field_count(cells.len(), &names));
+                // Spark reads what it can of a record of the wrong length.
+                cells.resize(names.len(), Cell::Null);
+                (cells, reason)
+            }
+            Format::JsonLines => match format::parse_json(text) {
+                Ok(mut object) => (format::json_cells(&mut object, &names), None),
+                Err(reason) => (vec![Cell::Null; names.len()], Some(reason)),
+            },
+        };
+        let mut values = Vec::with_capacity(self.sources.len());
+        for (builder, source) in self.builders.iter().zip(&self.sources) {
+            let Origin::Cell(index) = *source else {
+                values.push(Value::Null);
+                continue;
+            };
+            let cell = std::mem::replace(&mut cells[index], Cell::Null);
+            match builder.convert(cell, &self.settings.values) {
+                Ok(value) => values.push(value),
+                Err(reason) => {
+                    if self.settings.mode == Mode::Permissive {
+                        // A null where the schema allows none cannot be read at all.
+                        builder.convert(Cell::Null, &self.settings.values)?;
+                    }
+                    malformed.get_or_insert(reason);
+                    values.push(Value::Null);
+                }
+            }
+        }
+        if let Some(reason) = malformed {
+            match self.settings.mode {
+                Mode::FailFast => return Err(reason),
+                Mode::DropMalformed => return Ok(Outcome::Dropped),
+                Mode::Permissive => {
+                    for (value, source) in values.iter_mut().zip(&self.sources) {
+                        if let Origin::Record = source {
+                            *value = Value::Utf8(text.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        for (builder, value) in self.builders.iter_mut().zip(values) {
+            builder.push(value);
+        }
+        Ok(Outcome::Row)
     }
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
         let mut rows = 0;
         while rows < BATCH_ROWS && self.remaining != Some(0) {
-            let Some((path, line)) = self.next_line()? else {
+            let Some((path, line)) = self.next_record()? else {
                 break;
             };
-            if let Err(reason) = self.append(&line.text) {
-                return Err(at_line(&path, line.position, &reason));
+            match self.append(&line.text) {
+                Ok(Outcome::Row) => {}
+                Ok(Outcome::Dropped) => continue,
+                Err(reason) => return Err(at_line(&path, line.position, &reason)),
             }
             rows += 1;
             if let Some(remaining) = &mut self.remaining {

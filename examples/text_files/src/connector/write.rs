@@ -11,7 +11,7 @@ use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_json::LineDelimitedWriter;
 use serde::{Deserialize, Serialize};
 
-use super::format::{self, Format};
+use super::format::{self, CsvSyntax, Format};
 use super::table::{self, Manifest};
 use super::{Settings, Source};
 use spark_datasource::{
@@ -83,7 +83,7 @@ impl Write for Source {
 
 impl TableWriter {
     fn root(&self) -> &Path {
-        &self.settings.path
+        self.settings.root()
     }
 
     /// Removes this write's staging directory, and `_staging` when no other write uses it.
@@ -123,16 +123,12 @@ impl Writer for TableWriter {
             out: Some(BufWriter::new(file)),
             relative: format!("_staging/{}/{name}", self.query_id),
             path,
-            format: self.settings.format,
+            format: self.settings.format.clone(),
             rows: 0,
         };
-        if let Format::Csv {
-            delimiter,
-            header: true,
-        } = self.settings.format
-        {
+        if let Format::Csv(syntax @ CsvSyntax { header: true, .. }) = &self.settings.format {
             let names: Vec<Option<&str>> = self.names.iter().map(|n| Some(n.as_str())).collect();
-            let line = format::join_csv(&names, delimiter)
+            let line = format::join_csv(&names, syntax)
                 .map_err(|reason| Error::msg(format!("a column name {reason}")))?;
             writer.line(&line)?;
         }
@@ -228,13 +224,13 @@ impl DataWriter for PartWriter {
     type Message = Staged;
 
     fn write(&mut self, batch: RecordBatch) -> Result<()> {
-        match self.format {
+        match self.format.clone() {
             Format::JsonLines => {
                 let mut writer = LineDelimitedWriter::new(self.out()?);
                 writer.write(&batch)?;
                 writer.finish()?;
             }
-            Format::Csv { delimiter, .. } => {
+            Format::Csv(syntax) => {
                 let options = FormatOptions::default();
                 let formatters = batch
                     .columns()
@@ -251,7 +247,7 @@ impl DataWriter for PartWriter {
                         })
                         .collect();
                     let cells: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
-                    let line = format::join_csv(&cells, delimiter).map_err(|reason| {
+                    let line = format::join_csv(&cells, &syntax).map_err(|reason| {
                         let column = cells
                             .iter()
                             .position(|c| c.is_some_and(|t| t.contains(['\n', '\r'])))
