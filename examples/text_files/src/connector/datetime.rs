@@ -205,7 +205,11 @@ impl Pattern {
                 if close == 0 {
                     elements.push(Element::Literal('\''));
                 }
-                elements.extend(chars[i + 1..i + 1 + close].iter().map(|&c| Element::Literal(c)));
+                elements.extend(
+                    chars[i + 1..i + 1 + close]
+                        .iter()
+                        .map(|&c| Element::Literal(c)),
+                );
                 i += close + 2;
                 continue;
             }
@@ -464,14 +468,31 @@ mod tests {
     fn timestamps_are_read_as_spark_reads_them_by_default() {
         let at = |d: &str| lenient_timestamp(d, UTC);
         let day = |y, m, d| Some(i64::from(days(y, m, d).expect("a date")) * MICROS_PER_DAY);
-        assert_eq!(at("2013-01-01T10:00:00Z"), day(2013, 1, 1).map(|d| d + 36_000_000_000));
+        assert_eq!(
+            at("2013-01-01T10:00:00Z"),
+            day(2013, 1, 1).map(|d| d + 36_000_000_000)
+        );
         assert_eq!(at("2013-01-01 10:00:00"), at("2013-01-01T10:00:00Z"));
         assert_eq!(at("2013-01-01 11:00:00+01:00"), at("2013-01-01T10:00:00Z"));
-        assert_eq!(at("2013-01-01 10:00:00.5").zip(at("2013-01-01 10:00:00")).map(|(a, b)| a - b), Some(500_000));
+        assert_eq!(
+            at("2013-01-01 10:00:00.5")
+                .zip(at("2013-01-01 10:00:00"))
+                .map(|(a, b)| a - b),
+            Some(500_000)
+        );
         assert_eq!(at("2014-02"), day(2014, 2, 1));
         assert_eq!(at("2014-2-3"), day(2014, 2, 3));
-        assert_eq!(lenient_timestamp("2013-01-01 10:00", 3600), at("2013-01-01 09:00"));
-        for not in ["2012/01/01", "10:00", "2013-01-01 25:00", "2013-01-01x", "Jan 1 2000"] {
+        assert_eq!(
+            lenient_timestamp("2013-01-01 10:00", 3600),
+            at("2013-01-01 09:00")
+        );
+        for not in [
+            "2012/01/01",
+            "10:00",
+            "2013-01-01 25:00",
+            "2013-01-01x",
+            "Jan 1 2000",
+        ] {
             assert_eq!(at(not), None, "{not}");
         }
     }

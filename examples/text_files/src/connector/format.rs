@@ -320,7 +320,10 @@ mod tests {
 
     #[test]
     fn an_open_quote_is_reported_for_multi_line_records() {
-        assert_eq!(split(r#"1,"open"#), Err(OpenQuote(vec![text("1"), text("open")])));
+        assert_eq!(
+            split(r#"1,"open"#),
+            Err(OpenQuote(vec![text("1"), text("open")]))
+        );
         assert_eq!(
             split(r#"1,"a\\b","c\d""#),
             Ok(vec![text("1"), text(r"a\b"), text(r"c\d")])

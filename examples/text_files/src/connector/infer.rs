@@ -244,10 +244,7 @@ mod tests {
     fn integers_widen_to_bigint_decimal_and_double() {
         assert_eq!(infer(&["1", "-2", "+3", "007"]), Inferred::Int);
         assert_eq!(infer(&["1", "99999999999"]), Inferred::Long);
-        assert_eq!(
-            infer(&["123456789012345678901"]),
-            Inferred::Decimal(21, 0)
-        );
+        assert_eq!(infer(&["123456789012345678901"]), Inferred::Decimal(21, 0));
         assert_eq!(
             infer(&["5", "123456789012345678901"]),
             Inferred::Decimal(21, 0)
@@ -261,7 +258,16 @@ mod tests {
 
     #[test]
     fn doubles_are_what_java_reads_as_doubles() {
-        for double in ["1e5", "1.5d", " 1", "NaN", "Infinity", "-Infinity", "Inf", "1e400"] {
+        for double in [
+            "1e5",
+            "1.5d",
+            " 1",
+            "NaN",
+            "Infinity",
+            "-Infinity",
+            "Inf",
+            "1e400",
+        ] {
             assert_eq!(infer(&[double]), Inferred::Double, "{double}");
         }
         for string in ["0x10", "inf", "nan", "1,5", "1.2.3"] {
@@ -320,11 +326,11 @@ mod tests {
         assert_eq!(infer(&[Value::from(1), Value::Null]), Inferred::Long);
         assert_eq!(infer(&[Value::from(1), Value::from(1.5)]), Inferred::Double);
         assert_eq!(infer(&[Value::from("2014-02-01")]), Inferred::String);
-        assert_eq!(infer(&[Value::from(true), Value::from(1)]), Inferred::String);
         assert_eq!(
-            infer(&[Value::from(u64::MAX)]),
-            Inferred::Decimal(20, 0)
+            infer(&[Value::from(true), Value::from(1)]),
+            Inferred::String
         );
+        assert_eq!(infer(&[Value::from(u64::MAX)]), Inferred::Decimal(20, 0));
     }
 
     #[test]

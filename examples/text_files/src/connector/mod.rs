@@ -334,9 +334,7 @@ fn each_record(
 /// Whether a CSV record ends inside a quoted value.
 fn is_open(settings: &Settings, record: &str) -> bool {
     match &settings.format {
-        Format::Csv(syntax) => {
-            format::split_csv(record, syntax, &settings.values).is_err()
-        }
+        Format::Csv(syntax) => format::split_csv(record, syntax, &settings.values).is_err(),
         Format::JsonLines => false,
     }
 }
@@ -457,10 +455,7 @@ fn header_names(cells: &[Cell]) -> Vec<String> {
             _ => None,
         })
         .collect();
-    let lower: Vec<Option<String>> = texts
-        .iter()
-        .map(|t| t.map(str::to_lowercase))
-        .collect();
+    let lower: Vec<Option<String>> = texts.iter().map(|t| t.map(str::to_lowercase)).collect();
     texts
         .iter()
         .enumerate()

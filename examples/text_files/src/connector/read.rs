@@ -117,7 +117,8 @@ impl BatchRead for Source {
         {
             if !is_text(field.data_type()) || !field.is_nullable() {
                 return Err(Error::msg(format!(
-                    "column `{}` holds the text of malformed records (the option                      `columnNameOfCorruptRecord`), so it must be a nullable string, not {}",
+                    "column `{}` holds the text of malformed records (the option \
+                     `columnNameOfCorruptRecord`), so it must be a nullable string, not {}",
                     field.name(),
                     field.data_type()
                 )));
@@ -345,8 +346,7 @@ impl PartitionRows {
             Format::Csv(syntax) => {
                 let mut cells = format::split_csv(text, syntax, &self.settings.values)
                     .unwrap_or_else(|OpenQuote(cells)| cells);
-                let reason = (cells.len() != names.len())
-                    .then(|| field_count(cells.len(), &names));
+                let reason = (cells.len() != names.len()).then(|| field_count(cells.len(), &names));
                 // Spark reads what it can of a record of the wrong length.
                 cells.resize(names.len(), Cell::Null);
                 (cells, reason)

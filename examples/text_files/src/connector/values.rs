@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use arrow_array::builder::TimestampMicrosecondBuilder;
 use arrow_array::builder::{BooleanBuilder, Date32Builder, Decimal128Builder, Float64Builder};
 use arrow_array::builder::{Int32Builder, Int64Builder, StringBuilder};
-use arrow_array::builder::TimestampMicrosecondBuilder;
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, TimeUnit};
 use serde::{Deserialize, Serialize};
@@ -60,8 +60,7 @@ pub enum Cell {
 }
 
 /// The types that a read converts text to, with their Spark names, for error messages.
-pub const READABLE_TYPES: &str =
-    "int, bigint, decimal, double, boolean, string, date, timestamp";
+pub const READABLE_TYPES: &str = "int, bigint, decimal, double, boolean, string, date, timestamp";
 
 /// A double as Java's `Double.parseDouble` reads it, which is what Spark uses: surrounding
 /// whitespace, a `d` or `f` suffix, `NaN` and `Infinity` are accepted; Rust's `inf` and `nan`
@@ -79,9 +78,7 @@ pub fn java_double(text: &str) -> Option<f64> {
             f64::INFINITY
         });
     }
-    let number = text
-        .strip_suffix(['d', 'D', 'f', 'F'])
-        .unwrap_or(text);
+    let number = text.strip_suffix(['d', 'D', 'f', 'F']).unwrap_or(text);
     if number.is_empty()
         || !number
             .bytes()
@@ -105,7 +102,10 @@ pub fn decimal(text: &str, precision: u8, scale: i8) -> Option<i128> {
     };
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     if whole.is_empty() && fraction.is_empty()
-        || !whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit())
+        || !whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
     {
         return None;
     }
@@ -120,7 +120,9 @@ pub fn decimal(text: &str, precision: u8, scale: i8) -> Option<i128> {
         digits.len().saturating_sub(shift.unsigned_abs() as usize)
     };
     for b in digits[..kept].bytes() {
-        unscaled = unscaled.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
+        unscaled = unscaled
+            .checked_mul(10)?
+            .checked_add(i128::from(b - b'0'))?;
     }
     if shift > 0 {
         unscaled = unscaled.checked_mul(10_i128.checked_pow(shift as u32)?)?;
@@ -383,7 +385,10 @@ mod tests {
 
     #[test]
     fn decimals_round_half_up_and_refuse_what_does_not_fit() {
-        assert_eq!(decimal("123456789012345678901", 21, 0), Some(123456789012345678901));
+        assert_eq!(
+            decimal("123456789012345678901", 21, 0),
+            Some(123456789012345678901)
+        );
         assert_eq!(decimal("-1.25", 5, 1), Some(-13));
         assert_eq!(decimal("1.24", 5, 1), Some(12));
         assert_eq!(decimal("1e3", 5, 0), Some(1000));
@@ -409,7 +414,9 @@ mod tests {
     fn a_null_in_a_non_nullable_column_is_refused() {
         let field = Arc::new(Field::new("id", DataType::Int64, false));
         let builder = ColumnBuilder::new(field).expect("a readable type");
-        assert!(builder.convert(Cell::Null, &ValueOptions::default()).is_err());
+        assert!(builder
+            .convert(Cell::Null, &ValueOptions::default())
+            .is_err());
     }
 
     #[test]

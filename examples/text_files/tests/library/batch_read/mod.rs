@@ -38,7 +38,7 @@ fn sorted_rows(batches: &[RecordBatch]) -> Vec<String> {
 }
 
 #[test]
-fn infers_the_schema_from_the_first_lines() -> sparkds::Result<()> {
+fn infers_the_schema_from_every_record() -> sparkds::Result<()> {
     let dir = people();
     let read = library()?
         .batch_read()
@@ -49,7 +49,7 @@ fn infers_the_schema_from_the_first_lines() -> sparkds::Result<()> {
 }
 
 #[test]
-fn reads_nulls_and_empty_strings_apart() -> sparkds::Result<()> {
+fn reads_empty_values_as_null_as_spark_does() -> sparkds::Result<()> {
     let dir = people();
     let read = library()?
         .batch_read()
@@ -171,7 +171,11 @@ fn a_malformed_line_names_its_file_and_line_number() -> sparkds::Result<()> {
     let error = message(
         library()?
             .batch_read()
-            .options([("path", path(dir.path())), ("split_bytes", "10".into())])
+            .options([
+                ("path", path(dir.path())),
+                ("split_bytes", "10".into()),
+                ("mode", "FAILFAST".into()),
+            ])
             .schema(schema)
             .run(),
     );
@@ -189,13 +193,14 @@ fn a_value_of_the_wrong_type_names_the_column_and_the_fix() -> sparkds::Result<(
     let error = message(
         library()?
             .batch_read()
-            .options([("path", path(dir.path())), ("infer_rows", "2".into())])
+            .options([("path", path(dir.path())), ("mode", "FAILFAST".into())])
+            .schema(sparkds::ddl::parse("id bigint")?)
             .run(),
     );
     assert!(
         error.contains(
-            "t.csv` line 4: column `id`: `three` is not a bigint; fix the line, or read the \
-             column as string with .schema(...)"
+            "t.csv` line 4: column `id`: `three` is not a bigint; fix the line, read the \
+             column as string with .schema(...), or read with mode=PERMISSIVE to get null"
         ),
         "{error}"
     );
@@ -251,5 +256,209 @@ fn passes_every_protocol_of_the_conformance_check() -> sparkds::Result<()> {
         .run();
     insta::assert_snapshot!(report.to_string());
     assert!(report.passed(), "{report}");
+    Ok(())
+}
+
+/// A file with a malformed record of each kind: too many fields, a value that is not an int,
+/// too few fields.
+fn malformed() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    fs::write(
+        dir.path().join("m.csv"),
+        "a,b\n1,x\n2,y,z\nthree,w\n4\n5,v\n",
+    )
+    .expect("written");
+    dir
+}
+
+fn rows_in_mode(mode: &str, schema: &str) -> sparkds::Result<String> {
+    let dir = malformed();
+    let read = library()?
+        .batch_read()
+        .options([("path", path(dir.path())), ("mode", mode.into())])
+        .schema(sparkds::ddl::parse(schema)?)
+        .run()?;
+    Ok(sparkds::render::batches(&read.batches()))
+}
+
+#[test]
+fn permissive_reads_what_it_can_and_keeps_the_malformed_text() -> sparkds::Result<()> {
+    // The rows Spark 4.3 reads from the same file with the same schema.
+    insta::assert_snapshot!(format!(
+        "{}\n{}",
+        rows_in_mode("PERMISSIVE", "a int, b string")?,
+        rows_in_mode("PERMISSIVE", "a int, b string, _corrupt_record string")?
+    ));
+    Ok(())
+}
+
+#[test]
+fn dropmalformed_leaves_the_malformed_records_out() -> sparkds::Result<()> {
+    insta::assert_snapshot!(rows_in_mode(
+        "DROPMALFORMED",
+        "a int, b string, _corrupt_record string"
+    )?);
+    Ok(())
+}
+
+#[test]
+fn failfast_names_the_first_malformed_record() -> sparkds::Result<()> {
+    let error = message(rows_in_mode("FAILFAST", "a int, b string"));
+    assert!(
+        error.contains("m.csv` line 3: 3 field(s), but the table has 2 column(s) (a, b)"),
+        "{error}"
+    );
+    Ok(())
+}
+
+#[test]
+fn the_column_of_malformed_records_must_be_a_string() -> sparkds::Result<()> {
+    let error = message(rows_in_mode(
+        "PERMISSIVE",
+        "a int, b string, _corrupt_record int",
+    ));
+    assert!(
+        error.contains(
+            "column `_corrupt_record` holds the text of malformed records (the option \
+             `columnNameOfCorruptRecord`), so it must be a nullable string, not Int32"
+        ),
+        "{error}"
+    );
+    Ok(())
+}
+
+#[test]
+fn infers_from_every_record_of_every_file_as_spark_does() -> sparkds::Result<()> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    // A column whose first 256 values are integers and whose 257th is a fraction, `NA` as the
+    // null value, dates, timestamps, a header with a duplicate and an empty name, and a
+    // second file that widens an int to a bigint.
+    let mut text = String::from("\u{feff}precip,day,at,x,x,,flag\n");
+    for i in 0..256 {
+        text.push_str(&format!(
+            "0,2013-01-{:02},2013-01-01T10:00:00Z,1,a,NA,true\n",
+            i % 28 + 1
+        ));
+    }
+    text.push_str("0.05,2013-02-01,2013-01-01 11:00:00,NA,b,,FALSE\n\n");
+    fs::write(dir.path().join("a.csv"), text).expect("written");
+    fs::write(
+        dir.path().join("b.csv"),
+        "precip,day,at,x,x,,flag\n1,2013-03-01,2013-01-02,99999999999,c,,\n",
+    )
+    .expect("written");
+    let options = |extra: &[(&str, &str)]| {
+        let mut all = vec![("path".to_string(), path(dir.path()))];
+        all.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        all
+    };
+    let library = library()?;
+    let read = library
+        .batch_read()
+        .options(options(&[("nullValue", "NA")]))
+        .run()?;
+    let sampled = library
+        .batch_read()
+        .options(options(&[("nullValue", "NA"), ("samplingRatio", "0.5")]))
+        .run()?;
+    let strings = library
+        .batch_read()
+        .options(options(&[("inferSchema", "false")]))
+        .run()?;
+    assert_eq!(
+        read.batches().iter().map(|b| b.num_rows()).sum::<usize>(),
+        258
+    );
+    insta::assert_snapshot!(format!(
+        "{}\nsamplingRatio=0.5:\n{}\ninferSchema=false:\n{}",
+        sparkds::render::schema(&read.schema),
+        sparkds::render::schema(&sampled.schema),
+        sparkds::render::schema(&strings.schema)
+    ));
+    Ok(())
+}
+
+#[test]
+fn reads_values_across_lines_with_multiline() -> sparkds::Result<()> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    fs::write(
+        dir.path().join("notes.csv"),
+        "id,note\n1,\"two\nlines\"\n2,one line\n",
+    )
+    .expect("written");
+    let library = library()?;
+    let multi = library
+        .batch_read()
+        .options([("path", path(dir.path())), ("multiLine", "true".into())])
+        .run()?;
+    // Without multiLine, as in Spark, the open quote ends with the line and the next line is
+    // a record of its own.
+    let single = library
+        .batch_read()
+        .options([("path", path(dir.path()))])
+        .run()?;
+    insta::assert_snapshot!(format!(
+        "multiLine=true:\n{}{}\nmultiLine=false:\n{}{}",
+        sparkds::render::schema(&multi.schema),
+        sparkds::render::batches(&multi.batches()),
+        sparkds::render::schema(&single.schema),
+        sparkds::render::batches(&single.batches())
+    ));
+    Ok(())
+}
+
+#[test]
+fn json_lines_are_inferred_as_sparks_json_reader_does() -> sparkds::Result<()> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    fs::write(
+        dir.path().join("e.jsonl"),
+        "{\"b\": 1, \"a\": \"x\"}\nnot json\n{\"b\": 1.5, \"c\": true}\n",
+    )
+    .expect("written");
+    let library = library()?;
+    let read = |mode: &str| {
+        library
+            .batch_read()
+            .options([
+                ("path", path(dir.path())),
+                ("format", "jsonl".into()),
+                ("mode", mode.into()),
+            ])
+            .run()
+    };
+    let permissive = read("PERMISSIVE")?;
+    let dropped = read("DROPMALFORMED")?;
+    insta::assert_snapshot!(format!(
+        "{}{}\nDROPMALFORMED:\n{}{}",
+        sparkds::render::schema(&permissive.schema),
+        sparkds::render::batches(&permissive.batches()),
+        sparkds::render::schema(&dropped.schema),
+        sparkds::render::batches(&dropped.batches())
+    ));
+    let error = message(read("FAILFAST"));
+    assert!(error.contains("e.jsonl` line 2: not valid JSON"), "{error}");
+    Ok(())
+}
+
+#[test]
+fn options_spark_does_not_read_the_same_way_are_refused_with_the_fix() -> sparkds::Result<()> {
+    let library = library()?;
+    let error = |options: &[(&str, &str)]| {
+        let mut all = vec![("path", "/tmp")];
+        all.extend_from_slice(options);
+        message(library.batch_read().options(all).run())
+    };
+    assert!(error(&[("encoding", "ISO-8859-1")]).contains(
+        "option `encoding` must be UTF-8, got `ISO-8859-1`: this source reads UTF-8 \
+             only; convert the files first, such as with `iconv -f ISO-8859-1 -t UTF-8`"
+    ));
+    assert!(error(&[("mode", "lenient")])
+        .contains("option `mode` must be PERMISSIVE, DROPMALFORMED or FAILFAST, got `LENIENT`"));
+    assert!(error(&[("samplingRatio", "2")])
+        .contains("option `samplingRatio` must be a number in (0, 1], such as 0.1, got `2`"));
+    assert!(error(&[("timeZone", "Europe/Paris")]).contains("fixed offset such as +01:00"));
+    assert!(error(&[("format", "jsonl"), ("header", "true")])
+        .contains("option `header` applies to format=csv only"));
+    assert!(error(&[("infer_rows", "100")]).contains("set `samplingRatio`"));
     Ok(())
 }
