@@ -87,6 +87,13 @@ javac --release 17 -encoding UTF-8 -Xlint:all,-path,-serial,-processing -d "$cla
 echo "dev.sparkds.spark.DefaultSource" \
   > "$classes/META-INF/services/org.apache.spark.sql.sources.DataSourceRegister"
 cp "$library" "$classes/dev/sparkds/spark/native/$platform/$jni"
+# Debug information is most of a dev build's size, and every JVM extracts the library.
+if command -v strip > /dev/null; then
+  case "$platform" in
+    linux-*) strip --strip-debug "$classes/dev/sparkds/spark/native/$platform/$jni" ;;
+    osx-*) strip -S "$classes/dev/sparkds/spark/native/$platform/$jni" 2> /dev/null || true ;;
+  esac
+fi
 jar="$out/spark-native-datasource.jar"
 rm -f "$jar"
 jar --create --file "$jar" -C "$classes" . 1>&2

@@ -75,12 +75,15 @@ def test_a_library_replaced_after_loading_is_refused(spark, c_range_library, dir
 
 
 def test_errors_are_spark_throwables_with_their_class(spark):
-    from pyspark.errors.exceptions.captured import CapturedException
+    from py4j.protocol import Py4JJavaError
 
-    with pytest.raises(CapturedException) as raised:
+    with pytest.raises(Py4JJavaError) as raised:
         native(spark, "no_such_source").load()
 
-    assert raised.value.getCondition() == "NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND"
+    error = raised.value.java_exception
+    assert error.getCondition() == "NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND"
+    assert spark._jvm.org.apache.spark.SparkThrowable._java_lang_class.isInstance(error)
+    assert error.getMessageParameters().get("message") in error.getMessage()
 
 
 def test_a_disabled_application_refuses_to_load_native_data_sources(jar, c_range_library):
@@ -99,7 +102,7 @@ def test_a_disabled_application_refuses_to_load_native_data_sources(jar, c_range
             spark.read.format("native").option("source", "c_range").load().collect()
             print("LOADED")
         except Exception as error:
-            print(str(error).splitlines()[0])
+            print(str(error))
         spark.stop()
         """
     )

@@ -1,22 +1,19 @@
 package dev.sparkds.spark;
 
-import org.apache.spark.network.util.JavaUtils;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StructType;
 
 /**
  * Sent to the executors: what a task needs to write, the driver's build of the library, the
- * schema, the writer's state, and the bounds of the Arrow batches given to write.
+ * schema, the writer's state, and the bounds of the Arrow batches given to write
+ * (spark.sql.execution.arrow.maxRecordsPerBatch and maxBytesPerBatch).
  */
 final class NativeDataWriterFactory implements DataWriterFactory, StreamingDataWriterFactory {
   private static final long serialVersionUID = 1L;
-
-  static final String MAX_RECORDS = "spark.sql.execution.arrow.maxRecordsPerBatch";
-  static final String MAX_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch";
 
   private final LibraryRef library;
   private final StructType schema;
@@ -30,13 +27,12 @@ final class NativeDataWriterFactory implements DataWriterFactory, StreamingDataW
     this.schema = schema;
     this.schemaBytes = Schemas.toBytes(schema);
     this.writerState = writerState;
-    SparkSession session = SparkSession.active();
-    int records = Integer.parseInt(session.conf().get(MAX_RECORDS, "10000").trim());
+    SQLConf conf = SQLConf.get();
+    int records = conf.arrowMaxRecordsPerBatch();
     // 0 or less means no bound in Spark's own use of the setting; a batch still needs one.
     this.maxRecords = records > 0 ? records : 10000;
-    String bytes = session.conf().get(MAX_BYTES, "");
-    long parsed = bytes.isEmpty() ? Long.MAX_VALUE : JavaUtils.byteStringAsBytes(bytes);
-    this.maxBytes = parsed > 0 ? parsed : Long.MAX_VALUE;
+    long bytes = conf.arrowMaxBytesPerBatch();
+    this.maxBytes = bytes > 0 ? bytes : Long.MAX_VALUE;
   }
 
   @Override

@@ -17,7 +17,10 @@ final class Schemas {
 
   static Schema toArrow(StructType schema) {
     try {
-      return ArrowUtils.toArrowSchema(schema, TIME_ZONE, true);
+      // Not the three-argument form, whose flag asks for large strings: the header's strings
+      // and binaries have 32-bit offsets ("u" and "z").
+      return ArrowUtils.toArrowSchema(
+          schema, TIME_ZONE, true, false, ArrowUtils.toArrowSchema$default$5());
     } catch (RuntimeException e) {
       throw new NativeDataSourceException(
           "NATIVE_DATA_SOURCE_UNSUPPORTED_TYPE",

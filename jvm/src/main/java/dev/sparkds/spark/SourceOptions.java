@@ -4,6 +4,8 @@ import java.io.Serializable;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
 
 /**
  * The options that reach the library's create: the user's, as written (case kept), without
@@ -30,7 +32,7 @@ public final class SourceOptions implements Serializable {
   public static SourceOptions of(Map<String, String> caseSensitive) {
     String name = null;
     LinkedHashMap<String, String> rest = new LinkedHashMap<>();
-    for (Map.Entry<String, String> entry : caseSensitive.entrySet()) {
+    for (Map.Entry<String, String> entry : withoutTableProperties(caseSensitive).entrySet()) {
       if (entry.getKey().equalsIgnoreCase(SOURCE)) {
         name = entry.getValue();
       } else {
@@ -45,6 +47,37 @@ public final class SourceOptions implements Serializable {
     }
     return new SourceOptions(name.trim().toLowerCase(Locale.ROOT), rest);
   }
+
+  /**
+   * The options of a table of the session catalog (CREATE TABLE ... USING native OPTIONS
+   * (...)) come with the catalog's reserved properties, such as {@code owner}, and, in some
+   * paths, with the prefix {@code option.}: the library gets the options alone.
+   */
+  static Map<String, String> withoutTableProperties(Map<String, String> properties) {
+    LinkedHashMap<String, String> options = new LinkedHashMap<>();
+    for (Map.Entry<String, String> entry : properties.entrySet()) {
+      String key = entry.getKey();
+      if (RESERVED.contains(key.toLowerCase(Locale.ROOT))) {
+        continue;
+      }
+      if (key.startsWith(TableCatalog.OPTION_PREFIX)) {
+        key = key.substring(TableCatalog.OPTION_PREFIX.length());
+      }
+      options.put(key, entry.getValue());
+    }
+    return options;
+  }
+
+  private static final Set<String> RESERVED =
+      Set.of(
+          TableCatalog.PROP_LOCATION,
+          TableCatalog.PROP_IS_MANAGED_LOCATION,
+          TableCatalog.PROP_EXTERNAL,
+          TableCatalog.PROP_TABLE_TYPE,
+          TableCatalog.PROP_COMMENT,
+          TableCatalog.PROP_COLLATION,
+          TableCatalog.PROP_PROVIDER,
+          TableCatalog.PROP_OWNER);
 
   /** The same options for data source {@code name} (the catalog names it by its table). */
   public static SourceOptions named(String name, Map<String, String> options) {
