@@ -28,6 +28,7 @@
 mod datasource;
 mod ffi;
 mod macros;
+mod reference;
 
 pub use datasource::log;
 pub use datasource::{
@@ -56,4 +57,5 @@ pub mod __private {
         base, declared, init, names, with_batch_read, with_micro_batch_read, with_prune_columns,
         with_push_limit, with_write,
     };
+    pub use crate::reference::{bench, write_task, BenchTable, SparkDsBenchCall};
 }

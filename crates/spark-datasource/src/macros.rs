@@ -1,7 +1,8 @@
 //! `export!`: the one line of a data source crate that names its source and capabilities.
 //!
 //! It expands to a `static` `SparkDsLibrary` built by the `const fn`s of `ffi::library`, and
-//! to `spark_ds_init`, the library's only exported symbol. The trait bound of each step makes
+//! to `spark_ds_init`, the library's entry point; and to `spark_ds_bench_v1`, a hidden entry
+//! outside the header that only `cargo sparkds bench` calls (see `crate::reference`). The trait bound of each step makes
 //! a capability without its implementation a compile error at the `export!` line, with a note
 //! that says what to implement; `ffi::library::declared` refuses, also at compile time, the
 //! combinations that the header forbids.
@@ -145,6 +146,27 @@ macro_rules! export {
 
             // The exported function has exactly the header's type.
             const _: $crate::__private::SparkDsInitFunction = spark_ds_init;
+
+            static BENCH: $crate::__private::BenchTable = {
+                let table = $crate::__private::BenchTable::NONE;
+                $(let table = $crate::__bench_table!(table, $source, $capability);)+
+                table
+            };
+
+            /// Not part of `spark_datasource.h`: the in-process reference of
+            /// `cargo sparkds bench`, which runs a task through the traits without the C
+            /// interface. Spark never calls it.
+            ///
+            /// # Safety
+            /// `call` valid as `SparkDsBenchCall` describes.
+            #[doc(hidden)]
+            #[unsafe(no_mangle)]
+            unsafe extern "C" fn spark_ds_bench_v1(
+                call: *mut $crate::__private::SparkDsBenchCall,
+            ) -> ::std::ffi::c_int {
+                // SAFETY: the caller's duties are those of `bench`, which it forwards.
+                unsafe { $crate::__private::bench(&BENCH, call) }
+            }
         };
     };
     ($($tokens:tt)*) => {
@@ -232,6 +254,27 @@ macro_rules! __export_reader {
             ::std::option::Option::Some($crate::__private::read_stream::<$source>);
     };
     ($source:ty, $other:ident) => {};
+}
+
+/// The step of the in-process reference's table that a name of `export!` adds.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __bench_table {
+    ($table:ident, $source:ty, batch_read) => {
+        $table.with_read_batch($crate::__private::read_batch::<$source>)
+    };
+    ($table:ident, $source:ty, micro_batch_read) => {
+        $table.with_read_stream($crate::__private::read_stream::<$source>)
+    };
+    ($table:ident, $source:ty, batch_write) => {
+        $table.with_write($crate::__private::write_task::<$source>)
+    };
+    ($table:ident, $source:ty, streaming_write) => {
+        $table.with_write($crate::__private::write_task::<$source>)
+    };
+    ($table:ident, $source:ty, $other:ident) => {
+        $table
+    };
 }
 
 /// The step of the table that a name of `export!` adds.

@@ -3,30 +3,41 @@
 //! library's functions against the time of the host, and the peak RSS over the process's
 //! baseline.
 //!
-//! It measures the batch read and the micro-batch read; the writes are not measured yet. Unlike
+//! It measures the batch read and the micro-batch read, and the batch write when asked. Unlike
 //! [`Library::batch_read`] and [`Library::stream_read`], which keep every batch for the tests, the
 //! benchmark streams: each batch is imported, counted and dropped before the next `get_next`. It
-//! runs each read twice over, with the conformance checks of `sparkds` (the raw checks of each C
-//! array, arrow-rs's full validation and a deep copy, as [`Library::batch_read`] does) and without
-//! them (arrow-rs's import and its cheap structural validation only; Spark itself validates
-//! nothing), so that the report shows what the checks cost. The tasks run one after another on the
-//! calling thread, as one executor core runs them, so that the rates are those of one core.
+//! runs each read with the conformance checks of `sparkds` (the raw checks of each C array,
+//! arrow-rs's full validation and a deep copy, as [`Library::batch_read`] does), without them
+//! (arrow-rs's import and its cheap structural validation only; Spark itself validates nothing),
+//! and in process, so that the report shows what the checks and the interface cost. The tasks run
+//! one after another on the calling thread, as one executor core runs them, so that the rates are
+//! those of one core.
+//!
+//! In process: a library built with `spark_datasource::export!` also exports
+//! `spark_ds_bench_v1`, outside the header, which runs the task side of a read (or of a write)
+//! through the connector's traits with no Arrow C stream, no guard per batch and no checks, and
+//! counts what it read. The planning still goes through the interface, once per run, as for the
+//! other measures, so the ratio of the two is what the interface costs per batch. A library
+//! without that symbol (written in C, say) is measured through the interface only.
 #![deny(unsafe_op_in_unsafe_fn)]
 
-use std::ffi::{c_int, CStr};
+use std::ffi::{c_int, c_void, CStr, CString};
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use arrow_array::ffi::{from_ffi_and_data_type, FFI_ArrowArray};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{Array, RecordBatch, RecordBatchIterator, StructArray};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Schema, SchemaRef};
 use serde::Serialize;
 
 use crate::cli::Target;
 use crate::error::{Error, Result, Violation};
-use crate::header::{ArrowArray, ArrowArrayStream, ArrowSchema};
+use crate::header::{self, ArrowArray, ArrowArrayStream, ArrowSchema, SparkDsWriteInfo};
 use crate::library::{HandleKind, Library};
 use crate::read::{
     export_schema, required, schema_ptr, sink_call, sink_call_one, source_schema, still_borrowed,
@@ -59,6 +70,15 @@ pub struct BenchArgs {
     /// The number of micro-batches of a micro-batch read.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub micro_batches: usize,
+    /// The rows of a batch write, in all.
+    #[arg(long, default_value_t = 1 << 20, value_name = "N")]
+    pub write_rows: u64,
+    /// The rows of each batch that a batch write writes.
+    #[arg(long, default_value_t = 65536, value_name = "N")]
+    pub write_batch_rows: usize,
+    /// The tasks of a batch write, which share its rows.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub write_tasks: usize,
 }
 
 /// A protocol that `bench` measures.
@@ -68,6 +88,10 @@ pub enum BenchProtocol {
     BatchRead,
     /// `spark.readStream...`: `--micro-batches` micro-batches, one after another.
     MicroBatchRead,
+    /// `df.write...save()` in append mode: `--write-rows` sample rows in batches of
+    /// `--write-batch-rows`, over `--write-tasks` tasks. Measured only when asked, since it
+    /// writes where the options say.
+    BatchWrite,
 }
 
 impl BenchProtocol {
@@ -76,6 +100,7 @@ impl BenchProtocol {
         match self {
             BenchProtocol::BatchRead => "batch-read",
             BenchProtocol::MicroBatchRead => "micro-batch-read",
+            BenchProtocol::BatchWrite => "batch-write",
         }
     }
 }
@@ -104,17 +129,21 @@ pub struct BenchReport {
     pub columns: Option<Vec<String>>,
     /// How many runs each measure is the best of.
     pub repeat: usize,
+    /// Whether the library has the in-process reference, `spark_ds_bench_v1`.
+    pub reference: bool,
     /// One measure per protocol and mode.
     pub measures: Vec<Measure>,
 }
 
-/// One measure: a protocol, with or without the checks, its best run.
+/// One measure: a protocol, with or without the checks, or in process; its best run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Measure {
     /// The protocol, as `--protocol` of `check` names it: `batch-read`.
     pub protocol: String,
     /// Whether the conformance checks of `sparkds` ran.
     pub checks: bool,
+    /// Whether the tasks ran in process (`spark_ds_bench_v1`), without the C interface.
+    pub in_process: bool,
     pub rows: u64,
     pub batches: u64,
     /// The sum of the sizes of the buffers of the imported arrays.
@@ -167,35 +196,55 @@ pub fn bench(args: &BenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
             "the source declares neither SPARK_DS_BATCH_READ nor SPARK_DS_MICRO_BATCH_READ, and bench measures reads only for now",
         ));
     }
+    if args.write_batch_rows == 0 || args.write_tasks == 0 {
+        return Err(Error::usage(
+            "--write-batch-rows and --write-tasks must be 1 or more",
+        ));
+    }
+    let reference = reference_entry(&path);
     let mut measures = Vec::new();
-    let modes: &[bool] = if args.no_checks {
-        &[false]
-    } else {
-        &[true, false]
-    };
-    for (protocol, &checks) in protocols
-        .iter()
-        .flat_map(|p| modes.iter().map(move |c| (*p, c)))
-    {
-        let read = ReadBench {
-            library: &library,
-            options: &target.options,
-            schema: user_schema.clone(),
-            columns: args.columns.as_deref(),
-            checks,
-        };
-        let mut best: Option<Counts> = None;
-        let mut peak: Option<u64> = None;
-        for _ in 0..args.repeat {
-            let rss = Rss::start();
-            let counts = read.run(protocol, args.micro_batches)?;
-            peak = max_option(peak, rss.peak_over_baseline());
-            if best.as_ref().is_none_or(|b| counts.wall < b.wall) {
-                best = Some(counts);
+    let mut modes = Vec::new();
+    if !args.no_checks {
+        modes.push(Mode::Checked);
+    }
+    modes.push(Mode::Unchecked);
+    if let Some(entry) = reference {
+        modes.push(Mode::InProcess(entry));
+    }
+    for protocol in protocols {
+        for &mode in &modes {
+            // A write is driven as Spark drives it; `cargo sparkds check` checks writes.
+            if protocol == BenchProtocol::BatchWrite && matches!(mode, Mode::Checked) {
+                continue;
             }
-        }
-        if let Some(best) = best {
-            measures.push(best.measure(protocol.name(), checks, peak));
+            let read = Driver {
+                library: &library,
+                options: &target.options,
+                schema: user_schema.clone(),
+                columns: args.columns.as_deref(),
+                mode,
+            };
+            let mut best: Option<Counts> = None;
+            let mut peak: Option<u64> = None;
+            for _ in 0..args.repeat {
+                let rss = Rss::start();
+                let counts = match protocol {
+                    BenchProtocol::BatchWrite => read.run_batch_write(args)?,
+                    _ => read.run(protocol, args.micro_batches)?,
+                };
+                peak = max_option(peak, rss.peak_over_baseline());
+                if best.as_ref().is_none_or(|b| counts.wall < b.wall) {
+                    best = Some(counts);
+                }
+            }
+            if let Some(best) = best {
+                measures.push(best.measure(
+                    protocol.name(),
+                    matches!(mode, Mode::Checked),
+                    matches!(mode, Mode::InProcess(_)),
+                    peak,
+                ));
+            }
         }
     }
     let report = BenchReport {
@@ -203,6 +252,7 @@ pub fn bench(args: &BenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
         options: target.options.clone(),
         columns: args.columns.clone(),
         repeat: args.repeat,
+        reference: reference.is_some(),
         measures,
     };
     let text = if args.json {
@@ -243,7 +293,13 @@ impl Counts {
         result
     }
 
-    fn measure(&self, protocol: &str, checks: bool, peak_rss_bytes: Option<u64>) -> Measure {
+    fn measure(
+        &self,
+        protocol: &str,
+        checks: bool,
+        in_process: bool,
+        peak_rss_bytes: Option<u64>,
+    ) -> Measure {
         let seconds = self.wall.as_secs_f64();
         let rate = |n: u64| {
             if seconds > 0.0 {
@@ -256,6 +312,7 @@ impl Counts {
         Measure {
             protocol: protocol.to_string(),
             checks,
+            in_process,
             rows: self.rows,
             batches: self.batches,
             arrow_bytes: self.bytes,
@@ -284,20 +341,119 @@ struct Tasks<'a> {
 }
 
 /// The reads of a library, driven as [`Library::batch_read`] and [`Library::stream_read`] drive
-/// them, streaming their batches.
-struct ReadBench<'a> {
+/// them, streaming their batches, and its batch writes.
+struct Driver<'a> {
     library: &'a Library,
     options: &'a [(String, String)],
     schema: Option<SchemaRef>,
     columns: Option<&'a [String]>,
-    checks: bool,
+    mode: Mode,
 }
 
-impl ReadBench<'_> {
+/// How the tasks run.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// Through the C interface, with the conformance checks of `sparkds`.
+    Checked,
+    /// Through the C interface, arrow-rs's import only.
+    Unchecked,
+    /// In process, through the library's `spark_ds_bench_v1`.
+    InProcess(BenchFunction),
+}
+
+/// `SparkDsBenchCall` of the `spark_datasource` crate, version 1: what `spark_ds_bench_v1`
+/// runs, and what it counted.
+#[repr(C)]
+struct BenchCall {
+    size: i64,
+    kind: i32,
+    stage_id: i32,
+    partition_id: i32,
+    attempt_number: i32,
+    task_id: i64,
+    state: *const u8,
+    state_length: i64,
+    partition: *const u8,
+    partition_length: i64,
+    epoch_id: i64,
+    input: *mut ArrowArrayStream,
+    add: Option<header::Sink>,
+    sink: *mut c_void,
+    rows: i64,
+    batches: i64,
+    bytes: i64,
+    nanos: i64,
+}
+
+/// `kind` of a [`BenchCall`] that reads a partition.
+const BENCH_READ: i32 = 1;
+/// `kind` of a [`BenchCall`] that runs a write task.
+const BENCH_WRITE: i32 = 2;
+
+/// The type of `spark_ds_bench_v1`.
+type BenchFunction = unsafe extern "C" fn(*mut BenchCall) -> c_int;
+
+impl BenchCall {
+    /// A call of `kind` for the task `task`, with the serialized reader or writer `state`.
+    fn new(kind: i32, task: &Task, state: Option<&[u8]>) -> BenchCall {
+        // SAFETY: the task's context is alive for this borrow.
+        let context = unsafe { &*task.as_ptr() };
+        let (state, state_length) =
+            state.map_or((std::ptr::null(), 0), |s| (s.as_ptr(), s.len() as i64));
+        BenchCall {
+            size: std::mem::size_of::<BenchCall>() as i64,
+            kind,
+            stage_id: context.stage_id,
+            partition_id: context.partition_id,
+            attempt_number: context.attempt_number,
+            task_id: context.task_id,
+            state,
+            state_length,
+            partition: std::ptr::null(),
+            partition_length: 0,
+            epoch_id: header::SPARK_DS_NO_EPOCH,
+            input: std::ptr::null_mut(),
+            add: None,
+            sink: std::ptr::null_mut(),
+            rows: 0,
+            batches: 0,
+            bytes: 0,
+            nanos: 0,
+        }
+    }
+
+    /// Adds what the call counted; its time is the library's.
+    fn count(&self, counts: &mut Counts) {
+        counts.rows += self.rows.max(0) as u64;
+        counts.batches += self.batches.max(0) as u64;
+        counts.bytes += self.bytes.max(0) as u64;
+        counts.library += Duration::from_nanos(self.nanos.max(0) as u64);
+    }
+}
+
+/// The library's `spark_ds_bench_v1`, when it has one.
+fn reference_entry(path: &Path) -> Option<BenchFunction> {
+    // SAFETY: `Library::load` loaded this file already and never unloads it: this only takes
+    // another reference to the same loaded library, whose initializers have run.
+    let loaded = unsafe { libloading::Library::new(path) }.ok()?;
+    // SAFETY: `spark_ds_bench_v1` has the type `BenchFunction` (the `spark_datasource` crate's
+    // `reference` module); the name carries the version of `BenchCall`.
+    let entry = unsafe { loaded.get::<BenchFunction>(b"spark_ds_bench_v1\0") }
+        .ok()
+        .map(|symbol| *symbol);
+    // Never unloaded, as `Library::load` does: the function stays valid for the process.
+    std::mem::forget(loaded);
+    entry
+}
+
+impl Driver<'_> {
     fn run(&self, protocol: BenchProtocol, micro_batches: usize) -> Result<Counts> {
         match protocol {
             BenchProtocol::BatchRead => self.run_batch_read(),
             BenchProtocol::MicroBatchRead => self.run_micro_batches(micro_batches),
+            BenchProtocol::BatchWrite => Err(Error::usage(
+                "a batch write is run by run_batch_write; this is a bug of sparkds",
+            )),
         }
     }
 
@@ -494,6 +650,174 @@ impl ReadBench<'_> {
         Ok(counts)
     }
 
+    /// A batch write in append mode, as `df.write...save()` runs it: `create_writer` and
+    /// `serialize_writer` on the driver, then one task after another (`create_data_writer`,
+    /// `write` of each batch, `commit_data_writer`), then `commit`. Every batch is the same
+    /// batch of sample rows (its last one maybe sliced), made once, so that the time measured is
+    /// the library's and the interface's, not the making of the data.
+    fn run_batch_write(&self, args: &BenchArgs) -> Result<Counts> {
+        let mut counts = Counts::default();
+        let library = self.library;
+        let table = library.table();
+        let source = library.create(self.options)?;
+        if !source.capabilities.batch_write() {
+            return Err(Error::NotSupported {
+                capability: "SPARK_DS_BATCH_WRITE",
+                operation: "a batch write",
+            });
+        }
+        let schema = source_schema(library, &source, self.schema.clone())?;
+        let sample = crate::sample::rows(&schema, 0, args.write_batch_rows)?;
+        drop(source);
+
+        let start = Instant::now();
+        let source = counts.in_library(|| library.create(self.options))?;
+        let ffi_schema = export_schema(&schema)?;
+        let query_id = CString::new("sparkds-bench").map_err(|_| Error::usage("a NUL byte"))?;
+        let info = SparkDsWriteInfo {
+            size: std::mem::size_of::<SparkDsWriteInfo>() as i64,
+            schema: schema_ptr(&ffi_schema),
+            query_id: query_id.as_ptr(),
+            mode: header::SPARK_DS_WRITE_APPEND,
+            streaming: 0,
+        };
+        let create_writer = required(table.create_writer, "create_writer")?;
+        let writer = counts.in_library(|| {
+            library.open("create_writer", None, HandleKind::Writer, |writer| {
+                // SAFETY: the source is open; `info` and what it points to are borrowed for
+                // the call; `writer` is valid for writes.
+                unsafe { create_writer(source.handle.ptr(), &info, writer) }
+            })
+        })?;
+        still_borrowed(&ffi_schema, "create_writer", None)?;
+        let serialize = required(table.serialize_writer, "serialize_writer")?;
+        let state = counts.in_library(|| {
+            sink_call_one(library, "serialize_writer", None, |add, sink| {
+                // SAFETY: the writer is open; the sink is open for the call.
+                unsafe { serialize(writer.ptr(), add, sink) }
+            })
+        })?;
+        let tasks = args.write_tasks as u64;
+        let mut messages = Vec::new();
+        for index in 0..args.write_tasks {
+            let i = index as u64;
+            let rows = args.write_rows * (i + 1) / tasks - args.write_rows * i / tasks;
+            let batches = sample_batches(&sample, rows);
+            let task = Task::new(0, index);
+            let context = format!("task {index}");
+            let message = match self.mode {
+                Mode::InProcess(entry) => {
+                    let mut call = BenchCall::new(BENCH_WRITE, &task, Some(&state));
+                    let reader = RecordBatchIterator::new(batches.map(Ok), schema.clone());
+                    let mut input = FFI_ArrowArrayStream::new(Box::new(reader));
+                    call.input = (&mut input as *mut FFI_ArrowArrayStream).cast();
+                    let message = sink_call_one(
+                        library,
+                        "spark_ds_bench_v1",
+                        Some(&context),
+                        |add, sink| {
+                            call.add = Some(add);
+                            call.sink = sink;
+                            // SAFETY: the call and what it points to are borrowed for the call;
+                            // the stream is moved to the library.
+                            unsafe { entry(&mut call) }
+                        },
+                    )?;
+                    call.count(&mut counts);
+                    message
+                }
+                _ => self.write_task(&task, &context, &state, &ffi_schema, batches, &mut counts)?,
+            };
+            messages.push(message);
+        }
+        let commit = required(table.commit, "commit")?;
+        let pointers: Vec<*const u8> = messages.iter().map(|m| m.as_ptr()).collect();
+        let lengths: Vec<i64> = messages.iter().map(|m| m.len() as i64).collect();
+        counts.in_library(|| {
+            library.call("commit", None, || {
+                // SAFETY: the writer is open; the message arrays are borrowed for the call.
+                unsafe {
+                    commit(
+                        writer.ptr(),
+                        header::SPARK_DS_NO_EPOCH,
+                        pointers.as_ptr(),
+                        lengths.as_ptr(),
+                        messages.len() as i64,
+                    )
+                }
+            })
+        })?;
+        counts.in_library(|| {
+            drop(writer);
+            drop(source);
+        });
+        counts.wall = start.elapsed();
+        Ok(counts)
+    }
+
+    /// One write task through the interface: each batch exported as Spark exports it, moved to
+    /// `write`, and its commit message.
+    fn write_task(
+        &self,
+        task: &Task,
+        context: &str,
+        state: &[u8],
+        schema: &arrow_schema::ffi::FFI_ArrowSchema,
+        batches: impl Iterator<Item = RecordBatch>,
+        counts: &mut Counts,
+    ) -> Result<Vec<u8>> {
+        let library = self.library;
+        let table = library.table();
+        let ctx = Some(context);
+        let create = required(table.create_data_writer, "create_data_writer")?;
+        let data_writer = counts.in_library(|| {
+            library.open(
+                "create_data_writer",
+                ctx,
+                HandleKind::DataWriter,
+                |handle| {
+                    // SAFETY: the task and the state are borrowed for the call; `handle` is valid
+                    // for writes.
+                    unsafe {
+                        create(
+                            task.as_ptr(),
+                            state.as_ptr(),
+                            state.len() as i64,
+                            header::SPARK_DS_NO_EPOCH,
+                            handle,
+                        )
+                    }
+                },
+            )
+        })?;
+        let write = required(table.write, "write")?;
+        for batch in batches {
+            let data = StructArray::from(batch).into_data();
+            counts.rows += data.len() as u64;
+            counts.batches += 1;
+            counts.bytes += buffer_bytes(&data);
+            let mut array = FFI_ArrowArray::new(&data);
+            let raw = (&mut array as *mut FFI_ArrowArray).cast::<ArrowArray>();
+            counts.in_library(|| {
+                library.call("write", ctx, || {
+                    // SAFETY: the data writer is open; the schema is borrowed; the batch is
+                    // moved to the library, which releases it (arrow-rs's drop of `array` then
+                    // finds it released).
+                    unsafe { write(data_writer.ptr(), schema_ptr(schema), raw) }
+                })
+            })?;
+        }
+        let commit = required(table.commit_data_writer, "commit_data_writer")?;
+        let message = counts.in_library(|| {
+            sink_call_one(library, "commit_data_writer", ctx, |add, sink| {
+                // SAFETY: the data writer is open; the sink is open for the call.
+                unsafe { commit(data_writer.ptr(), add, sink) }
+            })
+        })?;
+        counts.in_library(|| drop(data_writer));
+        Ok(message)
+    }
+
     /// The executor side: one task after another, each reading its stream to the end.
     fn read_tasks(&self, tasks: Tasks<'_>, counts: &mut Counts) -> Result<()> {
         let library = self.library;
@@ -501,6 +825,17 @@ impl ReadBench<'_> {
         for (index, partition) in tasks.partitions.iter().enumerate() {
             let task = Task::new(tasks.stage, index);
             let context = format!("{}partition {index}", tasks.prefix);
+            if let Mode::InProcess(entry) = self.mode {
+                let mut call = BenchCall::new(BENCH_READ, &task, tasks.state);
+                call.partition = partition.as_ptr();
+                call.partition_length = partition.len() as i64;
+                library.call("spark_ds_bench_v1", Some(&context), || {
+                    // SAFETY: the call and the bytes it points to are borrowed for the call.
+                    unsafe { entry(&mut call) }
+                })?;
+                call.count(counts);
+                continue;
+            }
             // The task lives until the stream is released, at the end of this iteration.
             let stream = counts.in_library(|| {
                 crate::read::call_read(library, read, &task, tasks.state, partition, &context)
@@ -548,7 +883,8 @@ impl ReadBench<'_> {
                 break;
             }
             let index = counts.batches;
-            let data = if self.checks {
+            let checks = matches!(self.mode, Mode::Checked);
+            let data = if checks {
                 // SAFETY: `raw` was just written by `get_next`, which moved it to the host.
                 unsafe { import_checked(&mut raw, schema, counts) }
             } else {
@@ -567,13 +903,13 @@ impl ReadBench<'_> {
                 None => buffer_bytes(&data),
             };
             // Without the checks the buffers are the library's: dropping them releases them.
-            if self.checks {
+            if checks {
                 drop(data);
             } else {
                 counts.in_library(|| drop(data));
             }
         }
-        if self.checks {
+        if matches!(self.mode, Mode::Checked) {
             // The end of the stream repeats (rule 19).
             let mut raw = ArrowArray::empty();
             // SAFETY: the stream is live and `raw` is valid for writes.
@@ -634,6 +970,23 @@ unsafe fn import_unchecked(
     data.validate()
         .map_err(|e| (12, format!(": fails arrow-rs's validation: {e}")))?;
     Ok(data)
+}
+
+/// `rows` rows of `sample`'s, in batches of its size: the same batch again, the last one sliced.
+fn sample_batches(
+    sample: &RecordBatch,
+    rows: u64,
+) -> impl Iterator<Item = RecordBatch> + Send + 'static {
+    let size = sample.num_rows().max(1) as u64;
+    let sample = sample.clone();
+    (0..rows.div_ceil(size)).map(move |i| {
+        let n = (rows - i * size).min(size) as usize;
+        if n == sample.num_rows() {
+            sample.clone()
+        } else {
+            sample.slice(0, n)
+        }
+    })
 }
 
 /// The sum of the sizes of the buffers of an array and of its children.
@@ -863,7 +1216,14 @@ pub fn render(report: &BenchReport) -> String {
         .map(|m| {
             [
                 m.protocol.clone(),
-                if m.checks { "on" } else { "off" }.to_string(),
+                if m.in_process {
+                    "in-process"
+                } else if m.checks {
+                    "on"
+                } else {
+                    "off"
+                }
+                .to_string(),
                 m.rows.to_string(),
                 si(m.rows_per_second),
                 format!("{}/s", bytes(m.arrow_bytes_per_second)),
@@ -905,11 +1265,29 @@ pub fn render(report: &BenchReport) -> String {
         text.push_str(&line(&cells));
     }
     let mut costs = String::new();
+    for reference in report.measures.iter().filter(|m| m.in_process) {
+        let ratio = |checks: bool| {
+            report
+                .measures
+                .iter()
+                .find(|m| !m.in_process && m.checks == checks && m.protocol == reference.protocol)
+                .filter(|_| reference.rows_per_second > 0.0)
+                .map(|m| m.rows_per_second / reference.rows_per_second)
+        };
+        let with_checks = ratio(true).map_or(String::new(), |r| format!(", {r:.2}x with them"));
+        if let Some(without) = ratio(false) {
+            costs.push_str(&format!(
+                "{}: through the C interface at {without:.2}x the in-process rate ({} rows/s) without the checks{with_checks}\n",
+                reference.protocol,
+                si(reference.rows_per_second)
+            ));
+        }
+    }
     for on in report.measures.iter().filter(|m| m.checks) {
         let off = report
             .measures
             .iter()
-            .find(|m| !m.checks && m.protocol == on.protocol);
+            .find(|m| !m.checks && !m.in_process && m.protocol == on.protocol);
         if let Some(off) = off.filter(|off| off.seconds > 0.0) {
             costs.push_str(&format!(
                 "{}: the checks make the read {:.2}x slower: {:.3} s in the host with them, {:.3} s without\n",
@@ -919,6 +1297,11 @@ pub fn render(report: &BenchReport) -> String {
                 off.host_seconds
             ));
         }
+    }
+    if !report.reference {
+        costs.push_str(
+            "no in-process reference: the library does not export spark_ds_bench_v1 (spark_datasource::export! adds it)\n",
+        );
     }
     if !costs.is_empty() {
         text.push('\n');
@@ -974,13 +1357,19 @@ mod tests {
             options: vec![("end".into(), "1000".into())],
             columns: None,
             repeat: 1,
+            reference: true,
             measures: vec![
-                counts(2).measure("batch-read", true, Some(1024 * 1024)),
+                counts(2).measure("batch-read", true, false, Some(1024 * 1024)),
                 Counts {
                     wall: Duration::from_millis(5),
                     ..counts(2)
                 }
-                .measure("batch-read", false, None),
+                .measure("batch-read", false, false, None),
+                Counts {
+                    wall: Duration::from_millis(4),
+                    ..counts(2)
+                }
+                .measure("batch-read", false, true, None),
             ],
         };
         let text = render(&report);
@@ -996,6 +1385,22 @@ mod tests {
         assert!(
             text.contains("the checks make the read 2.00x slower"),
             "{text}"
+        );
+        assert!(text.contains("batch-read  in-process"), "{text}");
+        assert!(
+            text.contains("batch-read: through the C interface at 0.80x the in-process rate (250 k rows/s) without the checks, 0.40x with them"),
+            "{text}"
+        );
+        assert!(!text.contains("no in-process reference"), "{text}");
+        let without = render(&BenchReport {
+            reference: false,
+            measures: report.measures[..2].to_vec(),
+            ..report
+        });
+        assert!(
+            without
+                .contains("no in-process reference: the library does not export spark_ds_bench_v1"),
+            "{without}"
         );
     }
 }
