@@ -205,9 +205,20 @@ fn stream_failure(
     rc: c_int,
     context: Option<&str>,
 ) -> Error {
-    let message = stream.0.get_last_error.map(|get_last_error| {
+    stream_error(&mut stream.0, callback, rc, context)
+}
+
+/// The error of a stream's `callback` that returned `rc`: the message of its `get_last_error`
+/// (rule 7).
+pub(crate) fn stream_error(
+    stream: &mut ArrowArrayStream,
+    callback: &str,
+    rc: c_int,
+    context: Option<&str>,
+) -> Error {
+    let message = stream.get_last_error.map(|get_last_error| {
         // SAFETY: the stream is live; the message is copied at once.
-        let message = unsafe { get_last_error(&mut *stream.0) };
+        let message = unsafe { get_last_error(stream) };
         if message.is_null() {
             None
         } else {

@@ -80,6 +80,7 @@ mod read;
 pub mod render;
 pub mod sample;
 mod sink;
+pub mod steps;
 mod stream;
 mod task;
 #[cfg(feature = "package")]
@@ -92,7 +93,9 @@ pub use arrow_array;
 pub use arrow_schema;
 pub use error::{Error, Result, Violation};
 pub use exported::exported_names;
-pub use library::{Capabilities, Library, LogLevel, LogMessage, SPARK_VERSION};
+pub use library::{
+    Capabilities, HostOptions, Library, LogFunction, LogLevel, LogMessage, SPARK_VERSION,
+};
 pub use locate::{
     build_current_cdylib, cdylib, library_file_name, profile_dir, sparkds_binary, BINARY,
 };

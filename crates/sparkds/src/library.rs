@@ -63,6 +63,22 @@ impl fmt::Display for LogMessage {
 #[derive(Default)]
 struct LogCollector {
     messages: Mutex<Vec<LogMessage>>,
+    /// Where the messages go instead, when the host gave a log function: they are then not
+    /// kept, since a long-lived host would grow without bound.
+    forward: Option<LogFunction>,
+}
+
+/// A function that receives the messages a library logs: the level (`SPARK_DS_LOG_*`, as the
+/// library passed it) and the message. Called on the library's thread, from any thread.
+pub type LogFunction = Box<dyn Fn(i32, &str) + Send + Sync>;
+
+/// What the host gives a library in `SparkDsHost`, for [`Library::load_with`].
+#[derive(Default)]
+pub struct HostOptions {
+    /// `SparkDsHost.spark_version`; [`SPARK_VERSION`] when `None`.
+    pub spark_version: Option<String>,
+    /// Receives `SparkDsHost.log`; when `None` the messages are kept for [`Library::log`].
+    pub log: Option<LogFunction>,
 }
 
 /// The capabilities that `create` declared, `SPARK_DS_*` bits.
@@ -198,7 +214,23 @@ impl Library {
     /// breaks rules 1 to 4 (no `spark_ds_init`, a failing init, a table too small, another ABI
     /// version, no `create` or `close`).
     pub fn load(path: impl AsRef<Path>) -> Result<Library> {
+        Library::load_with(path, HostOptions::default())
+    }
+
+    /// Loads the library at `path` as [`Library::load`] does, with the Spark version and the
+    /// log function of `options` in its `SparkDsHost`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Library::load`]; a `spark_version` with a NUL byte is a usage error.
+    pub fn load_with(path: impl AsRef<Path>, options: HostOptions) -> Result<Library> {
         let path = path.as_ref().to_path_buf();
+        let spark_version = match options.spark_version {
+            None => None,
+            Some(v) => Some(CString::new(v).map_err(|_| {
+                Error::usage("the Spark version contains a NUL byte; pass a version such as 4.4.0")
+            })?),
+        };
         if !path.exists() {
             return Err(Error::Load {
                 path,
@@ -225,8 +257,11 @@ impl Library {
         // Never unloaded: see the type's documentation. The symbol stays valid for the process.
         std::mem::forget(loaded);
 
-        let log: &'static LogCollector = Box::leak(Box::default());
-        let host = new_host(log);
+        let log: &'static LogCollector = Box::leak(Box::new(LogCollector {
+            messages: Mutex::default(),
+            forward: options.log,
+        }));
+        let host = new_host(log, spark_version);
         let first = call_init(init, host)?;
         let second = call_init(init, host)?;
         if first != second {
@@ -332,6 +367,15 @@ impl Library {
 
     /// Calls `create` and checks the declared capabilities (rule 4).
     pub(crate) fn create(&self, options: &[(String, String)]) -> Result<Source<'_>> {
+        self.create_named(&self.name, options)
+    }
+
+    /// Calls `create` with the data source name `name` (a library may implement several).
+    pub(crate) fn create_named(
+        &self,
+        name: &str,
+        options: &[(String, String)],
+    ) -> Result<Source<'_>> {
         let options: Vec<(String, String)> = self.options.iter().chain(options).cloned().collect();
         let create = self.table.create.ok_or_else(|| {
             Violation::new("create", 4, "is NULL; every library implements `create`")
@@ -344,7 +388,7 @@ impl Library {
                 ))
             })
         };
-        let name = c(&self.name, "the data source name")?;
+        let name = c(name, "the data source name")?;
         let keys = options
             .iter()
             .map(|(k, _)| c(k, "the option key"))
@@ -541,9 +585,13 @@ fn read_message(message: *const c_char) -> std::result::Result<String, &'static 
         .map_err(|_| "a message that is not valid UTF-8")
 }
 
-fn new_host(log: &'static LogCollector) -> *const SparkDsHost {
-    let version: &'static CStr = c"4.4.0";
-    debug_assert_eq!(version.to_str().ok(), Some(SPARK_VERSION));
+fn new_host(log: &'static LogCollector, spark_version: Option<CString>) -> *const SparkDsHost {
+    let version: &'static CStr = match spark_version {
+        // Leaked with the host, which the library may keep.
+        Some(v) => Box::leak(v.into_boxed_c_str()),
+        None => c"4.4.0",
+    };
+    debug_assert!(version.to_str().is_ok());
     // Leaked: the library may keep the host until it is unloaded, which never happens.
     Box::leak(Box::new(SparkDsHost {
         size: std::mem::size_of::<SparkDsHost>() as i64,
@@ -790,6 +838,10 @@ unsafe extern "C" fn log_callback(context: *mut c_void, level: i32, message: *co
                 .to_string_lossy()
                 .into_owned()
         };
+        if let Some(forward) = &collector.forward {
+            forward(level, &message);
+            return;
+        }
         let level = match level {
             1 => LogLevel::Error,
             2 => LogLevel::Warn,

@@ -8,10 +8,28 @@ use std::sync::Arc;
 
 use crate::header::SparkDsTaskContext;
 
+/// Asks the host's own task whether it was killed, such as Spark's
+/// `TaskContext.isInterrupted()`.
+pub type InterruptCheck = Box<dyn Fn() -> bool + Send + Sync>;
+
 /// The host's side of a task: whether it was killed.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct TaskState {
     interrupted: AtomicBool,
+    check: Option<InterruptCheck>,
+}
+
+/// The IDs of a task, as `SparkDsTaskContext` carries them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TaskIds {
+    /// `task_id`: the ID of the task attempt, unique within the application.
+    pub task_id: i64,
+    /// `stage_id`.
+    pub stage_id: i32,
+    /// `partition_id`: the partition that the task reads or writes, from 0.
+    pub partition_id: i32,
+    /// `attempt_number`: 0 for the first attempt.
+    pub attempt_number: i32,
 }
 
 /// A task context, boxed so that its address stays valid while the library holds it (for
@@ -39,6 +57,24 @@ impl Task {
         Task { context, state }
     }
 
+    /// A task with the IDs that the host gives, killed once `check` returns true.
+    pub(crate) fn with_ids(ids: TaskIds, check: Option<InterruptCheck>) -> Task {
+        let state = Arc::new(TaskState {
+            interrupted: AtomicBool::new(false),
+            check,
+        });
+        let context = Box::new(SparkDsTaskContext {
+            size: std::mem::size_of::<SparkDsTaskContext>() as i64,
+            task_id: ids.task_id,
+            is_interrupted: Some(is_interrupted),
+            host_data: Arc::as_ptr(&state) as *mut c_void,
+            stage_id: ids.stage_id,
+            partition_id: ids.partition_id,
+            attempt_number: ids.attempt_number,
+        });
+        Task { context, state }
+    }
+
     /// The pointer to pass to `read` and `create_data_writer`.
     pub(crate) fn as_ptr(&self) -> *const SparkDsTaskContext {
         &*self.context
@@ -61,7 +97,15 @@ unsafe extern "C" fn is_interrupted(task: *const SparkDsTaskContext) -> c_int {
     // SAFETY: per the contract above, `task` points to a live context whose `host_data` is the
     // `TaskState` that the `Task` keeps alive alongside it.
     let state = unsafe { &*((*task).host_data as *const TaskState) };
-    c_int::from(state.interrupted.load(Ordering::SeqCst))
+    if state.interrupted.load(Ordering::SeqCst) {
+        return 1;
+    }
+    // The host's check may call into a runtime that can fail: a panic must not unwind into the
+    // library's frames, and counts as "not killed".
+    let checked = state.check.as_ref().map(|check| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)).unwrap_or(false)
+    });
+    c_int::from(checked.unwrap_or(false))
 }
 
 #[cfg(test)]

@@ -1,0 +1,327 @@
+//! Batches as they cross the boundary: a `long[]` that describes Arrow buffers in place.
+//!
+//! ```text
+//! [0] number of rows
+//! then, per field of the schema in depth-first pre-order (a field, then its children):
+//!     length, null_count, n_buffers, then n_buffers pairs (address, length in bytes)
+//! ```
+//!
+//! Buffers are in the order of the C data interface (validity, then offsets, then values),
+//! which is Arrow Java's for the types of version 1. An absent buffer, and any buffer of zero
+//! bytes, is `(0, 0)`. A batch of no column is `[rows]`.
+
+use arrow_buffer::Buffer;
+use arrow_data::ArrayData;
+use arrow_schema::{DataType, Field, Schema};
+
+use crate::error::{Error, Result};
+
+/// Appends the descriptor of `batch`, a struct array with offset 0 (as sparkds's checks
+/// guarantee for the batches of a stream), to `out`, which is cleared first. The lengths are
+/// those of the imported buffers: exactly what each array needs (validity `ceil(len / 8)`
+/// bytes, offsets `(len + 1) * 4`, values as the type needs).
+pub fn describe(batch: &ArrayData, out: &mut Vec<i64>) {
+    out.clear();
+    out.push(batch.len() as i64);
+    for child in batch.child_data() {
+        describe_array(child, out);
+    }
+}
+
+fn describe_array(array: &ArrayData, out: &mut Vec<i64>) {
+    out.push(array.len() as i64);
+    out.push(array.null_count() as i64);
+    let has_validity = !matches!(array.data_type(), DataType::Null);
+    let n_buffers = array.buffers().len() + usize::from(has_validity);
+    out.push(n_buffers as i64);
+    if has_validity {
+        match array.nulls() {
+            Some(nulls) => push_buffer(nulls.buffer(), out),
+            None => out.extend([0, 0]),
+        }
+    }
+    for buffer in array.buffers() {
+        push_buffer(buffer, out);
+    }
+    for child in array.child_data() {
+        describe_array(child, out);
+    }
+}
+
+fn push_buffer(buffer: &Buffer, out: &mut Vec<i64>) {
+    if buffer.is_empty() {
+        out.extend([0, 0]);
+    } else {
+        out.extend([buffer.as_ptr() as i64, buffer.len() as i64]);
+    }
+}
+
+/// The number of buffers that Arrow Java and the C data interface give an array of `t`,
+/// validity included.
+fn buffer_count(t: &DataType) -> usize {
+    match t {
+        DataType::Null => 0,
+        DataType::Struct(_) => 1,
+        DataType::List(_) | DataType::Map(_, _) => 2,
+        DataType::Utf8 | DataType::Binary => 3,
+        _ => 2,
+    }
+}
+
+/// Builds a batch of `schema` (a struct array, no nulls) from a descriptor whose buffers are
+/// the caller's: every buffer is copied, so the batch owns its memory once this returns.
+///
+/// # Errors
+///
+/// A descriptor that does not follow the layout of `schema` (counts, lengths, buffers), named
+/// by the column. The data itself is checked by the writer.
+///
+/// # Safety
+///
+/// Each `(address, length)` pair with a non-zero length is `length` readable bytes, for the
+/// duration of the call.
+pub unsafe fn assemble(schema: &Schema, descriptor: &[i64]) -> Result<ArrayData> {
+    let mut cursor = Cursor {
+        values: descriptor,
+        at: 0,
+    };
+    let rows = cursor.next("the number of rows")?;
+    let rows = usize::try_from(rows).map_err(|_| {
+        Error::argument(format!(
+            "the batch descriptor has {rows} rows; a batch has 0 rows or more"
+        ))
+    })?;
+    let mut children = Vec::with_capacity(schema.fields().len());
+    for field in schema.fields() {
+        // SAFETY: the caller's contract.
+        children.push(unsafe { assemble_array(field, field.name(), &mut cursor) }?);
+    }
+    if cursor.at != descriptor.len() {
+        return Err(Error::argument(format!(
+            "the batch descriptor has {} values, but the schema's {} fields take {}; describe each field once, in depth-first pre-order",
+            descriptor.len(),
+            schema.fields().len(),
+            cursor.at
+        )));
+    }
+    let struct_type = DataType::Struct(schema.fields().clone());
+    let builder = ArrayData::builder(struct_type)
+        .len(rows)
+        .child_data(children);
+    // SAFETY: a struct with no validity; its children are checked by the writer (lengths,
+    // `validate`), before the batch reaches the library.
+    unsafe { builder.skip_validation(true) }
+        .build()
+        .map_err(|e| Error::argument(format!("the batch descriptor: {e}")))
+}
+
+struct Cursor<'a> {
+    values: &'a [i64],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn next(&mut self, what: &str) -> Result<i64> {
+        let value = self.values.get(self.at).copied().ok_or_else(|| {
+            Error::argument(format!(
+                "the batch descriptor ends after {} values, before {what}; describe every field of the schema",
+                self.values.len()
+            ))
+        })?;
+        self.at += 1;
+        Ok(value)
+    }
+}
+
+/// # Safety
+///
+/// As [`assemble`].
+unsafe fn assemble_array(field: &Field, path: &str, cursor: &mut Cursor<'_>) -> Result<ArrayData> {
+    let t = field.data_type();
+    let bad = |message: String| {
+        Error::argument(format!("the batch descriptor, column `{path}`: {message}"))
+    };
+    let length = cursor.next(&format!("the length of column `{path}`"))?;
+    let null_count = cursor.next(&format!("the null count of column `{path}`"))?;
+    let n_buffers = cursor.next(&format!("the buffer count of column `{path}`"))?;
+    let length = usize::try_from(length).map_err(|_| bad(format!("the length is {length}")))?;
+    let expected = buffer_count(t);
+    if n_buffers != expected as i64 {
+        return Err(bad(format!(
+            "{n_buffers} buffers, but type {t} has {expected}"
+        )));
+    }
+    let mut buffers = Vec::with_capacity(expected);
+    for i in 0..expected {
+        let address = cursor.next(&format!("the address of buffer {i} of column `{path}`"))?;
+        let bytes = cursor.next(&format!("the length of buffer {i} of column `{path}`"))?;
+        let bytes = usize::try_from(bytes)
+            .map_err(|_| bad(format!("buffer {i} has a length of {bytes} bytes")))?;
+        if bytes > 0 && address == 0 {
+            return Err(bad(format!("buffer {i} has {bytes} bytes at address 0")));
+        }
+        buffers.push((address, bytes));
+    }
+    let copy = |(address, bytes): (i64, usize)| -> Buffer {
+        if bytes == 0 {
+            return Buffer::from(Vec::<u8>::new());
+        }
+        // SAFETY: the caller's contract: `bytes` readable bytes at `address`.
+        let slice = unsafe { std::slice::from_raw_parts(address as usize as *const u8, bytes) };
+        Buffer::from_slice_ref(slice)
+    };
+    let mut builder = ArrayData::builder(t.clone()).len(length);
+    let mut rest = buffers.into_iter();
+    if expected > 0 {
+        let validity = rest.next().unwrap_or((0, 0));
+        if validity.1 > 0 {
+            if validity.1 < length.div_ceil(8) {
+                return Err(bad(format!(
+                    "the validity buffer has {} bytes; {length} values need {}",
+                    validity.1,
+                    length.div_ceil(8)
+                )));
+            }
+            builder = builder.null_bit_buffer(Some(copy(validity)));
+        } else if null_count != 0 {
+            return Err(bad(format!(
+                "null_count is {null_count} but there is no validity buffer"
+            )));
+        }
+    }
+    builder = builder.buffers(rest.map(copy).collect());
+    let child_fields: Vec<&Field> = match t {
+        DataType::Struct(fields) => fields.iter().map(|f| f.as_ref()).collect(),
+        DataType::List(f) | DataType::Map(f, _) => vec![f.as_ref()],
+        _ => Vec::new(),
+    };
+    let mut children = Vec::with_capacity(child_fields.len());
+    for child in child_fields {
+        let child_path = format!("{path}.{}", child.name());
+        // SAFETY: the caller's contract.
+        children.push(unsafe { assemble_array(child, &child_path, cursor) }?);
+    }
+    // SAFETY: the validity buffer covers `length` bits (checked above), so counting its nulls
+    // stays in bounds; everything else is checked by `validate` below.
+    let data = unsafe { builder.child_data(children).skip_validation(true) }
+        .build()
+        .map_err(|e| bad(e.to_string()))?;
+    data.validate().map_err(|e| bad(e.to_string()))?;
+    if data.null_count() as i64 != null_count {
+        return Err(bad(format!(
+            "null_count is {null_count} but the validity buffer has {} nulls",
+            data.null_count()
+        )));
+    }
+    Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    use arrow_array::types::Int32Type;
+    use arrow_array::{
+        Array, BooleanArray, Decimal128Array, Int64Array, ListArray, RecordBatch, StringArray,
+        StructArray, TimestampMicrosecondArray,
+    };
+
+    fn sample() -> RecordBatch {
+        let list = ListArray::from_iter_primitive::<Int32Type, _, _>(vec![
+            Some(vec![Some(1), None]),
+            None,
+            Some(vec![]),
+        ]);
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8, true),
+            Field::new("ok", DataType::Boolean, true),
+            Field::new("price", DataType::Decimal128(10, 2), true),
+            Field::new(
+                "at",
+                DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into())),
+                true,
+            ),
+            Field::new("xs", list.data_type().clone(), true),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(vec![1, 2, 3])),
+                Arc::new(StringArray::from(vec![Some("a"), None, Some("ccc")])),
+                Arc::new(BooleanArray::from(vec![Some(true), Some(false), None])),
+                Arc::new(
+                    Decimal128Array::from(vec![Some(123), None, Some(-5)])
+                        .with_precision_and_scale(10, 2)
+                        .expect("decimal(10, 2)"),
+                ),
+                Arc::new(
+                    TimestampMicrosecondArray::from(vec![Some(1), Some(2), None])
+                        .with_timezone("UTC"),
+                ),
+                Arc::new(list),
+            ],
+        )
+        .expect("a valid batch")
+    }
+
+    #[test]
+    fn a_described_batch_is_assembled_into_the_same_batch() {
+        let batch = sample();
+        let data = StructArray::from(batch.clone()).into_data();
+        let mut descriptor = Vec::new();
+        describe(&data, &mut descriptor);
+        assert_eq!(descriptor[0], 3);
+        // id: 3 values, no nulls, 2 buffers, no validity, 24 bytes of values.
+        assert_eq!(&descriptor[1..6], &[3, 0, 2, 0, 0]);
+        assert_eq!(descriptor[7], 24);
+        // name: validity of one byte, 4 offsets, 4 bytes of values.
+        assert_eq!(&descriptor[8..11], &[3, 1, 3]);
+        assert_eq!(descriptor[12], 1);
+        assert_eq!(descriptor[14], 16);
+        assert_eq!(descriptor[16], 4);
+        // SAFETY: the descriptor points into `data`, alive for the call.
+        let rebuilt = unsafe { assemble(&batch.schema(), &descriptor) }.expect("assembled");
+        assert_eq!(StructArray::from(rebuilt), StructArray::from(batch));
+    }
+
+    #[test]
+    fn a_batch_of_no_column_is_its_row_count() {
+        let data = ArrayData::builder(DataType::Struct(Default::default()))
+            .len(7)
+            .build()
+            .expect("a struct of no field");
+        let mut descriptor = vec![99];
+        describe(&data, &mut descriptor);
+        assert_eq!(descriptor, [7]);
+        // SAFETY: no buffer.
+        let rebuilt = unsafe { assemble(&Schema::empty(), &descriptor) }.expect("assembled");
+        assert_eq!(rebuilt.len(), 7);
+    }
+
+    #[test]
+    fn a_descriptor_that_does_not_fit_the_schema_names_the_column() {
+        let schema = Schema::new(vec![Field::new("id", DataType::Int64, false)]);
+        // SAFETY: no buffer is read: the counts are refused first.
+        let e = unsafe { assemble(&schema, &[2, 2, 0, 3]) }.expect_err("refused");
+        assert_eq!(
+            e.message,
+            "the batch descriptor, column `id`: 3 buffers, but type Int64 has 2"
+        );
+        // SAFETY: as above.
+        let e = unsafe { assemble(&schema, &[2]) }.expect_err("refused");
+        assert_eq!(
+            e.message,
+            "the batch descriptor ends after 1 values, before the length of column `id`; describe every field of the schema"
+        );
+        let values = [5i64, 6];
+        // SAFETY: 16 readable bytes, but the schema needs 2 rows of 8 bytes, and 3 are claimed.
+        let e = unsafe { assemble(&schema, &[3, 3, 0, 2, 0, 0, values.as_ptr() as i64, 16]) }
+            .expect_err("refused");
+        assert!(
+            e.message.starts_with("the batch descriptor, column `id`: "),
+            "{e:?}"
+        );
+    }
+}

@@ -1,0 +1,523 @@
+//! Finding the library of a data source, as the specification's "Finding Native Data Sources"
+//! says: the session's packages (the last added first), then the configured packages (only one
+//! may provide a name), then the installed libraries by file name, in the native library path.
+//! A package's library for this platform is extracted under `<extractDir>/<SHA-256 of the
+//! package>/`. On an executor, [`locate_build`] finds the driver's build by its checksum.
+
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::path::{Component, Path, PathBuf};
+
+use sparkds::package::{is_valid_data_source_name, Manifest, Platform, ABI_VERSION, MANIFEST_NAME};
+use zip::ZipArchive;
+
+use crate::checksum::{sha256_bytes, sha256_file};
+use crate::error::{Error, ErrorClass, Result};
+
+/// The largest manifest and library that a package may hold: bounds what an unreadable or
+/// hostile package makes this process allocate.
+const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+const MAX_LIBRARY_BYTES: u64 = 1 << 30;
+
+/// Where a library was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The library file (extracted, for a package).
+    pub path: PathBuf,
+    /// Its SHA-256, lower-case hex.
+    pub sha256: String,
+    /// Where it was found, for messages: "session package <path>", "configured package
+    /// <path>" or "library path <dir>".
+    pub place: String,
+}
+
+/// The places to search, in the order of the specification.
+#[derive(Debug, Clone, Default)]
+pub struct Search {
+    /// `.sparkpkg` files that the session added, in the order it added them.
+    pub session_packages: Vec<PathBuf>,
+    /// `.sparkpkg` files, and directories holding them, of `spark.sql.dataSource.native.paths`.
+    pub configured_packages: Vec<PathBuf>,
+    /// The native library path, in order.
+    pub library_dirs: Vec<PathBuf>,
+    /// Where packages are extracted.
+    pub extract_dir: PathBuf,
+}
+
+/// The platform of this process, as manifests name it; `None` on a platform that packages
+/// cannot serve (such as Linux with musl).
+pub fn current_platform() -> Option<Platform> {
+    let key = match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") if cfg!(target_env = "gnu") => "linux-x86_64",
+        ("linux", "aarch64") if cfg!(target_env = "gnu") => "linux-aarch64",
+        ("macos", "x86_64") => "osx-x86_64",
+        ("macos", "aarch64") => "osx-aarch64",
+        ("windows", "x86_64") => "windows-x86_64",
+        _ => return None,
+    };
+    Platform::from_key(key)
+}
+
+/// The file name of the library of data source `name` on this platform:
+/// `libspark_datasource_<name>.so` / `.dylib`, `spark_datasource_<name>.dll`.
+pub fn library_file_name(name: &str) -> String {
+    sparkds::library_file_name(&format!("spark_datasource_{name}"))
+}
+
+/// The data source name as Spark looks it up: lower case, and a valid file name part.
+///
+/// # Errors
+///
+/// A name that no library file can carry.
+pub fn data_source_name(name: &str) -> Result<String> {
+    let lower = name.to_lowercase();
+    if !is_valid_data_source_name(&lower) {
+        return Err(Error::argument(format!(
+            "`{name}` is not a data source name: a name is a letter then letters, digits or `_`, such as `c_range`"
+        )));
+    }
+    Ok(lower)
+}
+
+/// A package that could not serve the data source, and why.
+struct Skipped {
+    package: PathBuf,
+    /// Whether its manifest lists the data source: its error is then the query's, when no other
+    /// place provides the name.
+    lists_name: bool,
+    class: ErrorClass,
+    reason: String,
+}
+
+/// Finds the library of data source `name`. Packages skipped on the way are passed to `log`
+/// (level, message).
+///
+/// # Errors
+///
+/// NOT_FOUND naming every place searched and the fix; AMBIGUOUS when several configured
+/// packages provide `name`; the error of a package that lists `name` but cannot serve it, when
+/// nothing else provides it.
+pub fn resolve(name: &str, search: &Search, log: &dyn Fn(i32, &str)) -> Result<Found> {
+    let name = data_source_name(name)?;
+    let platform = current_platform();
+    let mut skipped: Vec<Skipped> = Vec::new();
+
+    // The session's packages: the one added last wins.
+    for package in search.session_packages.iter().rev() {
+        match provider(package, &name, platform) {
+            Ok(Some(entry)) => match extract(package, &entry, &search.extract_dir) {
+                Ok(path) => {
+                    report(&skipped, log);
+                    return found(path, format!("session package {}", package.display()));
+                }
+                Err(reason) => skipped.push(Skipped {
+                    package: package.clone(),
+                    lists_name: true,
+                    class: ErrorClass::InitFailed,
+                    reason,
+                }),
+            },
+            Ok(None) => {}
+            Err(s) => skipped.push(s),
+        }
+    }
+
+    // The configured packages: more than one providing the name is an error.
+    let mut providers = Vec::new();
+    for package in configured_package_files(&search.configured_packages, &mut skipped) {
+        match provider(&package, &name, platform) {
+            Ok(Some(entry)) => providers.push((package, entry)),
+            Ok(None) => {}
+            Err(s) => skipped.push(s),
+        }
+    }
+    if providers.len() > 1 {
+        let list: Vec<String> = providers
+            .iter()
+            .map(|(p, _)| p.display().to_string())
+            .collect();
+        return Err(Error::new(
+            ErrorClass::Ambiguous,
+            format!(
+                "native data source `{name}` is provided by {} configured packages: {}; keep one of them in spark.sql.dataSource.native.paths",
+                providers.len(),
+                list.join(", ")
+            ),
+        ));
+    }
+    if let Some((package, entry)) = providers.pop() {
+        match extract(&package, &entry, &search.extract_dir) {
+            Ok(path) => {
+                report(&skipped, log);
+                return found(path, format!("configured package {}", package.display()));
+            }
+            Err(reason) => skipped.push(Skipped {
+                package,
+                lists_name: true,
+                class: ErrorClass::InitFailed,
+                reason,
+            }),
+        }
+    }
+
+    // The installed libraries, by file name.
+    let file = library_file_name(&name);
+    for dir in &search.library_dirs {
+        let path = dir.join(&file);
+        if path.is_file() {
+            report(&skipped, log);
+            return found(path, format!("library path {}", dir.display()));
+        }
+    }
+
+    report(&skipped, log);
+    if let Some(s) = skipped.iter().find(|s| s.lists_name) {
+        return Err(Error::new(
+            s.class,
+            format!(
+                "native data source `{name}`: the package {} lists it but cannot provide it: {}",
+                s.package.display(),
+                s.reason
+            ),
+        ));
+    }
+    Err(not_found(&name, &file, search, &skipped))
+}
+
+/// Logs the packages skipped on the way, as warnings: the specification ignores them, and logs
+/// them.
+fn report(skipped: &[Skipped], log: &dyn Fn(i32, &str)) {
+    for s in skipped {
+        log(
+            2,
+            &format!("skipped the package {}: {}", s.package.display(), s.reason),
+        );
+    }
+}
+
+fn found(path: PathBuf, place: String) -> Result<Found> {
+    let sha256 = sha256_file(&path).map_err(|e| {
+        Error::new(
+            ErrorClass::NotFound,
+            format!("cannot read the library {}: {e}", path.display()),
+        )
+    })?;
+    Ok(Found {
+        path,
+        sha256,
+        place,
+    })
+}
+
+fn not_found(name: &str, file: &str, search: &Search, skipped: &[Skipped]) -> Error {
+    let dirs: Vec<String> = search
+        .library_dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    let packages: Vec<String> = search
+        .session_packages
+        .iter()
+        .rev()
+        .map(|p| format!("{} (session)", p.display()))
+        .chain(
+            search
+                .configured_packages
+                .iter()
+                .map(|p| format!("{} (spark.sql.dataSource.native.paths)", p.display())),
+        )
+        .collect();
+    let mut message = format!(
+        "no native data source `{name}`: no {file} in the native library path ({})",
+        if dirs.is_empty() {
+            "empty".to_string()
+        } else {
+            dirs.join(", ")
+        }
+    );
+    if packages.is_empty() {
+        message.push_str(", and no package");
+    } else {
+        message.push_str(&format!(
+            ", and no package that provides it among {}",
+            packages.join(", ")
+        ));
+    }
+    if !skipped.is_empty() {
+        let reasons: Vec<String> = skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.package.display(), s.reason))
+            .collect();
+        message.push_str(&format!(" (skipped {})", reasons.join("; ")));
+    }
+    message.push_str(&format!(
+        "; copy {file} into one of these directories, or set spark.driver.extraLibraryPath and spark.executor.extraLibraryPath to its directory, or add a .sparkpkg that provides `{name}` (spark.sql.dataSource.native.paths or a session artifact)"
+    ));
+    Error::new(ErrorClass::NotFound, message)
+}
+
+/// The `.sparkpkg` files of the configured paths: files as given, directories by their
+/// `.sparkpkg` entries in name order. A path that is neither is skipped.
+fn configured_package_files(paths: &[PathBuf], skipped: &mut Vec<Skipped>) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut in_dir: Vec<PathBuf> = fs::read_dir(path)
+                .map(|entries| {
+                    entries
+                        .filter_map(|e| e.ok().map(|e| e.path()))
+                        .filter(|p| p.extension().is_some_and(|e| e == "sparkpkg") && p.is_file())
+                        .collect()
+                })
+                .unwrap_or_default();
+            in_dir.sort();
+            files.extend(in_dir);
+        } else if path.is_file() {
+            files.push(path.clone());
+        } else {
+            skipped.push(Skipped {
+                package: path.clone(),
+                lists_name: false,
+                class: ErrorClass::NotFound,
+                reason: "no such file or directory".into(),
+            });
+        }
+    }
+    files
+}
+
+/// The entry of the library of `name` for `platform` in `package`: `Ok(None)` when the
+/// manifest does not list `name`, an error when the package cannot be read or cannot serve it.
+fn provider(
+    package: &Path,
+    name: &str,
+    platform: Option<Platform>,
+) -> std::result::Result<Option<String>, Skipped> {
+    let skip = |lists_name: bool, class: ErrorClass, reason: String| Skipped {
+        package: package.to_path_buf(),
+        lists_name,
+        class,
+        reason,
+    };
+    let manifest = read_manifest(package).map_err(|r| skip(false, ErrorClass::InitFailed, r))?;
+    let lists_name = manifest.data_sources.iter().any(|d| d == name);
+    if manifest.abi_version != ABI_VERSION {
+        return Err(skip(
+            lists_name,
+            ErrorClass::UnsupportedAbi,
+            format!(
+                "its abiVersion is {}, and this plugin supports version {ABI_VERSION} only; use a package built against version {ABI_VERSION} of spark_datasource.h",
+                manifest.abi_version
+            ),
+        ));
+    }
+    if !lists_name {
+        return Ok(None);
+    }
+    let Some(platform) = platform else {
+        return Err(skip(
+            true,
+            ErrorClass::NotFound,
+            format!(
+                "this platform ({} {}) has no key in a manifest; install the library by file name instead",
+                std::env::consts::OS,
+                std::env::consts::ARCH
+            ),
+        ));
+    };
+    let Some(entry) = manifest.libraries.get(platform.key()) else {
+        let keys: Vec<&str> = manifest.libraries.keys().map(String::as_str).collect();
+        return Err(skip(
+            true,
+            ErrorClass::NotFound,
+            format!(
+                "it has no library for {platform} (it has {}); add one built for {}",
+                if keys.is_empty() {
+                    "none".to_string()
+                } else {
+                    keys.join(", ")
+                },
+                platform.rust_target()
+            ),
+        ));
+    };
+    if let Some(problem) = unsafe_entry(entry) {
+        return Err(skip(
+            true,
+            ErrorClass::InitFailed,
+            format!("the library entry `{entry}` is refused: {problem}"),
+        ));
+    }
+    Ok(Some(entry.clone()))
+}
+
+fn open_archive(package: &Path) -> std::result::Result<ZipArchive<File>, String> {
+    let file = File::open(package).map_err(|e| format!("cannot open it: {e}"))?;
+    ZipArchive::new(file).map_err(|e| format!("it is not a zip archive: {e}"))
+}
+
+fn read_manifest(package: &Path) -> std::result::Result<Manifest, String> {
+    let mut archive = open_archive(package)?;
+    let entry = archive
+        .by_name(MANIFEST_NAME)
+        .map_err(|_| format!("it has no {MANIFEST_NAME} at its root"))?;
+    let mut bytes = Vec::new();
+    entry
+        .take(MAX_MANIFEST_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read its manifest: {e}"))?;
+    Manifest::parse(&bytes).map_err(|e| format!("its manifest is not valid: {e}"))
+}
+
+/// Why an entry name could escape the directory it is extracted to, if it could.
+fn unsafe_entry(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("the path is empty");
+    }
+    if name.contains('\\') || name.as_bytes().get(1) == Some(&b':') {
+        return Some("the path has a backslash or a drive: paths in a package use `/`");
+    }
+    for component in Path::new(name).components() {
+        match component {
+            Component::Normal(_) => {}
+            Component::CurDir => {}
+            Component::ParentDir => {
+                return Some("the path contains `..`: paths in a package stay inside it")
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Some("the path is absolute: paths in a package are relative to its root")
+            }
+        }
+    }
+    None
+}
+
+/// Extracts `entry` of `package` to `<extract_dir>/<SHA-256 of the package>/<entry>`, unless
+/// a file with the same bytes is there already, and returns its path.
+fn extract(
+    package: &Path,
+    entry: &str,
+    extract_dir: &Path,
+) -> std::result::Result<PathBuf, String> {
+    let package_sum = sha256_file(package).map_err(|e| format!("cannot read the package: {e}"))?;
+    let target = extract_dir.join(&package_sum).join(entry);
+    let mut archive = open_archive(package)?;
+    let file = archive.by_name(entry).map_err(|_| {
+        format!("the manifest names the library `{entry}`, which the package does not hold")
+    })?;
+    if file.size() > MAX_LIBRARY_BYTES {
+        return Err(format!(
+            "the library `{entry}` is {} bytes, more than the {MAX_LIBRARY_BYTES} a library may have",
+            file.size()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_LIBRARY_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the library `{entry}`: {e}"))?;
+    if target.is_file() && sha256_file(&target).ok() == Some(sha256_bytes(&bytes)) {
+        return Ok(target);
+    }
+    let dir = target
+        .parent()
+        .ok_or_else(|| format!("the library entry `{entry}` has no directory"))?;
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // Written aside, then renamed: another JVM extracting the same package at the same time,
+    // or one loading it, never sees half a library.
+    let temporary = dir.join(format!(
+        ".{}.{}.{:?}.partial",
+        target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let written = File::create(&temporary)
+        .and_then(|mut f| f.write_all(&bytes).and_then(|()| f.sync_all()))
+        .and_then(|()| fs::rename(&temporary, &target));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&temporary);
+        return Err(format!("cannot extract it to {}: {e}", target.display()));
+    }
+    Ok(target)
+}
+
+/// On an executor: the driver's build of `name`, whose SHA-256 is `sha256`: `driver_path` if
+/// it has that checksum, else the first library named after `name` in `library_dirs` that has
+/// it.
+///
+/// # Errors
+///
+/// NOT_FOUND, naming the builds found and their checksums.
+pub fn locate_build(
+    name: &str,
+    sha256: &str,
+    driver_path: &Path,
+    library_dirs: &[PathBuf],
+) -> Result<PathBuf> {
+    let name = data_source_name(name)?;
+    let wanted = sha256.to_ascii_lowercase();
+    let mut seen = Vec::new();
+    let file = library_file_name(&name);
+    let candidates = std::iter::once(driver_path.to_path_buf())
+        .chain(library_dirs.iter().map(|d| d.join(&file)));
+    for path in candidates {
+        if !path.is_file() {
+            continue;
+        }
+        match sha256_file(&path) {
+            Ok(sum) if sum == wanted => return Ok(path),
+            Ok(sum) => seen.push(format!("{} (SHA-256 {sum})", path.display())),
+            Err(e) => seen.push(format!("{} (unreadable: {e})", path.display())),
+        }
+    }
+    let dirs: Vec<String> = library_dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    Err(Error::new(
+        ErrorClass::NotFound,
+        format!(
+            "native data source `{name}`: this executor has no build with the driver's SHA-256 {wanted}: {}; searched {} and the native library path ({}); install the driver's build ({}) on every node, at the same path or in the native library path",
+            if seen.is_empty() {
+                "it has none".to_string()
+            } else {
+                format!("it has {}", seen.join(", "))
+            },
+            driver_path.display(),
+            if dirs.is_empty() { "empty".to_string() } else { dirs.join(", ") },
+            driver_path.display()
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_names_that_escape_are_refused() {
+        assert_eq!(unsafe_entry("linux-x86_64/libx.so"), None);
+        assert!(unsafe_entry("../libx.so").is_some());
+        assert!(unsafe_entry("a/../../libx.so").is_some());
+        assert!(unsafe_entry("/etc/libx.so").is_some());
+        assert!(unsafe_entry("C:/x.dll").is_some());
+        assert!(unsafe_entry("a\\..\\x.dll").is_some());
+    }
+
+    #[test]
+    fn names_are_looked_up_in_lower_case() {
+        assert_eq!(data_source_name("C_Range").expect("valid"), "c_range");
+        assert_eq!(
+            data_source_name("a/b").expect_err("refused").class,
+            ErrorClass::IllegalArgument
+        );
+        if cfg!(target_os = "linux") {
+            assert_eq!(
+                library_file_name("c_range"),
+                "libspark_datasource_c_range.so"
+            );
+        }
+    }
+}

@@ -1,0 +1,664 @@
+//! The native methods of `dev.sparkds.spark.jni.Native`, one shim each: convert the arguments,
+//! call `ops`, convert the result, all inside [`guard`], which turns errors and panics into
+//! Java exceptions. The logic lives in `ops`, `discovery` and `loaded`.
+#![allow(non_snake_case)]
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
+
+use jni::objects::{JByteArray, JClass, JLongArray, JObject, JObjectArray, JString};
+use jni::sys::{jboolean, jbyteArray, jint, jlong, jlongArray, jobjectArray, jstring};
+use jni::JNIEnv;
+use sparkds::steps::TaskIds;
+
+use crate::discovery::{self, Search};
+use crate::error::{Error, Result};
+use crate::jvm::handles::{self, Kind};
+use crate::jvm::{self, guard};
+use crate::loaded::{self, Loaded};
+use crate::ops::{
+    self, DataWriterHandle, ReaderHandle, SourceHandle, StreamHandle, StreamReaderHandle,
+    WriterHandle,
+};
+
+impl Kind for &'static Loaded {
+    const TAG: u64 = 0x5350_4b44_4c49_4231;
+    const NOUN: &'static str = "library";
+}
+impl Kind for SourceHandle {
+    const TAG: u64 = 0x5350_4b44_5352_4331;
+    const NOUN: &'static str = "source";
+}
+impl Kind for ReaderHandle {
+    const TAG: u64 = 0x5350_4b44_5244_5231;
+    const NOUN: &'static str = "reader";
+}
+impl Kind for StreamReaderHandle {
+    const TAG: u64 = 0x5350_4b44_5352_4431;
+    const NOUN: &'static str = "stream reader";
+}
+impl Kind for StreamHandle {
+    const TAG: u64 = 0x5350_4b44_5354_5231;
+    const NOUN: &'static str = "stream";
+}
+impl Kind for WriterHandle {
+    const TAG: u64 = 0x5350_4b44_5752_5431;
+    const NOUN: &'static str = "writer";
+}
+impl Kind for DataWriterHandle {
+    const TAG: u64 = 0x5350_4b44_4457_5231;
+    const NOUN: &'static str = "data writer";
+}
+
+/// One handle per loaded library, so that `load` of a path returns the same `long` each time.
+static LIBRARY_HANDLES: Mutex<Option<HashMap<usize, jlong>>> = Mutex::new(None);
+
+fn library_handle(loaded: &'static Loaded) -> jlong {
+    let mut map = LIBRARY_HANDLES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    *map.get_or_insert_with(HashMap::new)
+        .entry(loaded as *const Loaded as usize)
+        // Never closed: libraries are never unloaded.
+        .or_insert_with(|| handles::new(loaded))
+}
+
+/// # Safety
+///
+/// As [`handles::get`].
+unsafe fn library(handle: jlong) -> Result<&'static Loaded> {
+    // SAFETY: the caller's contract.
+    unsafe { handles::get::<&'static Loaded>(handle) }.map(|l| *l)
+}
+
+/// # Safety
+///
+/// As [`handles::get`].
+unsafe fn get<'a, T: Kind>(handle: jlong) -> Result<&'a mut T> {
+    // SAFETY: the caller's contract.
+    unsafe { handles::get::<T>(handle) }
+}
+
+fn paths(items: Vec<String>) -> Vec<PathBuf> {
+    items.into_iter().map(PathBuf::from).collect()
+}
+
+fn options(keys: Vec<String>, values: Vec<String>) -> Result<Vec<(String, String)>> {
+    if keys.len() != values.len() {
+        return Err(Error::argument(format!(
+            "{} option keys but {} values; pass one value per key",
+            keys.len(),
+            values.len()
+        )));
+    }
+    Ok(keys.into_iter().zip(values).collect())
+}
+
+fn ids(task_id: jlong, stage_id: jint, partition_id: jint, attempt_number: jint) -> TaskIds {
+    TaskIds {
+        task_id,
+        stage_id,
+        partition_id,
+        attempt_number,
+    }
+}
+
+// ---- Finding and loading libraries --------------------------------------------------------
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_resolve<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    name: JString<'l>,
+    session_packages: JObjectArray<'l>,
+    configured_packages: JObjectArray<'l>,
+    library_dirs: JObjectArray<'l>,
+    extract_dir: JString<'l>,
+) -> jobjectArray {
+    guard(&mut env, "resolve", std::ptr::null_mut(), |env| {
+        let name = jvm::string(env, &name, "name")?;
+        let search = Search {
+            session_packages: paths(jvm::strings(env, &session_packages, "sessionPackages")?),
+            configured_packages: paths(jvm::strings(
+                env,
+                &configured_packages,
+                "configuredPackages",
+            )?),
+            library_dirs: paths(jvm::strings(env, &library_dirs, "libraryDirs")?),
+            extract_dir: PathBuf::from(jvm::string(env, &extract_dir, "extractDir")?),
+        };
+        let log_name = name.to_lowercase();
+        let found = discovery::resolve(&name, &search, &|level, message| {
+            jvm::log(&log_name, level, message)
+        })?;
+        let path = found.path.display().to_string();
+        jvm::new_strings(env, &[&path, &found.sha256, &found.place])
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_locateBuild<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    name: JString<'l>,
+    sha256: JString<'l>,
+    driver_path: JString<'l>,
+    library_dirs: JObjectArray<'l>,
+) -> jstring {
+    guard(&mut env, "locateBuild", std::ptr::null_mut(), |env| {
+        let name = jvm::string(env, &name, "name")?;
+        let sha256 = jvm::string(env, &sha256, "sha256")?;
+        let driver_path = jvm::string(env, &driver_path, "driverPath")?;
+        let dirs = paths(jvm::strings(env, &library_dirs, "libraryDirs")?);
+        let path = discovery::locate_build(&name, &sha256, driver_path.as_ref(), &dirs)?;
+        Ok(env
+            .new_string(path.display().to_string())
+            .map_err(jvm::jni_error)?
+            .into_raw())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_load<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    path: JString<'l>,
+    sha256: JString<'l>,
+    spark_version: JString<'l>,
+) -> jlong {
+    guard(&mut env, "load", 0, |env| {
+        let path = jvm::string(env, &path, "path")?;
+        let sha256 = jvm::optional_string(env, &sha256)?;
+        let version = jvm::string(env, &spark_version, "sparkVersion")?;
+        let loaded = loaded::load(path.as_ref(), sha256.as_deref(), &version, |name| {
+            let name = name.to_string();
+            Some(Box::new(move |level, message| {
+                jvm::log(&name, level, message)
+            }))
+        })?;
+        Ok(library_handle(loaded))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_capabilities<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    source: jlong,
+) -> jlong {
+    guard(&mut env, "capabilities", 0, |_| {
+        // SAFETY: a handle of `create`, used by one thread at a time (Native's conventions).
+        Ok(unsafe { get::<SourceHandle>(source) }?.capabilities() as jlong)
+    })
+}
+
+// ---- Sources ------------------------------------------------------------------------------
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_create<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    library_handle: jlong,
+    name: JString<'l>,
+    keys: JObjectArray<'l>,
+    values: JObjectArray<'l>,
+) -> jlong {
+    guard(&mut env, "create", 0, |env| {
+        // SAFETY: a handle of `load`.
+        let library = unsafe { library(library_handle) }?;
+        let name = jvm::string(env, &name, "name")?;
+        let options = options(
+            jvm::strings(env, &keys, "keys")?,
+            jvm::strings(env, &values, "values")?,
+        )?;
+        ops::create(library, &name, &options).map(handles::new)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_schema<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    source: jlong,
+) -> jbyteArray {
+    guard(&mut env, "schema", std::ptr::null_mut(), |env| {
+        // SAFETY: a handle of `create`.
+        let schema = unsafe { get::<SourceHandle>(source) }?.schema()?;
+        jvm::new_bytes(env, schema.as_deref())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_close<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    source: jlong,
+) {
+    // SAFETY: a handle of `create`, closed once.
+    guard(&mut env, "close", (), |_| unsafe {
+        handles::close::<SourceHandle>(source)
+    })
+}
+
+// ---- Batch read (driver) ------------------------------------------------------------------
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_createReader<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    source: jlong,
+    schema: JByteArray<'l>,
+) -> jlong {
+    guard(&mut env, "createReader", 0, |env| {
+        let schema = jvm::bytes(env, &schema, "schema")?;
+        // SAFETY: a handle of `create`.
+        let source = unsafe { get::<SourceHandle>(source) }?;
+        source.create_reader(&schema).map(handles::new)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_pushLimit<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    reader: jlong,
+    limit: jlong,
+) -> jboolean {
+    guard(&mut env, "pushLimit", 0, |_| {
+        // SAFETY: a handle of `createReader`.
+        let reader = unsafe { get::<ReaderHandle>(reader) }?;
+        reader.push_limit(limit).map(jboolean::from)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_pruneColumns<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    reader: jlong,
+    required: JByteArray<'l>,
+) -> jboolean {
+    guard(&mut env, "pruneColumns", 0, |env| {
+        let required = jvm::bytes(env, &required, "requiredSchema")?;
+        // SAFETY: a handle of `createReader`.
+        let reader = unsafe { get::<ReaderHandle>(reader) }?;
+        reader.prune_columns(&required).map(jboolean::from)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_partitions<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    reader: jlong,
+) -> jobjectArray {
+    guard(&mut env, "partitions", std::ptr::null_mut(), |env| {
+        // SAFETY: a handle of `createReader`.
+        let partitions = unsafe { get::<ReaderHandle>(reader) }?.partitions()?;
+        jvm::new_byte_arrays(env, &partitions)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_serializeReader<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    reader: jlong,
+) -> jbyteArray {
+    guard(&mut env, "serializeReader", std::ptr::null_mut(), |env| {
+        // SAFETY: a handle of `createReader`.
+        let state = unsafe { get::<ReaderHandle>(reader) }?.serialize()?;
+        jvm::new_bytes(env, state.as_deref())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_closeReader<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    reader: jlong,
+) {
+    // SAFETY: a handle of `createReader`, closed once.
+    guard(&mut env, "closeReader", (), |_| unsafe {
+        handles::close::<ReaderHandle>(reader)
+    })
+}
+
+// ---- Micro-batch read (driver) ------------------------------------------------------------
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_createStreamReader<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    source: jlong,
+    schema: JByteArray<'l>,
+) -> jlong {
+    guard(&mut env, "createStreamReader", 0, |env| {
+        let schema = jvm::bytes(env, &schema, "schema")?;
+        // SAFETY: a handle of `create`.
+        let source = unsafe { get::<SourceHandle>(source) }?;
+        source.create_stream_reader(&schema).map(handles::new)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_initialOffset<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    reader: jlong,
+) -> jbyteArray {
+    guard(&mut env, "initialOffset", std::ptr::null_mut(), |env| {
+        // SAFETY: a handle of `createStreamReader`.
+        let offset = unsafe { get::<StreamReaderHandle>(reader) }?.initial_offset()?;
+        jvm::new_bytes(env, Some(&offset))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_latestOffset<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    reader: jlong,
+    start: JByteArray<'l>,
+) -> jbyteArray {
+    guard(&mut env, "latestOffset", std::ptr::null_mut(), |env| {
+        let start = jvm::bytes(env, &start, "start")?;
+        // SAFETY: a handle of `createStreamReader`.
+        let offset = unsafe { get::<StreamReaderHandle>(reader) }?.latest_offset(&start)?;
+        jvm::new_bytes(env, Some(&offset))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_streamPartitions<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    reader: jlong,
+    start: JByteArray<'l>,
+    end: JByteArray<'l>,
+) -> jobjectArray {
+    guard(&mut env, "streamPartitions", std::ptr::null_mut(), |env| {
+        let start = jvm::bytes(env, &start, "start")?;
+        let end = jvm::bytes(env, &end, "end")?;
+        // SAFETY: a handle of `createStreamReader`.
+        let partitions = unsafe { get::<StreamReaderHandle>(reader) }?.partitions(&start, &end)?;
+        jvm::new_byte_arrays(env, &partitions)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_serializeStreamReader<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    reader: jlong,
+) -> jbyteArray {
+    guard(
+        &mut env,
+        "serializeStreamReader",
+        std::ptr::null_mut(),
+        |env| {
+            // SAFETY: a handle of `createStreamReader`.
+            let state = unsafe { get::<StreamReaderHandle>(reader) }?.serialize()?;
+            jvm::new_bytes(env, state.as_deref())
+        },
+    )
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_commitOffset<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    reader: jlong,
+    end: JByteArray<'l>,
+) {
+    guard(&mut env, "commitOffset", (), |env| {
+        let end = jvm::bytes(env, &end, "end")?;
+        // SAFETY: a handle of `createStreamReader`.
+        unsafe { get::<StreamReaderHandle>(reader) }?.commit_offset(&end)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_closeStreamReader<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    reader: jlong,
+) {
+    // SAFETY: a handle of `createStreamReader`, closed once.
+    guard(&mut env, "closeStreamReader", (), |_| unsafe {
+        handles::close::<StreamReaderHandle>(reader)
+    })
+}
+
+// ---- Reading a partition (executor) -------------------------------------------------------
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_read<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    library_handle: jlong,
+    schema: JByteArray<'l>,
+    reader_state: JByteArray<'l>,
+    partition: JByteArray<'l>,
+    task_id: jlong,
+    stage_id: jint,
+    partition_id: jint,
+    attempt_number: jint,
+    task_context: JObject<'l>,
+) -> jlong {
+    guard(&mut env, "read", 0, |env| {
+        // SAFETY: a handle of `load`.
+        let library = unsafe { library(library_handle) }?;
+        let schema = jvm::bytes(env, &schema, "schema")?;
+        let state = jvm::optional_bytes(env, &reader_state)?;
+        let partition = jvm::bytes(env, &partition, "partition")?;
+        let interrupted = jvm::interrupt_check(env, &task_context)?;
+        ops::read(
+            library,
+            &schema,
+            state.as_deref(),
+            &partition,
+            ids(task_id, stage_id, partition_id, attempt_number),
+            interrupted,
+            ops::checks_from_env(),
+        )
+        .map(handles::new)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_next<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    stream: jlong,
+) -> jlongArray {
+    guard(&mut env, "next", std::ptr::null_mut(), |env| {
+        // SAFETY: a handle of `read`.
+        let stream = unsafe { get::<StreamHandle>(stream) }?;
+        match stream.next_batch()? {
+            Some(descriptor) => jvm::new_longs(env, descriptor),
+            None => Ok(std::ptr::null_mut()),
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_closeStream<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    stream: jlong,
+) {
+    // SAFETY: a handle of `read`, closed once.
+    guard(&mut env, "closeStream", (), |_| unsafe {
+        handles::close::<StreamHandle>(stream)
+    })
+}
+
+// ---- Writes (driver) ----------------------------------------------------------------------
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_createWriter<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    source: jlong,
+    schema: JByteArray<'l>,
+    query_id: JString<'l>,
+    mode: jint,
+    streaming: jboolean,
+) -> jlong {
+    guard(&mut env, "createWriter", 0, |env| {
+        let schema = jvm::bytes(env, &schema, "schema")?;
+        let query_id = jvm::string(env, &query_id, "queryId")?;
+        // SAFETY: a handle of `create`.
+        let source = unsafe { get::<SourceHandle>(source) }?;
+        source
+            .create_writer(&schema, &query_id, mode, streaming != 0)
+            .map(handles::new)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_serializeWriter<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    writer: jlong,
+) -> jbyteArray {
+    guard(&mut env, "serializeWriter", std::ptr::null_mut(), |env| {
+        // SAFETY: a handle of `createWriter`.
+        let state = unsafe { get::<WriterHandle>(writer) }?.serialize()?;
+        jvm::new_bytes(env, state.as_deref())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_commit<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    writer: jlong,
+    epoch_id: jlong,
+    messages: JObjectArray<'l>,
+) {
+    guard(&mut env, "commit", (), |env| {
+        let messages = jvm::byte_arrays(env, &messages)?;
+        // SAFETY: a handle of `createWriter`.
+        unsafe { get::<WriterHandle>(writer) }?.commit(epoch_id, &messages)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_abort<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    writer: jlong,
+    epoch_id: jlong,
+    messages: JObjectArray<'l>,
+) {
+    guard(&mut env, "abort", (), |env| {
+        let messages = jvm::byte_arrays(env, &messages)?;
+        // SAFETY: a handle of `createWriter`.
+        unsafe { get::<WriterHandle>(writer) }?.abort(epoch_id, &messages)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_closeWriter<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    writer: jlong,
+) {
+    // SAFETY: a handle of `createWriter`, closed once.
+    guard(&mut env, "closeWriter", (), |_| unsafe {
+        handles::close::<WriterHandle>(writer)
+    })
+}
+
+// ---- Writing a task (executor) ------------------------------------------------------------
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_createDataWriter<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    library_handle: jlong,
+    schema: JByteArray<'l>,
+    writer_state: JByteArray<'l>,
+    epoch_id: jlong,
+    task_id: jlong,
+    stage_id: jint,
+    partition_id: jint,
+    attempt_number: jint,
+    task_context: JObject<'l>,
+) -> jlong {
+    guard(&mut env, "createDataWriter", 0, |env| {
+        // SAFETY: a handle of `load`.
+        let library = unsafe { library(library_handle) }?;
+        let schema = jvm::bytes(env, &schema, "schema")?;
+        let state = jvm::optional_bytes(env, &writer_state)?;
+        let interrupted = jvm::interrupt_check(env, &task_context)?;
+        ops::create_data_writer(
+            library,
+            &schema,
+            state.as_deref(),
+            epoch_id,
+            ids(task_id, stage_id, partition_id, attempt_number),
+            interrupted,
+            ops::checks_from_env(),
+        )
+        .map(handles::new)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_write<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    data_writer: jlong,
+    batch: JLongArray<'l>,
+) {
+    guard(&mut env, "write", (), |env| {
+        let batch = jvm::longs(env, &batch, "batch")?;
+        // SAFETY: a handle of `createDataWriter`.
+        let writer = unsafe { get::<DataWriterHandle>(data_writer) }?;
+        // SAFETY: Native.write's contract: the caller's buffers are readable during the call.
+        unsafe { writer.write(&batch) }
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_commitDataWriter<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    data_writer: jlong,
+) -> jbyteArray {
+    guard(&mut env, "commitDataWriter", std::ptr::null_mut(), |env| {
+        // SAFETY: a handle of `createDataWriter`.
+        let message = unsafe { get::<DataWriterHandle>(data_writer) }?.commit()?;
+        jvm::new_bytes(env, Some(&message))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_abortDataWriter<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    data_writer: jlong,
+) {
+    guard(&mut env, "abortDataWriter", (), |_| {
+        // SAFETY: a handle of `createDataWriter`.
+        unsafe { get::<DataWriterHandle>(data_writer) }?.abort()
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_sparkds_spark_jni_Native_closeDataWriter<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    data_writer: jlong,
+) {
+    // SAFETY: a handle of `createDataWriter`, closed once.
+    guard(&mut env, "closeDataWriter", (), |_| unsafe {
+        handles::close::<DataWriterHandle>(data_writer)
+    })
+}

@@ -1,0 +1,271 @@
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use sparkds::package::{write_package, PackageSpec, Platform};
+use sparkds_jni::discovery::{self, current_platform, library_file_name, Search};
+use sparkds_jni::error::ErrorClass;
+
+use crate::helpers::{c_range, fresh_dir};
+
+fn platform() -> Platform {
+    current_platform().expect("the tests run on a platform that packages serve")
+}
+
+/// A package of c_range under `name`, with the c_range library renamed for it.
+fn package(dir: &Path, file: &str, name: &str) -> PathBuf {
+    let staged = dir.join(format!("stage-{file}"));
+    std::fs::create_dir_all(&staged).expect("a stage");
+    let library = staged.join(library_file_name(name));
+    std::fs::copy(c_range(), &library).expect("copied");
+    let spec = PackageSpec {
+        names: vec![name.to_string()],
+        version: "1.0".into(),
+        libraries: BTreeMap::from([(platform(), library)]),
+        notices: None,
+        sbom: None,
+    };
+    let out = dir.join(file);
+    write_package(&spec, &out).expect("packaged");
+    out
+}
+
+/// A package whose manifest is `manifest`, with no library.
+fn raw_package(dir: &Path, file: &str, manifest: &str) -> PathBuf {
+    let out = dir.join(file);
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&out).expect("created"));
+    zip.start_file(
+        "spark-native-datasource.json",
+        zip::write::SimpleFileOptions::default(),
+    )
+    .expect("an entry");
+    zip.write_all(manifest.as_bytes()).expect("written");
+    zip.finish().expect("finished");
+    out
+}
+
+fn installed(dir: &Path, name: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("a directory");
+    let path = dir.join(library_file_name(name));
+    std::fs::copy(c_range(), &path).expect("copied");
+    path
+}
+
+fn search(dir: &Path) -> Search {
+    Search {
+        extract_dir: dir.join("extracted"),
+        ..Search::default()
+    }
+}
+
+fn quiet(_: i32, _: &str) {}
+
+#[test]
+fn session_packages_come_first_the_last_added_winning_then_configured_then_installed() {
+    let dir = fresh_dir("precedence");
+    let first = package(&dir, "c-1.0.sparkpkg", "c_range");
+    let second = package(&dir, "c-1.1.sparkpkg", "c_range");
+    let configured = fresh_dir("precedence-configured");
+    let configured_package = package(&configured, "c.sparkpkg", "c_range");
+    let lib_dir = dir.join("lib");
+    let installed_path = installed(&lib_dir, "c_range");
+
+    let mut s = search(&dir);
+    s.library_dirs = vec![dir.join("empty"), lib_dir.clone()];
+    let found = discovery::resolve("c_range", &s, &quiet).expect("installed");
+    assert_eq!(found.path, installed_path);
+    assert_eq!(found.place, format!("library path {}", lib_dir.display()));
+    assert_eq!(
+        found.sha256,
+        sparkds_jni::checksum::sha256_file(c_range()).expect("sum")
+    );
+
+    // A configured directory of packages wins over the installed library.
+    s.configured_packages = vec![configured.clone()];
+    let found = discovery::resolve("C_RANGE", &s, &quiet).expect("configured");
+    assert_eq!(
+        found.place,
+        format!("configured package {}", configured_package.display())
+    );
+    let package_sum = sparkds_jni::checksum::sha256_file(&configured_package).expect("sum");
+    assert_eq!(
+        found.path,
+        s.extract_dir
+            .join(package_sum)
+            .join(platform().key())
+            .join(library_file_name("c_range"))
+    );
+    assert_eq!(
+        found.sha256,
+        sparkds_jni::checksum::sha256_file(c_range()).expect("sum")
+    );
+
+    // The session's packages win, the last added first.
+    s.session_packages = vec![first.clone(), second.clone()];
+    let found = discovery::resolve("c_range", &s, &quiet).expect("session");
+    assert_eq!(found.place, format!("session package {}", second.display()));
+    // Extracting again reuses the file.
+    let again = discovery::resolve("c_range", &s, &quiet).expect("session again");
+    assert_eq!(again, found);
+}
+
+#[test]
+fn two_configured_packages_of_one_name_are_an_error_naming_both() {
+    let dir = fresh_dir("ambiguous");
+    let a = package(&dir, "a.sparkpkg", "c_range");
+    let b = package(&dir, "b.sparkpkg", "c_range");
+    let mut s = search(&dir);
+    s.configured_packages = vec![a.clone(), b.clone()];
+    let e = discovery::resolve("c_range", &s, &quiet).expect_err("ambiguous");
+    assert_eq!(e.class, ErrorClass::Ambiguous);
+    assert_eq!(
+        e.message,
+        format!(
+            "native data source `c_range` is provided by 2 configured packages: {}, {}; keep one of them in spark.sql.dataSource.native.paths",
+            a.display(),
+            b.display()
+        )
+    );
+}
+
+#[test]
+fn an_unreadable_package_is_skipped_and_logged_unless_only_it_lists_the_name() {
+    let dir = fresh_dir("unusable");
+    let broken = dir.join("broken.sparkpkg");
+    std::fs::write(&broken, b"not a zip").expect("written");
+    let future = raw_package(
+        &dir,
+        "future.sparkpkg",
+        r#"{"abiVersion":2,"dataSources":["c_range"],"libraries":{}}"#,
+    );
+    let lib_dir = dir.join("lib");
+    installed(&lib_dir, "c_range");
+    let mut s = search(&dir);
+    s.session_packages = vec![broken.clone(), future.clone()];
+    s.library_dirs = vec![lib_dir];
+    let logged = Mutex::new(Vec::new());
+    let found = discovery::resolve("c_range", &s, &|level, m| {
+        logged.lock().expect("log").push((level, m.to_string()))
+    })
+    .expect("the installed library");
+    assert!(found.place.starts_with("library path"));
+    let logged = logged.into_inner().expect("log");
+    assert_eq!(logged.len(), 2, "{logged:?}");
+    assert!(logged.iter().all(|(level, _)| *level == 2));
+    assert!(logged[0].1.starts_with(&format!(
+        "skipped the package {}: its abiVersion is 2",
+        future.display()
+    )));
+    assert!(logged[1].1.starts_with(&format!(
+        "skipped the package {}: it is not a zip archive",
+        broken.display()
+    )));
+
+    // Without the installed library, the package that lists the name gives its error.
+    s.library_dirs.clear();
+    let e = discovery::resolve("c_range", &s, &quiet).expect_err("unsupported");
+    assert_eq!(e.class, ErrorClass::UnsupportedAbi);
+    assert!(e.message.starts_with(&format!(
+        "native data source `c_range`: the package {} lists it but cannot provide it: its abiVersion is 2",
+        future.display()
+    )), "{e}");
+}
+
+#[test]
+fn a_package_without_this_platform_names_the_platforms_it_has() {
+    let dir = fresh_dir("other-platform");
+    let other = if platform() == Platform::OsxAarch64 {
+        "linux-x86_64"
+    } else {
+        "osx-aarch64"
+    };
+    let p = raw_package(
+        &dir,
+        "mac.sparkpkg",
+        &format!(
+            r#"{{"abiVersion":1,"dataSources":["c_range"],"libraries":{{"{other}":"x/libspark_datasource_c_range.dylib"}}}}"#
+        ),
+    );
+    let mut s = search(&dir);
+    s.session_packages = vec![p];
+    let e = discovery::resolve("c_range", &s, &quiet).expect_err("no library here");
+    assert_eq!(e.class, ErrorClass::NotFound);
+    assert!(
+        e.message.contains(&format!(
+            "it has no library for {} (it has {other})",
+            platform()
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_package_entry_that_escapes_the_extraction_directory_is_refused() {
+    let dir = fresh_dir("zip-slip");
+    let p = raw_package(
+        &dir,
+        "slip.sparkpkg",
+        &format!(
+            r#"{{"abiVersion":1,"dataSources":["c_range"],"libraries":{{"{}":"../../evil.so"}}}}"#,
+            platform().key()
+        ),
+    );
+    let mut s = search(&dir);
+    s.session_packages = vec![p];
+    let e = discovery::resolve("c_range", &s, &quiet).expect_err("refused");
+    assert_eq!(e.class, ErrorClass::InitFailed);
+    assert!(e.message.ends_with("the library entry `../../evil.so` is refused: the path contains `..`: paths in a package stay inside it"), "{e}");
+    assert!(!dir.join("evil.so").exists());
+}
+
+#[test]
+fn nothing_found_names_every_place_searched_and_the_fix() {
+    let dir = fresh_dir("not-found");
+    let other = package(&dir, "other.sparkpkg", "other");
+    let mut s = search(&dir);
+    s.session_packages = vec![other.clone()];
+    s.library_dirs = vec![PathBuf::from("/opt/a"), PathBuf::from("/opt/b")];
+    let e = discovery::resolve("missing", &s, &quiet).expect_err("not found");
+    assert_eq!(e.class, ErrorClass::NotFound);
+    let file = library_file_name("missing");
+    assert_eq!(
+        e.message,
+        format!(
+            "no native data source `missing`: no {file} in the native library path (/opt/a, /opt/b), and no package that provides it among {} (session); copy {file} into one of these directories, or set spark.driver.extraLibraryPath and spark.executor.extraLibraryPath to its directory, or add a .sparkpkg that provides `missing` (spark.sql.dataSource.native.paths or a session artifact)",
+            other.display()
+        )
+    );
+}
+
+#[test]
+fn an_executor_finds_the_drivers_build_by_its_checksum_or_names_the_builds_it_has() {
+    let dir = fresh_dir("locate");
+    let driver = installed(&dir.join("driver"), "c_range");
+    let sum = sparkds_jni::checksum::sha256_file(&driver).expect("sum");
+    let elsewhere = dir.join("node");
+    let node = installed(&elsewhere, "c_range");
+    // The driver's path has the build: it wins.
+    assert_eq!(
+        discovery::locate_build("c_range", &sum, &driver, std::slice::from_ref(&elsewhere))
+            .expect("found"),
+        driver
+    );
+    // Not at the driver's path: the library path.
+    let gone = dir.join("gone").join(library_file_name("c_range"));
+    assert_eq!(
+        discovery::locate_build("c_range", &sum, &gone, std::slice::from_ref(&elsewhere))
+            .expect("found"),
+        node
+    );
+    // Another build only.
+    std::fs::write(&node, b"another build").expect("replaced");
+    let other_sum = sparkds_jni::checksum::sha256_bytes(b"another build");
+    let e = discovery::locate_build("c_range", &sum, &gone, std::slice::from_ref(&elsewhere))
+        .expect_err("not this build");
+    assert_eq!(e.class, ErrorClass::NotFound);
+    assert!(e.message.starts_with(&format!(
+        "native data source `c_range`: this executor has no build with the driver's SHA-256 {sum}: it has {} (SHA-256 {other_sum})",
+        node.display()
+    )), "{e}");
+}

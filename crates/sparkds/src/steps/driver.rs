@@ -1,0 +1,519 @@
+//! The driver's steps: a source and its readers, stream readers and writers, each closed when
+//! dropped.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+use std::ffi::{c_int, c_void, CString};
+use std::sync::Arc;
+
+use arrow_schema::{Schema, SchemaRef};
+
+use crate::error::{Error, Result};
+use crate::header::{self, SparkDsWriteInfo};
+use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
+use crate::read::{
+    export_schema, required, schema_ptr, sink_call, sink_call_one, source_schema, still_borrowed,
+};
+use crate::write::WriteMode;
+
+/// An open source: what `create` returned. Closed (`close`) once it and every reader and writer
+/// created from it are dropped.
+pub struct OpenSource {
+    inner: Arc<SourceInner>,
+}
+
+struct SourceInner {
+    source: Source<'static>,
+    library: &'static Library,
+    name: String,
+}
+
+impl OpenSource {
+    /// Calls `create` for the data source `name` with `options` (keys and values as the user
+    /// wrote them), and checks the capabilities it declares (rule 4).
+    ///
+    /// # Errors
+    ///
+    /// The failure of `create`, with the library's message, or a violation.
+    pub fn create(
+        library: &'static Library,
+        name: &str,
+        options: &[(String, String)],
+    ) -> Result<OpenSource> {
+        let source = library.create_named(name, options)?;
+        // Arc, not Rc: a host such as the JNI library uses a source from several threads (one at
+        // a time), and its readers and writers keep it open, so the count must be atomic.
+        #[allow(clippy::arc_with_non_send_sync)]
+        Ok(OpenSource {
+            inner: Arc::new(SourceInner {
+                source,
+                library,
+                name: name.to_string(),
+            }),
+        })
+    }
+
+    /// The library of the source.
+    pub fn library(&self) -> &'static Library {
+        self.inner.library
+    }
+
+    /// The data source name given to `create`.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The capabilities that `create` declared.
+    pub fn capabilities(&self) -> Capabilities {
+        self.inner.source.capabilities
+    }
+
+    /// `schema`: the source's schema, checked (a struct of the types of version 1), or `None`
+    /// when the library has no `schema` function.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `schema`, or a violation.
+    pub fn schema(&self) -> Result<Option<SchemaRef>> {
+        if self.inner.library.table().schema.is_none() {
+            return Ok(None);
+        }
+        source_schema(self.inner.library, &self.inner.source, None).map(Some)
+    }
+
+    fn need(
+        &self,
+        declared: bool,
+        capability: &'static str,
+        operation: &'static str,
+    ) -> Result<()> {
+        if declared {
+            Ok(())
+        } else {
+            Err(Error::NotSupported {
+                capability,
+                operation,
+            })
+        }
+    }
+
+    /// `create_reader` with `schema`, the source's or the one the query gave.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotSupported`] without `SPARK_DS_BATCH_READ`, the failure of `create_reader`,
+    /// or a violation.
+    pub fn create_reader(&self, schema: SchemaRef) -> Result<Reader> {
+        let caps = self.capabilities();
+        self.need(caps.batch_read(), "SPARK_DS_BATCH_READ", "a batch read")?;
+        let library = self.inner.library;
+        let create = required(library.table().create_reader, "create_reader")?;
+        let ffi = export_schema(&schema)?;
+        let source = self.inner.source.handle.ptr();
+        let handle = library.open("create_reader", None, HandleKind::Reader, |reader| {
+            // SAFETY: the source is open (held by `self`), the schema is borrowed for the
+            // call, `reader` is valid for writes.
+            unsafe { create(source, schema_ptr(&ffi), reader) }
+        })?;
+        still_borrowed(&ffi, "create_reader", None)?;
+        Ok(Reader {
+            handle,
+            source: self.inner.clone(),
+            schema,
+        })
+    }
+
+    /// `create_stream_reader` with `schema`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotSupported`] without `SPARK_DS_MICRO_BATCH_READ`, the failure of
+    /// `create_stream_reader`, or a violation.
+    pub fn create_stream_reader(&self, schema: SchemaRef) -> Result<StreamReader> {
+        let caps = self.capabilities();
+        self.need(
+            caps.micro_batch_read(),
+            "SPARK_DS_MICRO_BATCH_READ",
+            "a streaming read",
+        )?;
+        let library = self.inner.library;
+        let create = required(library.table().create_stream_reader, "create_stream_reader")?;
+        let ffi = export_schema(&schema)?;
+        let source = self.inner.source.handle.ptr();
+        let handle = library.open(
+            "create_stream_reader",
+            None,
+            HandleKind::StreamReader,
+            |reader| {
+                // SAFETY: the source is open, the schema is borrowed for the call, `reader` is
+                // valid for writes.
+                unsafe { create(source, schema_ptr(&ffi), reader) }
+            },
+        )?;
+        still_borrowed(&ffi, "create_stream_reader", None)?;
+        Ok(StreamReader {
+            handle,
+            source: self.inner.clone(),
+        })
+    }
+
+    /// `create_writer` for data of `schema`, with the write's `query_id` and `mode`; a streaming
+    /// write commits per epoch.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotSupported`] when the source does not declare the write's capability (or
+    /// `SPARK_DS_TRUNCATE` for [`WriteMode::Truncate`]); a `query_id` with a NUL byte; the
+    /// failure of `create_writer`; a violation.
+    pub fn create_writer(
+        &self,
+        schema: &Schema,
+        query_id: &str,
+        mode: WriteMode,
+        streaming: bool,
+    ) -> Result<Writer> {
+        let caps = self.capabilities();
+        if streaming {
+            self.need(
+                caps.streaming_write(),
+                "SPARK_DS_STREAMING_WRITE",
+                "a streaming write",
+            )?;
+        } else {
+            self.need(caps.batch_write(), "SPARK_DS_BATCH_WRITE", "a batch write")?;
+        }
+        if mode == WriteMode::Truncate {
+            self.need(caps.truncate(), "SPARK_DS_TRUNCATE", "the truncate mode")?;
+        }
+        let library = self.inner.library;
+        let create = required(library.table().create_writer, "create_writer")?;
+        let ffi = export_schema(schema)?;
+        let query_id = CString::new(query_id).map_err(|_| {
+            Error::usage(format!(
+                "the query id `{}` contains a NUL byte; pass an id without one",
+                query_id.replace('\0', "\\0")
+            ))
+        })?;
+        let info = SparkDsWriteInfo {
+            size: std::mem::size_of::<SparkDsWriteInfo>() as i64,
+            schema: schema_ptr(&ffi),
+            query_id: query_id.as_ptr(),
+            mode: match mode {
+                WriteMode::Append => header::SPARK_DS_WRITE_APPEND,
+                WriteMode::Truncate => header::SPARK_DS_WRITE_TRUNCATE,
+            },
+            streaming: i32::from(streaming),
+        };
+        let source = self.inner.source.handle.ptr();
+        let handle = library.open("create_writer", None, HandleKind::Writer, |writer| {
+            // SAFETY: the source is open; `info` and what it points to are borrowed for the
+            // call; `writer` is valid for writes.
+            unsafe { create(source, &info, writer) }
+        })?;
+        still_borrowed(&ffi, "create_writer", None)?;
+        Ok(Writer {
+            handle,
+            source: self.inner.clone(),
+        })
+    }
+}
+
+/// A reader of a batch read: what `create_reader` returned. Dropping it calls `close_reader`.
+pub struct Reader {
+    // Declared before the source: the reader closes first.
+    handle: Handle<'static>,
+    source: Arc<SourceInner>,
+    schema: SchemaRef,
+}
+
+impl Reader {
+    /// The schema that `read` will return: the reader's, or the pruned one.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// `push_limit`: whether the library accepted `limit` (false when it has no
+    /// `push_limit`).
+    ///
+    /// # Errors
+    ///
+    /// A negative limit; the failure of `push_limit`.
+    pub fn push_limit(&mut self, limit: i64) -> Result<bool> {
+        if limit < 0 {
+            return Err(Error::usage(format!(
+                "the limit is {limit}; a limit is 0 or more"
+            )));
+        }
+        let library = self.source.library;
+        let Some(push_limit) = library.table().push_limit else {
+            return Ok(false);
+        };
+        let mut accepted: c_int = 0;
+        let reader = self.handle.ptr();
+        library.call("push_limit", None, || {
+            // SAFETY: the reader is open and `accepted` is valid for writes.
+            unsafe { push_limit(reader, limit, &mut accepted) }
+        })?;
+        Ok(accepted != 0)
+    }
+
+    /// `prune_columns` with `required`, a subset of the reader's fields in any order: whether
+    /// the library pruned (false when it has no `prune_columns`, and the stream then returns the
+    /// reader's schema). Zero fields, as `count(*)` asks, are a valid subset.
+    ///
+    /// # Errors
+    ///
+    /// A field that the reader's schema does not have, with that type and nullability; the
+    /// failure of `prune_columns`.
+    pub fn prune_columns(&mut self, required: SchemaRef) -> Result<bool> {
+        for field in required.fields() {
+            let known = self.schema.field_with_name(field.name()).ok();
+            if known.is_none_or(|k| k != field.as_ref()) {
+                let names: Vec<String> = self
+                    .schema
+                    .fields()
+                    .iter()
+                    .map(|f| format!("{}: {}", f.name(), f.data_type()))
+                    .collect();
+                return Err(Error::usage(format!(
+                    "the required column `{}: {}` is not a column of the reader's schema ({}); ask for some of those columns, as they are",
+                    field.name(),
+                    field.data_type(),
+                    names.join(", ")
+                )));
+            }
+        }
+        let library = self.source.library;
+        let Some(prune_columns) = library.table().prune_columns else {
+            return Ok(false);
+        };
+        let ffi = export_schema(&required)?;
+        let reader = self.handle.ptr();
+        library.call("prune_columns", None, || {
+            // SAFETY: the reader is open and the schema is borrowed for the call.
+            unsafe { prune_columns(reader, schema_ptr(&ffi)) }
+        })?;
+        still_borrowed(&ffi, "prune_columns", None)?;
+        self.schema = required;
+        Ok(true)
+    }
+
+    /// `partitions`: the bytes of each partition, in order.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `partitions`, or a violation of its sink (rule 10).
+    pub fn partitions(&self) -> Result<Vec<Vec<u8>>> {
+        let library = self.source.library;
+        let partitions = required(library.table().partitions, "partitions")?;
+        let reader = self.handle.ptr();
+        sink_call(library, "partitions", None, |add, sink| {
+            // SAFETY: the reader is open; the sink is open for the call.
+            unsafe { partitions(reader, add, sink) }
+        })
+    }
+
+    /// `serialize_reader`: the state that `read` gets, or `None` when the library has none.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `serialize_reader`, or a violation of its sink.
+    pub fn serialize(&self) -> Result<Option<Vec<u8>>> {
+        let library = self.source.library;
+        let Some(serialize) = library.table().serialize_reader else {
+            return Ok(None);
+        };
+        let reader = self.handle.ptr();
+        sink_call_one(library, "serialize_reader", None, |add, sink| {
+            // SAFETY: the reader is open; the sink is open for the call.
+            unsafe { serialize(reader, add, sink) }
+        })
+        .map(Some)
+    }
+}
+
+/// A function of the table that returns one byte array through a sink.
+type SinkFunction = unsafe extern "C" fn(*mut c_void, header::Sink, *mut c_void) -> c_int;
+
+/// A reader of a stream of micro-batches: what `create_stream_reader` returned. Dropping it
+/// calls `close_stream_reader`.
+pub struct StreamReader {
+    handle: Handle<'static>,
+    source: Arc<SourceInner>,
+}
+
+impl StreamReader {
+    fn one(&self, function: &'static str, f: Option<SinkFunction>) -> Result<Option<Vec<u8>>> {
+        let library = self.source.library;
+        let Some(f) = f else { return Ok(None) };
+        let reader = self.handle.ptr();
+        sink_call_one(library, function, None, |add, sink| {
+            // SAFETY: the reader is open; the sink is open for the call.
+            unsafe { f(reader, add, sink) }
+        })
+        .map(Some)
+    }
+
+    /// `initial_offset`.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `initial_offset`, or a violation of its sink.
+    pub fn initial_offset(&self) -> Result<Vec<u8>> {
+        let f = required(self.source.library.table().initial_offset, "initial_offset")?;
+        Ok(self.one("initial_offset", Some(f))?.unwrap_or_default())
+    }
+
+    /// `latest_offset` after `start`.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `latest_offset`, or a violation of its sink.
+    pub fn latest_offset(&self, start: &[u8]) -> Result<Vec<u8>> {
+        let library = self.source.library;
+        let latest = required(library.table().latest_offset, "latest_offset")?;
+        let reader = self.handle.ptr();
+        sink_call_one(library, "latest_offset", None, |add, sink| {
+            // SAFETY: the reader is open; `start` is borrowed; the sink is open.
+            unsafe { latest(reader, start.as_ptr(), start.len() as i64, add, sink) }
+        })
+    }
+
+    /// `stream_partitions` of the micro-batch after `start` up to `end`.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `stream_partitions`, or a violation of its sink.
+    pub fn partitions(&self, start: &[u8], end: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let library = self.source.library;
+        let plan = required(library.table().stream_partitions, "stream_partitions")?;
+        let reader = self.handle.ptr();
+        sink_call(library, "stream_partitions", None, |add, sink| {
+            // SAFETY: the reader is open; the offsets are borrowed; the sink is open.
+            unsafe {
+                plan(
+                    reader,
+                    start.as_ptr(),
+                    start.len() as i64,
+                    end.as_ptr(),
+                    end.len() as i64,
+                    add,
+                    sink,
+                )
+            }
+        })
+    }
+
+    /// `serialize_stream_reader`, or `None` when the library has none.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `serialize_stream_reader`, or a violation of its sink.
+    pub fn serialize(&self) -> Result<Option<Vec<u8>>> {
+        let f = self.source.library.table().serialize_stream_reader;
+        self.one("serialize_stream_reader", f)
+    }
+
+    /// `commit_offset` of `end`: false when the library has none.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `commit_offset`.
+    pub fn commit_offset(&self, end: &[u8]) -> Result<bool> {
+        let library = self.source.library;
+        let Some(commit) = library.table().commit_offset else {
+            return Ok(false);
+        };
+        let reader = self.handle.ptr();
+        library.call("commit_offset", None, || {
+            // SAFETY: the reader is open; `end` is borrowed for the call.
+            unsafe { commit(reader, end.as_ptr(), end.len() as i64) }
+        })?;
+        Ok(true)
+    }
+}
+
+/// A writer: what `create_writer` returned. Dropping it calls `close_writer`.
+pub struct Writer {
+    handle: Handle<'static>,
+    source: Arc<SourceInner>,
+}
+
+impl Writer {
+    /// `serialize_writer`: the state that each data writer gets, or `None` when the library
+    /// has none.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `serialize_writer`, or a violation of its sink.
+    pub fn serialize(&self) -> Result<Option<Vec<u8>>> {
+        let library = self.source.library;
+        let Some(serialize) = library.table().serialize_writer else {
+            return Ok(None);
+        };
+        let writer = self.handle.ptr();
+        sink_call_one(library, "serialize_writer", None, |add, sink| {
+            // SAFETY: the writer is open; the sink is open for the call.
+            unsafe { serialize(writer, add, sink) }
+        })
+        .map(Some)
+    }
+
+    /// `commit` of `epoch_id` (`SPARK_DS_NO_EPOCH`, -1, for a batch write) with the commit
+    /// messages of the tasks, in partition order.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `commit`.
+    pub fn commit(&self, epoch_id: i64, messages: &[Vec<u8>]) -> Result<()> {
+        let messages: Vec<Option<&[u8]>> = messages.iter().map(|m| Some(m.as_slice())).collect();
+        self.finish("commit", epoch_id, &messages)
+    }
+
+    /// `abort` of `epoch_id`, with the messages of the tasks that committed and `None` for the
+    /// others.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `abort`.
+    pub fn abort(&self, epoch_id: i64, messages: &[Option<Vec<u8>>]) -> Result<()> {
+        let messages: Vec<Option<&[u8]>> = messages.iter().map(|m| m.as_deref()).collect();
+        self.finish("abort", epoch_id, &messages)
+    }
+
+    fn finish(
+        &self,
+        function: &'static str,
+        epoch_id: i64,
+        messages: &[Option<&[u8]>],
+    ) -> Result<()> {
+        let library = self.source.library;
+        let table = library.table();
+        let f = if function == "commit" {
+            required(table.commit, "commit")?
+        } else {
+            required(table.abort, "abort")?
+        };
+        let pointers: Vec<*const u8> = messages
+            .iter()
+            .map(|m| m.map_or(std::ptr::null(), <[u8]>::as_ptr))
+            .collect();
+        let lengths: Vec<i64> = messages
+            .iter()
+            .map(|m| m.map_or(0, |m| m.len() as i64))
+            .collect();
+        let writer = self.handle.ptr();
+        let context = (epoch_id != header::SPARK_DS_NO_EPOCH).then(|| format!("epoch {epoch_id}"));
+        library.call(function, context.as_deref(), || {
+            // SAFETY: the writer is open; the message arrays are borrowed for the call.
+            unsafe {
+                f(
+                    writer,
+                    epoch_id,
+                    pointers.as_ptr(),
+                    lengths.as_ptr(),
+                    messages.len() as i64,
+                )
+            }
+        })
+    }
+}

@@ -1,0 +1,493 @@
+//! The executor's steps: the stream of a partition, whose batches are read in place, and the
+//! data writer of a task.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use arrow_array::ffi::{from_ffi_and_data_type, FFI_ArrowArray};
+use arrow_array::{make_array, Array, RecordBatch, RecordBatchOptions, StructArray};
+use arrow_data::ArrayData;
+use arrow_schema::ffi::FFI_ArrowSchema;
+use arrow_schema::{DataType, SchemaRef};
+
+use super::Checks;
+use crate::error::{count, Error, Result, Violation};
+use crate::header::{ArrowArray, ArrowArrayStream, ArrowSchema};
+use crate::import;
+use crate::library::{Handle, HandleKind, Library};
+use crate::read::{call_read, export_schema, required, schema_ptr, sink_call_one, still_borrowed};
+use crate::render;
+use crate::task::{InterruptCheck, Task, TaskIds};
+
+/// The task of a read or a data writer: the `SparkDsTaskContext` given to the library, which
+/// stays valid as long as this value (the stream or the data writer keeps it).
+pub struct TaskContext {
+    task: Task,
+    ids: TaskIds,
+}
+
+impl TaskContext {
+    /// A task with `ids`, whose `is_interrupted` returns what `interrupted` returns (never
+    /// interrupted without it). `interrupted` may run on any thread of the library.
+    pub fn new(ids: TaskIds, interrupted: Option<InterruptCheck>) -> TaskContext {
+        TaskContext {
+            task: Task::with_ids(ids, interrupted),
+            ids,
+        }
+    }
+
+    /// The IDs of the task.
+    pub fn ids(&self) -> TaskIds {
+        self.ids
+    }
+
+    /// Kills the task: `is_interrupted` returns 1 from now on.
+    pub fn interrupt(&self) {
+        self.task.interrupt();
+    }
+}
+
+/// One batch of a stream, imported in place: its buffers are the library's, released when the
+/// batch is dropped (arrow-rs's import ties the array's release to its buffers).
+#[derive(Debug, Clone)]
+pub struct Batch {
+    data: ArrayData,
+    schema: SchemaRef,
+}
+
+impl Batch {
+    /// The number of rows.
+    pub fn num_rows(&self) -> usize {
+        self.data.len()
+    }
+
+    /// The batch's struct array: one child per column, with offset 0 and no nulls.
+    pub fn data(&self) -> &ArrayData {
+        &self.data
+    }
+
+    /// The schema of the batch.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// The batch as a `RecordBatch`, sharing its buffers.
+    ///
+    /// # Errors
+    ///
+    /// None in practice: the batch was checked against its schema.
+    pub fn to_record_batch(&self) -> Result<RecordBatch> {
+        let array = StructArray::from(make_array(self.data.clone()).into_data());
+        RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            array.columns().to_vec(),
+            &RecordBatchOptions::new().with_row_count(Some(self.data.len())),
+        )
+        .map_err(|e| Error::usage(format!("cannot make a record batch: {e}")))
+    }
+}
+
+/// The stream of one partition: what `read` returned, with the batch last returned by
+/// [`PartitionStream::next_batch`]. Dropping it releases the batch, then the stream, then the task.
+pub struct PartitionStream {
+    // Dropped in this order (see `Drop`): the batch, the stream, then the task it reads from.
+    current: Option<Batch>,
+    stream: Box<ArrowArrayStream>,
+    task: TaskContext,
+    schema: SchemaRef,
+    struct_type: DataType,
+    context: String,
+    checks: Checks,
+    batches: usize,
+    ended: bool,
+}
+
+impl PartitionStream {
+    /// Calls `read` for `partition`, with the reader `state` (`None` when the driver serialized
+    /// none), and checks the stream's schema against `schema`, the schema to read after
+    /// pruning (rule 19).
+    ///
+    /// # Errors
+    ///
+    /// The failure of `read` or of the stream's `get_schema`, or a violation.
+    pub fn open(
+        library: &'static Library,
+        task: TaskContext,
+        schema: SchemaRef,
+        state: Option<&[u8]>,
+        partition: &[u8],
+        checks: Checks,
+    ) -> Result<PartitionStream> {
+        let read = required(library.table().read, "read")?;
+        let context = format!("partition {}", task.ids.partition_id);
+        let stream = call_read(library, read, &task.task, state, partition, &context)?;
+        let violation = |rule: u32, message: String, context: &str| {
+            Error::from(Violation::new("read", rule, message).within(Some(context)))
+        };
+        if stream.release.is_none() {
+            return Err(violation(
+                11,
+                "returned 0 but a released stream (its `release` is NULL); write a stream to `out`"
+                    .into(),
+                &context,
+            ));
+        }
+        let struct_type = DataType::Struct(schema.fields().clone());
+        let mut opened = PartitionStream {
+            current: None,
+            stream,
+            task,
+            schema,
+            struct_type,
+            context,
+            checks,
+            batches: 0,
+            ended: false,
+        };
+        let Some(get_schema) = opened
+            .stream
+            .get_schema
+            .filter(|_| opened.stream.get_next.is_some())
+        else {
+            return Err(violation(
+                11,
+                "returned a stream whose `get_schema` or `get_next` is NULL; fill every callback"
+                    .into(),
+                &opened.context,
+            ));
+        };
+        let mut raw_schema = ArrowSchema::empty();
+        // SAFETY: the stream is live (not released) and `raw_schema` is valid for writes.
+        let rc = unsafe { get_schema(&mut *opened.stream, &mut raw_schema) };
+        if rc != 0 {
+            return Err(import::stream_error(
+                &mut opened.stream,
+                "get_schema",
+                rc,
+                Some(&opened.context),
+            ));
+        }
+        let got = import::import_schema(&mut raw_schema).map_err(|(rule, m)| {
+            violation(rule, format!("the stream's schema: {m}"), &opened.context)
+        })?;
+        if !import::same_schema(&got, &opened.schema) {
+            return Err(violation(
+                19,
+                format!(
+                    "the stream's schema is `{}` but `{}` was asked for; return exactly the schema to read, after `prune_columns`",
+                    render::schema_line(&got),
+                    render::schema_line(&opened.schema)
+                ),
+                &opened.context,
+            ));
+        }
+        Ok(opened)
+    }
+
+    /// The schema of the stream's batches.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// The task of the stream.
+    pub fn task(&self) -> &TaskContext {
+        &self.task
+    }
+
+    /// Releases the batch last returned, then calls `get_next`: the next batch, checked and
+    /// imported in place, or `None` at the end of the stream (and after it). The batch stays
+    /// valid until the next call, or until the stream is dropped.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `get_next`, or a violation (naming the batch, the column and the rule).
+    pub fn next_batch(&mut self) -> Result<Option<&Batch>> {
+        self.current = None;
+        if self.ended {
+            return Ok(None);
+        }
+        let Some(get_next) = self.stream.get_next else {
+            return Ok(None);
+        };
+        let mut raw = ArrowArray::empty();
+        // SAFETY: the stream is live and `raw` is valid for writes.
+        let rc = unsafe { get_next(&mut *self.stream, &mut raw) };
+        if rc != 0 {
+            if let Some(release) = raw.release {
+                // SAFETY: on failure the library should leave `raw` released; if it did not,
+                // the host owns it and releases it once.
+                unsafe { release(&mut raw) };
+            }
+            return Err(import::stream_error(
+                &mut self.stream,
+                "get_next",
+                rc,
+                Some(&self.context),
+            ));
+        }
+        if raw.release.is_none() {
+            self.ended = true;
+            return Ok(None);
+        }
+        let index = self.batches;
+        self.batches += 1;
+        // SAFETY: `raw` was just written by `get_next`, which moved it to the host.
+        let data =
+            unsafe { import_in_place(&mut raw, &self.struct_type, &self.schema, self.checks) }
+                .map_err(|(rule, m)| {
+                    Error::from(
+                        Violation::new("read", rule, format!("batch {index}{m}"))
+                            .within(Some(&self.context)),
+                    )
+                })?;
+        Ok(Some(self.current.insert(Batch {
+            data,
+            schema: self.schema.clone(),
+        })))
+    }
+}
+
+impl Drop for PartitionStream {
+    fn drop(&mut self) {
+        self.current = None;
+        if let Some(release) = self.stream.release {
+            // SAFETY: the stream was moved to the host by `read`; this is its only release.
+            unsafe { release(&mut *self.stream) };
+            self.stream.release = None;
+        }
+        // The task is dropped after this, with the other fields: the library may use it
+        // until the stream is released.
+    }
+}
+
+/// Checks one batch that the library moved to the host (the cheap rules on every call, full
+/// validation with `checks.full`) and imports it without a copy. The array is released
+/// exactly once, when the last of its buffers is dropped, or here on a violation.
+///
+/// # Safety
+///
+/// `raw` was moved to the host by `get_next` and is not released yet.
+unsafe fn import_in_place(
+    raw: &mut ArrowArray,
+    struct_type: &DataType,
+    schema: &SchemaRef,
+    checks: Checks,
+) -> std::result::Result<ArrayData, (u32, String)> {
+    let checked = import::check_array(raw, struct_type, false, None);
+    // SAFETY: the layouts are identical (both are the C data interface's); the host owns the
+    // struct, which now moves into arrow-rs, and the original is marked released.
+    let ffi: FFI_ArrowArray = unsafe { std::ptr::read(raw as *const ArrowArray as *const _) };
+    raw.release = None;
+    if let Err(e) = checked {
+        drop(ffi);
+        return Err(e);
+    }
+    let data = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the structure was checked by `check_array` against `struct_type`.
+        unsafe { from_ffi_and_data_type(ffi, struct_type.clone()) }
+    }))
+    .map_err(|_| (12, ": arrow-rs panicked importing it".to_string()))?
+    .map_err(|e| (12, format!(": arrow-rs cannot import it: {e}")))?;
+    if checks.full {
+        for (field, child) in schema.fields().iter().zip(data.child_data()) {
+            child.validate_full().map_err(|e| {
+                (
+                    12,
+                    format!(", column `{}`: fails full validation: {e}", field.name()),
+                )
+            })?;
+        }
+    }
+    Ok(data)
+}
+
+/// The data writer of a task: what `create_data_writer` returned. Dropping it calls
+/// `close_data_writer`, then releases the task.
+pub struct DataWriter {
+    // Declared before the task: the data writer closes first, while the task is valid.
+    handle: Handle<'static>,
+    task: TaskContext,
+    library: &'static Library,
+    schema: SchemaRef,
+    ffi_schema: Box<FFI_ArrowSchema>,
+    struct_type: DataType,
+    context: String,
+    checks: Checks,
+    batches: usize,
+}
+
+impl DataWriter {
+    /// `create_data_writer` for the task, with the writer `state` (`None` when the driver
+    /// serialized none) and `epoch_id` (`SPARK_DS_NO_EPOCH`, -1, for a batch write); `schema`
+    /// describes every batch that [`DataWriter::write`] gets.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `create_data_writer`, or a violation.
+    pub fn create(
+        library: &'static Library,
+        task: TaskContext,
+        schema: SchemaRef,
+        state: Option<&[u8]>,
+        epoch_id: i64,
+        checks: Checks,
+    ) -> Result<DataWriter> {
+        let create = required(library.table().create_data_writer, "create_data_writer")?;
+        let context = format!("task {}", task.ids.partition_id);
+        let (state_ptr, state_len) = match state {
+            Some(s) => (s.as_ptr(), s.len() as i64),
+            None => (std::ptr::null(), 0),
+        };
+        let task_ptr = task.task.as_ptr();
+        let handle = library.open(
+            "create_data_writer",
+            Some(&context),
+            HandleKind::DataWriter,
+            |handle| {
+                // SAFETY: the task lives as long as the data writer (both in the value
+                // returned); the state is borrowed for the call; `handle` is valid for writes.
+                unsafe { create(task_ptr, state_ptr, state_len, epoch_id, handle) }
+            },
+        )?;
+        let ffi_schema = export_schema(&schema)?;
+        Ok(DataWriter {
+            handle,
+            task,
+            library,
+            struct_type: DataType::Struct(schema.fields().clone()),
+            schema,
+            ffi_schema,
+            context,
+            checks,
+            batches: 0,
+        })
+    }
+
+    /// The schema of the batches to write.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// `write`: moves `batch`, a struct array of the writer's schema with no nulls, to the
+    /// library, which releases it. The cheap checks of the data always run (types, lengths,
+    /// buffer sizes, nulls in non-nullable columns); full validation with `checks.full`.
+    ///
+    /// # Errors
+    ///
+    /// A batch that does not match the schema (a usage error, naming the column); the failure
+    /// of `write`; a violation (a batch the library did not take, a schema it released).
+    pub fn write(&mut self, batch: ArrayData) -> Result<()> {
+        let index = self.batches;
+        self.batches += 1;
+        let bad = |message: String| Error::usage(format!("batch {index} to write: {message}"));
+        if !batch.data_type().equals_datatype(&self.struct_type) {
+            return Err(bad(format!(
+                "its type is {} but the writer's schema is `{}`; give batches of that schema",
+                batch.data_type(),
+                render::schema_line(&self.schema)
+            )));
+        }
+        if batch.offset() != 0 || batch.null_count() != 0 {
+            return Err(bad(
+                "a batch has offset 0 and no null rows; copy it and mark the values of its columns null instead".into(),
+            ));
+        }
+        for (field, child) in self.schema.fields().iter().zip(batch.child_data()) {
+            let column = field.name();
+            child
+                .validate()
+                .map_err(|e| bad(format!("column `{column}`: {e}")))?;
+            if child.len() != batch.len() {
+                return Err(bad(format!(
+                    "column `{column}` has {} but the batch has {}",
+                    count(child.len() as i128, "value"),
+                    count(batch.len() as i128, "row")
+                )));
+            }
+            if !field.is_nullable() && child.null_count() > 0 {
+                return Err(bad(format!(
+                    "column `{column}` is not nullable but holds {}",
+                    count(child.null_count() as i128, "null")
+                )));
+            }
+            if self.checks.full {
+                child
+                    .validate_full()
+                    .map_err(|e| bad(format!("column `{column}` fails full validation: {e}")))?;
+            }
+        }
+        let write = required(self.library.table().write, "write")?;
+        let mut array = FFI_ArrowArray::new(&batch);
+        drop(batch);
+        let writer = self.handle.ptr();
+        let schema = schema_ptr(&self.ffi_schema);
+        let called = self.library.call("write", Some(&self.context), || {
+            // SAFETY: the data writer is open; the schema is borrowed; the batch is moved to
+            // the library, which takes it (marking `array` released) and releases it.
+            unsafe {
+                write(
+                    writer,
+                    schema,
+                    &mut array as *mut FFI_ArrowArray as *mut ArrowArray,
+                )
+            }
+        });
+        let taken = array.is_released();
+        // Dropping an array the library did not take releases it, so nothing leaks.
+        drop(array);
+        called?;
+        still_borrowed(&self.ffi_schema, "write", Some(&self.context))?;
+        if !taken {
+            return Err(Violation::new(
+                "write",
+                11,
+                format!("batch {index} was not taken: its `release` is still set after the call; copy the struct out of `batch` and set `batch->release` to NULL, as the C data interface moves a struct"),
+            )
+            .within(Some(&self.context))
+            .into());
+        }
+        Ok(())
+    }
+
+    /// `commit_data_writer`: the task's commit message.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `commit_data_writer`, or a violation of its sink.
+    pub fn commit(&mut self) -> Result<Vec<u8>> {
+        let commit = required(
+            self.library.table().commit_data_writer,
+            "commit_data_writer",
+        )?;
+        let writer = self.handle.ptr();
+        sink_call_one(
+            self.library,
+            "commit_data_writer",
+            Some(&self.context),
+            |add, sink| {
+                // SAFETY: the data writer is open; the sink is open for the call.
+                unsafe { commit(writer, add, sink) }
+            },
+        )
+    }
+
+    /// `abort_data_writer`.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `abort_data_writer`.
+    pub fn abort(&mut self) -> Result<()> {
+        let abort = required(self.library.table().abort_data_writer, "abort_data_writer")?;
+        let writer = self.handle.ptr();
+        self.library
+            .call("abort_data_writer", Some(&self.context), || {
+                // SAFETY: the data writer is open.
+                unsafe { abort(writer) }
+            })
+    }
+
+    /// The task of the data writer.
+    pub fn task(&self) -> &TaskContext {
+        &self.task
+    }
+}
