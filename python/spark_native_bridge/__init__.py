@@ -29,6 +29,7 @@ from ._native import (
 
 __all__ = [
     "register",
+    "register_package",
     "data_source_name",
     "library_file_name",
     "ship_to_executors",
@@ -54,14 +55,60 @@ def register(spark, library_path: str, name: Optional[str] = None) -> Type:
         ValueError: `name` is None and the file name does not follow the convention.
         NativeDataSourceError: the library cannot be loaded, or its table is invalid.
     """
-    from ._datasource import NativeDataSource, _Library
-
     path = os.path.abspath(library_path)
     if name is None:
         name = data_source_name(path)
+    return _register(spark, path, name.lower())
+
+
+def register_package(spark, package_path: str, name: Optional[str] = None) -> Type:
+    """Registers the data source `name` of a native data source package (``.sparkpkg``) with
+    `spark`, and adds the package to the session's files, so that every executor extracts the
+    library of its own platform from it: no node needs the library installed.
+
+    `name` may be left out when the package provides one data source. The driver extracts its
+    platform's library into a temporary directory; an executor loads the build with the same
+    SHA-256 checksum: from the driver's path if it sees it, else from the package, else from
+    its library path.
+
+    Raises:
+        ValueError: the package is not a valid package, has no library for this platform, or
+            does not provide `name`.
+        NativeDataSourceError: the library cannot be loaded, or its table is invalid.
+    """
+    from ._package import data_sources, extract_library
+
+    package_path = os.path.abspath(package_path)
+    provided = data_sources(package_path)
+    if name is None:
+        if len(provided) != 1:
+            raise ValueError(
+                f"{package_path} provides {len(provided)} data sources ({', '.join(provided)}): "
+                f"name the one to register"
+            )
+        name = provided[0]
     name = name.lower()
+    path = extract_library(package_path, name)
+    try:
+        context = spark.sparkContext
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        context = None
+    if context is not None:
+        context.addFile(package_path)
+    else:
+        spark.addArtifacts(package_path, file=True)
+    return _register(spark, path, name, package=os.path.basename(package_path))
+
+
+def _register(spark, path: str, name: str, package: Optional[str] = None) -> Type:
+    from ._datasource import NativeDataSource, _Library
+
     library = _Library(
-        path=path, sha256=sha256_of(path), name=name, fingerprint=file_fingerprint(path)
+        path=path,
+        sha256=sha256_of(path),
+        name=name,
+        fingerprint=file_fingerprint(path),
+        package=package,
     )
     library.load()
     class_name = "NativeDataSource_" + "".join(c if c.isalnum() else "_" for c in name)

@@ -55,9 +55,11 @@ class _Library:
     name: str
     # (size, mtime_ns) of the file at `path` when it was registered.
     fingerprint: Tuple[int, int]
+    # The file name of the session's package that holds the library, if it came from one.
+    package: Optional[str] = None
 
     def load(self):
-        return load(self.path, self.name, self.sha256, self.fingerprint)
+        return load(self.path, self.name, self.sha256, self.fingerprint, self.package)
 
 
 def _to_arrow_schema(schema: StructType):

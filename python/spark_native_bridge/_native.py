@@ -111,16 +111,33 @@ def _resolve(
     name: str,
     expected_sha256: Optional[str],
     fingerprint: Optional[Tuple[int, int]] = None,
+    package: Optional[str] = None,
 ) -> Tuple[str, str]:
-    """The file to load and its checksum: `path` itself, or on a node where it does not exist,
-    the first library of the same file name in the search path whose checksum matches.
+    """The file to load and its checksum: the library of `package` (a file of the session, see
+    `_package.from_session_files`) when there is one, else `path` itself, or on a node where it
+    does not exist, the first library of the same file name in the search path whose checksum
+    matches.
 
     A file at `path` with the size and modification time of `fingerprint` is taken as the
     expected build without hashing it again: every Python worker that Spark spawns loads the
     library, and a debug build can weigh a hundred megabytes.
     """
-    candidates = [path] + _search_path(os.path.basename(path))
-    for candidate in candidates:
+    def candidates():
+        # A library that came in a package is taken from the package that the session shipped,
+        # where there is one: the driver's path is only where the driver extracted it.
+        if package is not None:
+            from ._package import PackageError, from_session_files
+
+            try:
+                extracted = from_session_files(package, name)
+            except PackageError as error:
+                raise NativeDataSourceError(name, "load", str(error)) from None
+            if extracted is not None:
+                yield extracted
+        yield path
+        yield from _search_path(os.path.basename(path))
+
+    for candidate in candidates():
         if not os.path.isfile(candidate):
             continue
         if (
@@ -134,11 +151,13 @@ def _resolve(
         if expected_sha256 is None or checksum == expected_sha256:
             return candidate, checksum
     build = f" with SHA-256 {expected_sha256}" if expected_sha256 else ""
+    shipped = f", in the session's package {package}" if package is not None else ""
     raise NativeDataSourceError(
         name,
         "load",
         f"NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND: no library {os.path.basename(path)}{build} at "
-        f"{path} nor in the library path of this node: install the same build on every node",
+        f"{path}{shipped} nor in the library path of this node: install the same build on every "
+        f"node",
     )
 
 
@@ -451,6 +470,7 @@ def load(
     name: str,
     expected_sha256: Optional[str] = None,
     fingerprint: Optional[Tuple[int, int]] = None,
+    package: Optional[str] = None,
 ) -> Library:
     """The library at `path`, loaded once per process.
 
@@ -469,7 +489,7 @@ def load(
                     f"new build",
                 )
             return library
-        file, checksum = _resolve(path, name, expected_sha256, fingerprint)
+        file, checksum = _resolve(path, name, expected_sha256, fingerprint, package)
         library = Library(file, name, checksum)
         _LIBRARIES[(path, name)] = library
         return library

@@ -107,6 +107,8 @@ pub struct Pytest {
     root: PathBuf,
     python: OsString,
     env: Vec<(String, PathBuf)>,
+    /// What pytest collects, relative to the root: a directory or a test module.
+    suite: String,
 }
 
 impl Pytest {
@@ -115,7 +117,15 @@ impl Pytest {
             root: repository.root.clone(),
             python: std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into()),
             env: Vec::new(),
+            suite: "tests/spark".to_string(),
         }
+    }
+
+    /// Runs `suite` (a directory or a test module, relative to the root) rather than
+    /// tests/spark.
+    pub fn suite(mut self, suite: &str) -> Self {
+        self.suite = suite.to_string();
+        self
     }
 
     pub fn env(mut self, key: &str, value: &Path) -> Self {
@@ -154,7 +164,7 @@ impl Pytest {
             .args([
                 "-m",
                 "pytest",
-                "tests/spark",
+                &self.suite,
                 "-q",
                 "-p",
                 "no:cacheprovider",
@@ -172,7 +182,8 @@ impl Pytest {
         println!("{stdout}\n{stderr}");
         assert!(
             output.status.success(),
-            "pytest tests/spark failed ({}):\n{stdout}\n{stderr}",
+            "pytest {} failed ({}):\n{stdout}\n{stderr}",
+            self.suite,
             output.status
         );
     }

@@ -1,0 +1,219 @@
+"""A Spark cluster on one machine for the end-to-end tests: `local-cluster[2,1,1024]` starts a
+master, two workers and two executor JVMs in processes of their own, as a real cluster does.
+
+Nothing reaches the executors from this process but what reaches a real cluster's. The driver's
+Python environment has the bridge, as after `pip install` on the driver's node (the Python
+workers that the driver's JVM starts to plan reads, streaming sources among them, import it from
+there); the executors' PYTHONPATH is replaced by an empty directory, so their Python workers
+import the bridge only because the session ships it (`ship_to_executors`), and they find the
+native libraries at the driver's paths, in a package of the session, or in their own library
+path. One cluster is started per test module
+(about 15 s), by the module's `cluster` fixture, with the configuration that the module needs.
+"""
+
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from typing import Dict, Iterator, List, Optional
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BRIDGE = os.path.join(ROOT, "python")
+
+# The driver's node has the bridge; the executors' environment does not (see `cluster`).
+sys.path.insert(0, BRIDGE)
+os.environ["PYTHONPATH"] = BRIDGE
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+EXECUTORS = 2
+START_TIMES: List[str] = []
+# What each failure test saw, printed at the end of the run (the book's table comes from it).
+OUTCOMES: List[str] = []
+
+
+def spark_home_with_own_work_dir(directory: str) -> str:
+    """A SPARK_HOME made of links to the installed pyspark's files, so that the workers of
+    `local-cluster`, which keep each executor's directory in `$SPARK_HOME/work`, write there
+    rather than into the installed package."""
+    import pyspark
+
+    installed = os.path.dirname(os.path.abspath(pyspark.__file__))
+    for entry in os.listdir(installed):
+        if entry != "work":
+            os.symlink(os.path.join(installed, entry), os.path.join(directory, entry))
+    os.makedirs(os.path.join(directory, "work"))
+    return directory
+
+
+def library(variable: str) -> str:
+    path = os.environ.get(variable)
+    if not path or not os.path.isfile(path):
+        pytest.fail(f"{variable} must name a built library (tests/cluster/main.rs sets it)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def c_range_library() -> str:
+    return library("SPARK_E2E_C_RANGE_LIBRARY")
+
+
+@pytest.fixture(scope="session")
+def writer_library() -> str:
+    return library("SPARK_E2E_WRITER_LIBRARY")
+
+
+@contextmanager
+def cluster(name: str, conf: Optional[Dict[str, str]] = None) -> Iterator:
+    """A session on `local-cluster[2,1,1024]` whose two executors have registered, with the
+    bridge shipped to them; stopped afterwards."""
+    from pyspark.sql import SparkSession
+
+    from spark_native_bridge import ship_to_executors
+
+    started = time.monotonic()
+    os.environ["SPARK_HOME"] = spark_home_with_own_work_dir(tempfile.mkdtemp(prefix="spark_home_"))
+    builder = (
+        SparkSession.builder.master(f"local-cluster[{EXECUTORS},1,1024]")
+        .appName(f"spark-native-cluster-{name}")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "1g")
+        .config("spark.executor.memory", "768m")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "4")
+        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
+        # A lost executor is noticed within seconds rather than the default two minutes.
+        .config("spark.network.timeout", "20s")
+        .config("spark.network.timeoutInterval", "10s")
+        .config("spark.executor.heartbeatInterval", "2s")
+    )
+    # In local-cluster, executors inherit the driver JVM's environment: give them an empty
+    # PYTHONPATH of their own, as on a node where the bridge is not installed.
+    builder = builder.config(
+        "spark.executorEnv.PYTHONPATH", tempfile.mkdtemp(prefix="executor_pythonpath_")
+    )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        wait_for_executors(spark, EXECUTORS)
+        ship_to_executors(spark)
+        START_TIMES.append(f"{name}: {time.monotonic() - started:.1f} s")
+        yield spark
+    finally:
+        spark.stop()
+
+
+def work_dir() -> str:
+    """Where the workers keep the directory of each executor: `<work>/<app>/<executor>/`."""
+    return os.path.join(os.environ["SPARK_HOME"], "work")
+
+
+def wait_for_executors(spark, count: int, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while len(executor_ids(spark)) < count:
+        assert time.monotonic() < deadline, f"{count} executors did not register in {timeout} s"
+        time.sleep(0.2)
+
+
+def executor_ids(spark) -> List[str]:
+    """The IDs of the live executors (not the driver)."""
+    store = spark.sparkContext._jsc.sc().statusStore()
+    executors = store.executorList(True)
+    ids = [executors.apply(i).id() for i in range(executors.size())]
+    return [i for i in ids if i != "driver"]
+
+
+def tasks_per_executor(spark) -> Dict[str, int]:
+    """The number of tasks each executor ran so far, dead executors included."""
+    store = spark.sparkContext._jsc.sc().statusStore()
+    executors = store.executorList(False)
+    totals = {}
+    for i in range(executors.size()):
+        summary = executors.apply(i)
+        if summary.id() != "driver":
+            totals[summary.id()] = summary.totalTasks()
+    return totals
+
+
+def executor_pids(spark) -> List[int]:
+    """The processes of this application's executors."""
+    app_id = spark.sparkContext.applicationId
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as file:
+                command = file.read().split(b"\0")
+        except OSError:
+            continue
+        if b"org.apache.spark.executor.CoarseGrainedExecutorBackend" in command and any(
+            app_id.encode() in part for part in command
+        ):
+            pids.append(int(entry))
+    return sorted(pids)
+
+
+class ExecutorKiller:
+    """Kills one executor with SIGKILL once the tasks of a job are running and
+    `after_seconds` have passed: the test then checks what the query did about it."""
+
+    def __init__(self, spark, after_seconds: float = 1.0, timeout: float = 120) -> None:
+        self.spark = spark
+        self.after_seconds = after_seconds
+        self.timeout = timeout
+        self.killed: Optional[int] = None
+        self.error: Optional[str] = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> "ExecutorKiller":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._thread.join(self.timeout)
+
+    def _running_tasks(self) -> int:
+        tracker = self.spark.sparkContext.statusTracker()
+        running = 0
+        for stage in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(stage)
+            if info is not None:
+                running += info.numActiveTasks
+        return running
+
+    def _run(self) -> None:
+        deadline = time.monotonic() + self.timeout
+        while self._running_tasks() == 0:
+            if time.monotonic() > deadline:
+                self.error = "no task ran"
+                return
+            time.sleep(0.05)
+        time.sleep(self.after_seconds)
+        pids = executor_pids(self.spark)
+        if not pids:
+            self.error = "no executor process found"
+            return
+        os.kill(pids[0], signal.SIGKILL)
+        self.killed = pids[0]
+
+    def assert_killed(self) -> None:
+        assert self.error is None, self.error
+        assert self.killed is not None, "no executor was killed"
+
+
+def pytest_terminal_summary(terminalreporter):
+    for outcome in OUTCOMES:
+        terminalreporter.write_line(outcome)
+    if START_TIMES:
+        terminalreporter.write_line(
+            "cluster start-up (local-cluster[2,1,1024], until both executors registered): "
+            + ", ".join(START_TIMES)
+        )

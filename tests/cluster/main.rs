@@ -1,0 +1,38 @@
+//! Tests: cluster. The end-to-end tests on a Spark cluster of separate processes
+//! (`local-cluster[2,1,1024]`: two executor JVMs besides the driver), through the Python bridge:
+//! where the executors find the bridge and the libraries, a package shipped with the session,
+//! another build on an executor, and an executor killed in the middle of reads and writes.
+//!
+//! Each test module runs in a pytest process of its own, so that each starts its cluster from a
+//! fresh JVM with the environment it needs (a JVM keeps the environment it started with).
+
+#[path = "../spark/helpers/mod.rs"]
+mod helpers;
+
+use std::time::Instant;
+
+use helpers::{Pytest, Repository};
+
+#[test]
+fn the_cluster_suite_passes_on_real_spark() {
+    let repository = Repository::locate();
+    // Copies, so that a later build into the shared target directory cannot replace a library
+    // while the cluster runs it (the bridge would rightly refuse the new build).
+    let libraries = tempfile::tempdir().expect("create a temporary directory");
+    let copy = |built: std::path::PathBuf| {
+        let copied = libraries.path().join(built.file_name().expect("a library file name"));
+        std::fs::copy(&built, &copied).expect("copy a built library");
+        copied
+    };
+    let c_range = copy(repository.build_c_range());
+    let writer = copy(repository.generate_and_build_writer_variant());
+    for module in ["test_distribution.py", "test_builds.py", "test_failures.py"] {
+        let started = Instant::now();
+        Pytest::new(&repository)
+            .suite(&format!("tests/cluster/{module}"))
+            .env("SPARK_E2E_C_RANGE_LIBRARY", &c_range)
+            .env("SPARK_E2E_WRITER_LIBRARY", &writer)
+            .run();
+        println!("{module}: {:.1} s", started.elapsed().as_secs_f64());
+    }
+}
