@@ -13,6 +13,7 @@
 //! `SPARKDS_HARDENING_FULL=1` (every generated variant under valgrind) and
 //! `SPARKDS_PROPTEST_CASES=<n>` (cases per generated-input property).
 
+mod concurrency;
 mod generated_input;
 mod helpers;
 mod memcheck;

@@ -321,10 +321,10 @@ fn sanitizers_find_nothing_in_the_c_libraries() {
 }
 
 #[test]
-fn valgrind_finds_nothing_in_the_generated_inputs() {
-    // This test binary again, running only the generated-input properties, under memcheck: a
-    // call that leaks or reads what it should not fails it, whatever it returned. Few cases:
-    // memcheck runs them some thirty times slower.
+fn valgrind_finds_nothing_in_the_generated_inputs_and_the_concurrent_tasks() {
+    // This test binary again, running only the generated-input properties and the concurrency
+    // tests, under memcheck: a call that leaks or reads what it should not fails it, whatever
+    // it returned. Few cases: memcheck runs them some thirty times slower.
     let cases = if full() { "64" } else { "4" };
     let this = std::env::current_exe().expect("the path of this test binary");
     let prefix = valgrind_prefix();
@@ -332,18 +332,18 @@ fn valgrind_finds_nothing_in_the_generated_inputs() {
     let output = std::process::Command::new(&prefix[0])
         .args(&prefix[1..])
         .arg(&this)
-        .args(["generated_input::", "--test-threads=1"])
+        .args(["generated_input::", "concurrency::", "--test-threads=1"])
         .env("SPARKDS_PROPTEST_CASES", cases)
         .output()
         .expect("valgrind runs (install it: .ci/install)");
     println!(
-        "valgrind generated inputs, {cases} cases a property: exit {:?} in {:.1} s",
+        "valgrind generated inputs ({cases} cases a property) and concurrency: exit {:?} in {:.1} s",
         output.status.code(),
         start.elapsed().as_secs_f64()
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        output.status.success() && stdout.contains("6 passed"),
+        output.status.success() && stdout.contains("10 passed"),
         "{}",
         printed(&output)
     );
