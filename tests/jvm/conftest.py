@@ -75,6 +75,39 @@ def writer_library() -> str:
     return library_file(os.path.join(target, "debug"), WRITER_NAME)
 
 
+TYPES_NAME = "jvm_types"
+
+
+@pytest.fixture(scope="session")
+def types_library() -> str:
+    """The fixture of every type: generated from the template with its connector replaced by
+    fixtures/types/mod.rs, as tests/jvm/main.rs does."""
+    if os.environ.get("SPARKDS_JVM_TYPES_LIBRARY"):
+        return os.environ["SPARKDS_JVM_TYPES_LIBRARY"]
+    destination = tempfile.mkdtemp(prefix="sparkds_jvm_types_")
+    subprocess.run(
+        ["cargo", "generate", "--path", os.path.join(ROOT, "template"), "--name", TYPES_NAME,
+         "--silent", "-d", f"sdk=path:{ROOT}", "-d", "capabilities=batch_read,batch_write,truncate",
+         "-d", "pushdowns=prune_columns", "--destination", destination],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    project = os.path.join(destination, TYPES_NAME)
+    shutil.copyfile(
+        os.path.join(ROOT, "tests", "jvm", "fixtures", "types", "mod.rs"),
+        os.path.join(project, "src", "connector", "mod.rs"),
+    )
+    target = os.path.join(ROOT, "target", "generated")
+    subprocess.run(
+        ["cargo", "build", "--quiet"],
+        cwd=project,
+        check=True,
+        env=dict(os.environ, CARGO_TARGET_DIR=target),
+    )
+    shutil.rmtree(destination, ignore_errors=True)
+    return library_file(os.path.join(target, "debug"), TYPES_NAME)
+
+
 @pytest.fixture(scope="session")
 def dirs():
     """Directories the session searches that tests fill while it runs: `scratch`, in the
@@ -88,12 +121,18 @@ def dirs():
 
 
 @pytest.fixture(scope="session")
-def spark(jar, c_range_library, writer_library, dirs):
+def spark(jar, c_range_library, writer_library, types_library, dirs):
     from pyspark.sql import SparkSession
 
     library_path = os.pathsep.join(
-        [os.path.dirname(c_range_library), os.path.dirname(writer_library), dirs["scratch"]]
+        [
+            os.path.dirname(c_range_library),
+            os.path.dirname(writer_library),
+            os.path.dirname(types_library),
+            dirs["scratch"],
+        ]
     )
+    # ANCHOR: session
     session = (
         SparkSession.builder.master("local[2]")
         .appName("sparkds-jvm-plugin-tests")
@@ -109,6 +148,7 @@ def spark(jar, c_range_library, writer_library, dirs):
         .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
         .getOrCreate()
     )
+    # ANCHOR_END: session
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -2,8 +2,8 @@
 //! Spark (the JVM of pyspark 4.3, local mode), with no Python in the data path.
 //!
 //! This binary builds the plugin's jar with `jvm/build.sh` (the dev profile of the JNI
-//! library), the c_range example and the generated read-write variant of the Spark suite,
-//! then runs the pytest suite of `tests/jvm` once and fails with its output if any test
+//! library), the c_range example, the generated read-write variant of the Spark suite and the
+//! fixture of every type (`fixtures/types`), then runs the pytest suite of `tests/jvm` once and fails with its output if any test
 //! fails. It needs what `tests/spark` needs, plus a JDK (`javac` and `jar`).
 
 #[allow(dead_code)]
@@ -21,13 +21,66 @@ fn the_jvm_plugin_suite_passes_on_real_spark() {
     let jar = build_jar(&repository);
     let c_range = repository.build_c_range();
     let writer = repository.generate_and_build_writer_variant();
+    let types = build_types_fixture(&repository);
     run_pytest(
         &repository,
         &[
             ("SPARKDS_JVM_JAR", &jar),
             ("SPARK_E2E_C_RANGE_LIBRARY", &c_range),
             ("SPARK_E2E_WRITER_LIBRARY", &writer),
+            ("SPARKDS_JVM_TYPES_LIBRARY", &types),
         ],
+    );
+}
+
+/// The fixture of every type (`tests/jvm/fixtures/types`): a variant of the template, generated
+/// as users do, whose connector is replaced by the fixture's, built in target/generated.
+fn build_types_fixture(repository: &Repository) -> PathBuf {
+    let destination = tempfile::tempdir().expect("create a temporary directory");
+    let sdk = format!("sdk=path:{}", repository.path("").display());
+    run(
+        Command::new("cargo")
+            .args(["generate", "--path"])
+            .arg(repository.path("template"))
+            .args(["--name", TYPES_NAME, "--silent", "-d", &sdk])
+            .args(["-d", "capabilities=batch_read,batch_write,truncate"])
+            .args(["-d", "pushdowns=prune_columns", "--destination"])
+            .arg(destination.path()),
+        "cargo generate of the types fixture",
+    );
+    let project = destination.path().join(TYPES_NAME);
+    std::fs::copy(
+        repository.path("tests/jvm/fixtures/types/mod.rs"),
+        project.join("src/connector/mod.rs"),
+    )
+    .expect("copy the fixture's connector");
+    let target = repository.path("target/generated");
+    run(
+        Command::new("cargo")
+            .arg("build")
+            .current_dir(&project)
+            .env("CARGO_TARGET_DIR", &target),
+        "cargo build of the types fixture",
+    );
+    target
+        .join("debug")
+        .join(spark_helpers::library_file_name(TYPES_NAME))
+}
+
+/// The data source name of the types fixture.
+const TYPES_NAME: &str = "jvm_types";
+
+/// Runs `command`, and panics with its output if it fails.
+fn run(command: &mut Command, what: &str) {
+    let output = command
+        .output()
+        .unwrap_or_else(|error| panic!("{what}: cannot run {command:?}: {error}"));
+    assert!(
+        output.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
     );
 }
 

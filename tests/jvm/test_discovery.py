@@ -19,7 +19,9 @@ def test_a_session_package_is_found_and_extracted(spark, c_range_library, tmp_pa
     package = make_package(
         str(tmp_path / "pkg_range-1.0.sparkpkg"), "pkg_range", c_range_library, platform_key()
     )
-    spark.sparkContext.addFile(package)
+    # ANCHOR: package
+    spark.sparkContext.addFile(package)  # or spark.addArtifact(package, file=True)
+    # ANCHOR_END: package
 
     df = native(spark, "pkg_range", end=6).load()
 

@@ -15,7 +15,16 @@ def rows(df):
 
 
 def test_a_batch_read_passes_the_options_to_the_library(spark):
-    df = native(spark, "c_range", end=1000, num_partitions=3, batch_rows=7).load()
+    # ANCHOR: read
+    df = (
+        spark.read.format("native")
+        .option("source", "c_range")
+        .option("end", 1000)
+        .option("num_partitions", 3)
+        .option("batch_rows", 7)
+        .load()
+    )
+    # ANCHOR_END: read
 
     assert df.rdd.getNumPartitions() == 3
     assert rows(df) == expected_rows(0, 1000)
@@ -41,6 +50,10 @@ def test_a_pushed_limit_and_pruned_columns_show_in_the_plan(spark):
     df = native(spark, "c_range", end=1000).load().select("label").limit(4)
 
     plan = executed_plan(df)
+    # ANCHOR: plan
+    # BatchScan native.c_range[label#1] NativeScan c_range [.../libspark_datasource_c_range.so]
+    #   PushedLimit: 4 PrunedColumns: [label]
+    # ANCHOR_END: plan
     assert "PushedLimit: 4" in plan
     assert "PrunedColumns: [label]" in plan
     assert len(df.collect()) == 4

@@ -5,7 +5,9 @@ import pytest
 
 def test_create_table_using_native_reads_the_source(spark):
     spark.sql("DROP TABLE IF EXISTS jvm_c_range")
+    # ANCHOR: create_table
     spark.sql("CREATE TABLE jvm_c_range USING native OPTIONS (source 'c_range', end '7')")
+    # ANCHOR_END: create_table
     try:
         rows = spark.sql("SELECT id, label FROM jvm_c_range ORDER BY id").collect()
         assert [(r.id, r.label) for r in rows] == [
@@ -30,10 +32,12 @@ def test_insert_into_a_table_using_native_writes_through_the_library(spark, tmp_
 
 
 def test_the_catalog_names_sources_and_passes_its_options(spark):
+    # ANCHOR: catalog
     spark.conf.set("spark.sql.catalog.nds", "dev.sparkds.spark.NativeCatalog")
     spark.conf.set("spark.sql.catalog.nds.end", "12")
 
     rows = spark.sql("SELECT id FROM nds.c_range ORDER BY id").collect()
+    # ANCHOR_END: catalog
     assert [r.id for r in rows] == list(range(12))
     assert spark.sql("SELECT count(*) AS n FROM nds.c_range WHERE label IS NULL").first().n == 4
 

@@ -27,7 +27,9 @@ def frame(spark, rows):
 
 
 def save(df, path, mode="append"):
+    # ANCHOR: write
     df.write.format("native").option("source", "e2e_rw").option("path", path).mode(mode).save()
+    # ANCHOR_END: write
 
 
 def test_a_batch_write_is_read_back(spark, tmp_path):
@@ -118,6 +120,7 @@ def test_a_streaming_write_restarts_and_writes_every_row_once(spark, tmp_path):
     checkpoint = str(tmp_path / "checkpoint")
 
     def start():
+        # ANCHOR: stream
         stream = (
             spark.readStream.format("native")
             .option("source", "c_range")
@@ -132,6 +135,7 @@ def test_a_streaming_write_restarts_and_writes_every_row_once(spark, tmp_path):
             .trigger(processingTime="100 milliseconds")
             .start()
         )
+        # ANCHOR_END: stream
 
     run_batches(start(), 3)
     run_batches(start(), 2)

@@ -2,7 +2,25 @@ package dev.sparkds.spark;
 
 import java.nio.ByteBuffer;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.NullType;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
 import org.apache.spark.sql.util.ArrowUtils;
 
 /** Spark schemas as the Arrow IPC schema messages that cross the JNI boundary. */
@@ -15,22 +33,55 @@ final class Schemas {
    */
   static final String TIME_ZONE = "UTC";
 
+  /**
+   * The Arrow schema of {@code schema}, after checking that each column has a type of version
+   * 1: Spark's own conversion also knows intervals, variants and others, which no library is
+   * given (the specification: Spark fails such an operation before it calls the library).
+   */
   static Schema toArrow(StructType schema) {
-    try {
-      // Not the three-argument form, whose flag asks for large strings: the header's strings
-      // and binaries have 32-bit offsets ("u" and "z").
-      return ArrowUtils.toArrowSchema(
-          schema, TIME_ZONE, true, false, ArrowUtils.toArrowSchema$default$5());
-    } catch (RuntimeException e) {
+    for (StructField field : schema.fields()) {
+      checkType(field.name(), field.dataType());
+    }
+    // Not the three-argument form, whose flag asks for large strings: the header's strings
+    // and binaries have 32-bit offsets ("u" and "z").
+    return ArrowUtils.toArrowSchema(
+        schema, TIME_ZONE, true, false, ArrowUtils.toArrowSchema$default$5());
+  }
+
+  private static void checkType(String column, DataType type) {
+    if (type instanceof ArrayType) {
+      checkType(column + ".element", ((ArrayType) type).elementType());
+    } else if (type instanceof MapType) {
+      checkType(column + ".key", ((MapType) type).keyType());
+      checkType(column + ".value", ((MapType) type).valueType());
+    } else if (type instanceof StructType) {
+      for (StructField field : ((StructType) type).fields()) {
+        checkType(column + "." + field.name(), field.dataType());
+      }
+    } else if (!(type instanceof BooleanType
+        || type instanceof ByteType
+        || type instanceof ShortType
+        || type instanceof IntegerType
+        || type instanceof LongType
+        || type instanceof FloatType
+        || type instanceof DoubleType
+        || type instanceof DecimalType
+        || type instanceof StringType
+        || type instanceof BinaryType
+        || type instanceof DateType
+        || type instanceof TimestampType
+        || type instanceof TimestampNTZType
+        || type instanceof NullType)) {
       throw new NativeDataSourceException(
           "NATIVE_DATA_SOURCE_UNSUPPORTED_TYPE",
-          "the schema "
-              + schema.simpleString()
-              + " has a type that native data sources do not support ("
-              + e.getMessage()
-              + "): the types of version 1 are boolean, tinyint, smallint, int, bigint, float, "
-              + "double, decimal, string, binary, date, timestamp, timestamp_ntz, void, array, "
-              + "struct and map.");
+          "column `"
+              + column
+              + "` has the type "
+              + type.sql()
+              + ", which native data sources do not support: the types of version 1 are "
+              + "boolean, tinyint, smallint, int, bigint, float, double, decimal, string, "
+              + "binary, date, timestamp, timestamp_ntz, void, and arrays, structs and maps of "
+              + "them. Cast the column, or leave it out.");
     }
   }
 
