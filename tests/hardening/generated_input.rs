@@ -43,17 +43,22 @@ fn config() -> Config {
     }
 }
 
-/// The generated library with every capability, built once per run, and loaded directly.
-pub fn library() -> &'static Raw {
-    static RAW: OnceLock<Raw> = OnceLock::new();
-    RAW.get_or_init(|| {
-        let path = generated_library(
+/// The path of the generated library with every capability, built once per run.
+pub fn library_path() -> &'static std::path::Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        generated_library(
             NAME,
             "batch_read,micro_batch_read,batch_write,streaming_write,truncate",
             None,
-        );
-        Raw::load(&path)
+        )
     })
+}
+
+/// The generated library with every capability, loaded directly.
+pub fn library() -> &'static Raw {
+    static RAW: OnceLock<Raw> = OnceLock::new();
+    RAW.get_or_init(|| Raw::load(library_path()))
 }
 
 /// A folder of its own for each write.

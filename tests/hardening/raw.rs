@@ -359,8 +359,20 @@ impl Raw {
         mode: i32,
         streaming: bool,
     ) -> Result<Handle, Failure> {
+        self.create_writer_of_query(source, schema, mode, streaming, "hardening-query")
+    }
+
+    /// `create_writer` for the query `query_id` (Spark gives each write its own).
+    pub fn create_writer_of_query(
+        &self,
+        source: Handle,
+        schema: &Schema,
+        mode: i32,
+        streaming: bool,
+        query_id: &str,
+    ) -> Result<Handle, Failure> {
         let mut ffi = FFI_ArrowSchema::try_from(schema).expect("export the schema");
-        let query = c"hardening-query";
+        let query = c_string(query_id);
         let info = SparkDsWriteInfo {
             size: std::mem::size_of::<SparkDsWriteInfo>() as i64,
             schema: ffi_schema(&mut ffi),
