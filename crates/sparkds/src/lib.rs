@@ -10,7 +10,10 @@
 //! - [`Library::stream_read`]: micro-batches, and a restart from the last committed offset;
 //! - [`Library::batch_write`] and [`Library::streaming_write`]: tasks, a failing task, modes;
 //! - [`check`]: every protocol of every declared capability, optionally each in a child
-//!   process, so that a library that aborts the process is reported rather than fatal.
+//!   process, so that a library that aborts the process is reported rather than fatal;
+//! - [`steps`]: the same protocols one call at a time, with handles that live across calls
+//!   and batches read in place, for a host driven from outside, such as the JNI library of the
+//!   JVM plugin.
 //!
 //! # What is checked
 //!
