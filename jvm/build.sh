@@ -76,7 +76,10 @@ esac
 library="$target/$profile_dir/$jni"
 [ -f "$library" ] || { echo "jvm/build.sh: cargo built no $library" >&2; exit 1; }
 
+# The release jar is target/jvm/spark-native-datasource.jar; another profile's has a folder of
+# its own, so that builds of two profiles (tests and a benchmark) never share a file.
 out="$target/jvm"
+[ "$profile" = release ] || out="$out/$profile"
 classes="$out/classes"
 rm -rf "$classes"
 mkdir -p "$classes/META-INF/services" "$classes/dev/sparkds/spark/native/$platform"
