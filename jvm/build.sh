@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the JVM plugin: the JNI library (crates/sparkds-jni) and the Java classes, packed into
-# target/jvm/spark-native-datasource.jar with the JNI library of this platform inside. Prints
+# target/jvm/spark-native-datasource.jar (target/jvm/<profile>/ for a profile other than
+# release), with the JNI library of this platform inside. Prints
 # the jar's path, and only that, on stdout.
 #
 #   jvm/build.sh                  release build of the JNI library
