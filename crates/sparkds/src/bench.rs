@@ -53,8 +53,8 @@ pub struct BenchArgs {
     /// Read only these columns, in this order (`prune_columns`).
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub columns: Option<Vec<String>>,
-    /// Run each measure this many times and report the fastest run (its peak RSS is the
-    /// highest of all runs).
+    /// Run each measure this many times, the modes in turn, and report the fastest run of
+    /// each (its peak RSS is the highest of all runs).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeat: usize,
     /// Measure only without the conformance checks (by default: with them, then without).
@@ -212,31 +212,37 @@ pub fn bench(args: &BenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
         modes.push(Mode::InProcess(entry));
     }
     for protocol in protocols {
-        for &mode in &modes {
-            // A write is driven as Spark drives it; `cargo sparkds check` checks writes.
-            if protocol == BenchProtocol::BatchWrite && matches!(mode, Mode::Checked) {
-                continue;
-            }
-            let read = Driver {
-                library: &library,
-                options: &target.options,
-                schema: user_schema.clone(),
-                columns: args.columns.as_deref(),
-                mode,
-            };
-            let mut best: Option<Counts> = None;
-            let mut peak: Option<u64> = None;
-            for _ in 0..args.repeat {
+        // A write is driven as Spark drives it; `cargo sparkds check` checks writes.
+        let modes: Vec<Mode> = modes
+            .iter()
+            .copied()
+            .filter(|mode| protocol != BenchProtocol::BatchWrite || !matches!(mode, Mode::Checked))
+            .collect();
+        let mut best: Vec<Option<Counts>> = modes.iter().map(|_| None).collect();
+        let mut peaks: Vec<Option<u64>> = vec![None; modes.len()];
+        // The runs of the modes alternate, so that a machine busy with something else for a
+        // while slows them alike, and their ratios hold.
+        for _ in 0..args.repeat {
+            for (i, &mode) in modes.iter().enumerate() {
+                let driver = Driver {
+                    library: &library,
+                    options: &target.options,
+                    schema: user_schema.clone(),
+                    columns: args.columns.as_deref(),
+                    mode,
+                };
                 let rss = Rss::start();
                 let counts = match protocol {
-                    BenchProtocol::BatchWrite => read.run_batch_write(args)?,
-                    _ => read.run(protocol, args.micro_batches)?,
+                    BenchProtocol::BatchWrite => driver.run_batch_write(args)?,
+                    _ => driver.run(protocol, args.micro_batches)?,
                 };
-                peak = max_option(peak, rss.peak_over_baseline());
-                if best.as_ref().is_none_or(|b| counts.wall < b.wall) {
-                    best = Some(counts);
+                peaks[i] = max_option(peaks[i], rss.peak_over_baseline());
+                if best[i].as_ref().is_none_or(|b| counts.wall < b.wall) {
+                    best[i] = Some(counts);
                 }
             }
+        }
+        for ((mode, best), peak) in modes.iter().zip(best).zip(peaks) {
             if let Some(best) = best {
                 measures.push(best.measure(
                     protocol.name(),
