@@ -189,7 +189,17 @@ unsafe fn assemble_array(field: &Field, path: &str, cursor: &mut Cursor<'_>) -> 
             )));
         }
     }
-    builder = builder.buffers(rest.map(copy).collect());
+    let mut others: Vec<Buffer> = rest.map(copy).collect();
+    // Arrow Java leaves the offsets of an empty array without bytes (writer index 0), where the
+    // C data interface wants one offset, 0, which a library may read.
+    let has_offsets = matches!(
+        t,
+        DataType::Utf8 | DataType::Binary | DataType::List(_) | DataType::Map(_, _)
+    );
+    if has_offsets && length == 0 && others.first().is_some_and(Buffer::is_empty) {
+        others[0] = Buffer::from_slice_ref([0i32]);
+    }
+    builder = builder.buffers(others);
     let child_fields: Vec<&Field> = match t {
         DataType::Struct(fields) => fields.iter().map(|f| f.as_ref()).collect(),
         DataType::List(f) | DataType::Map(f, _) => vec![f.as_ref()],
@@ -298,6 +308,21 @@ mod tests {
         // SAFETY: no buffer.
         let rebuilt = unsafe { assemble(&Schema::empty(), &descriptor) }.expect("assembled");
         assert_eq!(rebuilt.len(), 7);
+    }
+
+    #[test]
+    fn an_empty_string_array_without_offset_bytes_gets_its_one_offset() {
+        let schema = Schema::new(vec![Field::new("s", DataType::Utf8, true)]);
+        // Arrow Java's description of an empty VarCharVector: no byte in any buffer.
+        // SAFETY: no buffer has a byte to read.
+        let data =
+            unsafe { assemble(&schema, &[0, 0, 0, 3, 0, 0, 0, 0, 0, 0]) }.expect("assembled");
+        let column = &data.child_data()[0];
+        assert_eq!(column.buffers()[0].as_slice(), &[0, 0, 0, 0]);
+        let mut described = Vec::new();
+        describe(&data, &mut described);
+        assert_eq!(described[..5], [0, 0, 0, 3, 0]);
+        assert_eq!(described[7], 4, "one offset");
     }
 
     #[test]
