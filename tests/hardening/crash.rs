@@ -2,6 +2,8 @@
 //! sample on a table, and is killed (SIGKILL) at every step of it, then at moments inside the
 //! calls that follow a step (the writes, `commit` and `abort`). After each kill the table must
 //! read as its old contents or its new ones: never a part, never a row twice.
+//! A streaming write and a streaming read are killed and restarted from the host's checkpoint
+//! until they finish: every row exactly once.
 //!
 //! The child is this test binary again, running `crash_child_process` with the plan in its
 //! environment. `SPARKDS_CRASH_KILLS=<n>` sets the number of kills after each step with growing
@@ -375,4 +377,234 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
         }
     }
     files
+}
+
+const STREAM_VAR: &str = "SPARKDS_CRASH_STREAM";
+
+/// Epochs of the streaming write, and micro-batches of the streaming read.
+const EPOCHS: i64 = 8;
+const MICRO_BATCHES: usize = 8;
+
+/// The lines of a log file of the host's checkpoint, each appended and synced after its step.
+fn log_lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .map(|text| text.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+fn append_synced(path: &Path, line: &str) {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("open the log");
+    writeln!(file, "{line}").expect("append to the log");
+    file.sync_all().expect("sync the log");
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+/// A streaming write restarted as Spark restarts a query: the epochs after the last one in the
+/// host's commit log (`_host_commits`, written after `commit` returns) run again, so an epoch
+/// that published before the kill but was not logged is committed a second time.
+fn run_stream_write(raw: &Raw, table: &Path) {
+    let log = table.join("_host_commits");
+    let next = log_lines(&log)
+        .iter()
+        .filter_map(|l| l.parse::<i64>().ok())
+        .max()
+        .map_or(0, |e| e + 1);
+    let options = vec![("path".to_string(), table.display().to_string())];
+    let source = raw.create(NAME, &options).expect("create");
+    let schema = raw.schema(source).expect("schema").expect("a schema");
+    let writer = raw
+        .create_writer_of_query(source, &schema, SPARK_DS_WRITE_APPEND, true, "stream-query")
+        .expect("create_writer");
+    let state = raw.serialize_writer(writer).expect("serialize_writer");
+    for epoch in next..EPOCHS {
+        let mut messages = Vec::new();
+        for t in 0..2 {
+            let task = task(t, t as i32, None);
+            let data_writer = raw
+                .create_data_writer(&task, &state, epoch)
+                .expect("create_data_writer");
+            let batch = sample_batch(&schema, epoch * 1000 + t * 100, 10);
+            raw.write(data_writer, &batch).expect("write");
+            messages.push(
+                raw.commit_data_writer(data_writer)
+                    .expect("commit_data_writer"),
+            );
+            raw.close_data_writer(data_writer);
+        }
+        raw.commit(writer, epoch, &messages)
+            .expect("commit of an epoch");
+        append_synced(&log, &epoch.to_string());
+    }
+    raw.close_writer(writer);
+    raw.close(source);
+}
+
+/// A streaming read restarted from the host's offset log (`offsets`, one `<index> <end>` line
+/// a micro-batch, written after its output): each micro-batch's rows go to `batch-<index>`,
+/// replaced whole, so a micro-batch read again after a kill replaces its own output.
+fn run_stream_read(raw: &Raw, out: &Path) {
+    let log = out.join("offsets");
+    let options = vec![("rows_per_micro_batch".to_string(), "20000".to_string())];
+    let source = raw.create(NAME, &options).expect("create");
+    let schema = raw.schema(source).expect("schema").expect("a schema");
+    let reader = raw
+        .create_stream_reader(source, &schema)
+        .expect("create_stream_reader");
+    let state = raw
+        .serialize_stream_reader(reader)
+        .expect("serialize_stream_reader");
+    let last = log_lines(&log).last().cloned();
+    let (mut index, mut start) = match last {
+        Some(line) => {
+            let (index, end) = line.split_once(' ').expect("`<index> <end>`");
+            (index.parse::<usize>().expect("an index") + 1, unhex(end))
+        }
+        None => (0, raw.initial_offset(reader).expect("initial_offset")),
+    };
+    while index < MICRO_BATCHES {
+        let end = raw.latest_offset(reader, &start).expect("latest_offset");
+        let partitions = raw
+            .stream_partitions(reader, &start, &end)
+            .expect("stream_partitions");
+        let mut ids = Vec::new();
+        for (i, partition) in partitions.iter().enumerate() {
+            let task = task(i as i64, i as i32, None);
+            for batch in raw
+                .read(&task, &state, partition, usize::MAX)
+                .expect("read")
+            {
+                let column = batch.column_by_name("id").expect("an id column");
+                ids.extend(column.as_primitive::<Int64Type>().values().iter().copied());
+            }
+        }
+        let text: String = ids.iter().map(|id| format!("{id}\n")).collect();
+        let temporary = out.join(format!("batch-{index}.tmp"));
+        std::fs::write(&temporary, text).expect("write the output");
+        std::fs::rename(&temporary, out.join(format!("batch-{index}")))
+            .expect("publish the output");
+        raw.commit_offset(reader, &end).expect("commit_offset");
+        append_synced(&log, &format!("{index} {}", hex(&end)));
+        start = end;
+        index += 1;
+    }
+    raw.close_stream_reader(reader);
+    raw.close(source);
+}
+
+/// The child's side of the streaming crash tests.
+#[test]
+fn crash_stream_child_process() {
+    let Ok(plan) = std::env::var(STREAM_VAR) else {
+        return; // Not a child.
+    };
+    let [library, dir, kind] = plan.splitn(3, '|').collect::<Vec<_>>()[..] else {
+        panic!("{STREAM_VAR} must be library|dir|kind, got {plan}");
+    };
+    let raw = Raw::load(Path::new(library));
+    match kind {
+        "write" => run_stream_write(&raw, Path::new(dir)),
+        _ => run_stream_read(&raw, Path::new(dir)),
+    }
+}
+
+/// Runs the streaming child on `dir`, killing it after each delay in turn, then once more to
+/// its end. Returns the number of kills that landed before the child finished.
+fn kill_and_restart(dir: &Path, kind: &str, delays: &[Duration]) -> usize {
+    let spawn = || {
+        Command::new(std::env::current_exe().expect("this test binary"))
+            .args([
+                "crash::crash_stream_child_process",
+                "--exact",
+                "--test-threads=1",
+            ])
+            .env(
+                STREAM_VAR,
+                format!("{}|{}|{kind}", library_path().display(), dir.display()),
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the child")
+    };
+    let mut landed = 0;
+    for delay in delays {
+        let mut child = spawn();
+        std::thread::sleep(*delay);
+        if matches!(child.try_wait(), Ok(None)) {
+            landed += 1;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let status = spawn().wait().expect("the last run");
+    assert!(
+        status.success(),
+        "the {kind} restarted after the kills did not finish"
+    );
+    landed
+}
+
+fn stream_delays() -> Vec<Duration> {
+    (0..kills_per_mode() * 2)
+        .map(|i| Duration::from_millis(5 + 7 * u64::from(i)))
+        .collect()
+}
+
+#[test]
+fn a_streaming_write_killed_and_restarted_writes_every_row_exactly_once() {
+    let raw = Raw::load(library_path());
+    let table = fresh_table("crash-stream-write");
+    let kills = kill_and_restart(&table, "write", &stream_delays());
+    let expected: BTreeSet<i64> = (0..EPOCHS)
+        .flat_map(|e| (0..2).flat_map(move |t| (0..10).map(move |r| e * 1000 + t * 100 + r)))
+        .collect();
+    // `table_ids` fails on a row read twice.
+    let seen = table_ids(&raw, &table);
+    assert!(
+        seen == expected,
+        "after {kills} kills and restarts, the table holds {} rows, not the {} written",
+        seen.len(),
+        expected.len()
+    );
+    println!("crash: a streaming write of {EPOCHS} epochs killed {kills} times and restarted: every row exactly once");
+}
+
+#[test]
+fn a_streaming_read_killed_and_restarted_reads_every_row_exactly_once() {
+    let raw = Raw::load(library_path());
+    let reference = fresh_table("crash-stream-read-reference");
+    run_stream_read(&raw, &reference);
+    let out = fresh_table("crash-stream-read");
+    let kills = kill_and_restart(&out, "read", &stream_delays());
+    let ids = |dir: &Path| -> Vec<i64> {
+        (0..MICRO_BATCHES)
+            .flat_map(|i| log_lines(&dir.join(format!("batch-{i}"))))
+            .map(|l| l.parse().expect("an id"))
+            .collect()
+    };
+    let (expected, seen) = (ids(&reference), ids(&out));
+    assert!(!expected.is_empty());
+    assert!(
+        seen == expected,
+        "after {kills} kills and restarts, the micro-batches hold {} rows, not the {} of an uninterrupted read",
+        seen.len(),
+        expected.len()
+    );
+    let unique: BTreeSet<i64> = seen.iter().copied().collect();
+    assert_eq!(unique.len(), seen.len(), "a row was read twice");
+    println!("crash: a streaming read of {MICRO_BATCHES} micro-batches killed {kills} times and restarted: every row exactly once");
 }
