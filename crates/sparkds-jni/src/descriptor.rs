@@ -30,8 +30,13 @@ pub fn describe(batch: &ArrayData, out: &mut Vec<i64>) {
 
 fn describe_array(array: &ArrayData, out: &mut Vec<i64>) {
     out.push(array.len() as i64);
-    out.push(array.null_count() as i64);
     let has_validity = !matches!(array.data_type(), DataType::Null);
+    // Every value of the null type is null, as Arrow Java's NullVector counts them.
+    out.push(if has_validity {
+        array.null_count() as i64
+    } else {
+        array.len() as i64
+    });
     let n_buffers = array.buffers().len() + usize::from(has_validity);
     out.push(n_buffers as i64);
     if has_validity {
@@ -217,7 +222,8 @@ unsafe fn assemble_array(field: &Field, path: &str, cursor: &mut Cursor<'_>) -> 
         .build()
         .map_err(|e| bad(e.to_string()))?;
     data.validate().map_err(|e| bad(e.to_string()))?;
-    if data.null_count() as i64 != null_count {
+    // The null type has no validity: its values are all null, whatever count is given.
+    if expected > 0 && data.null_count() as i64 != null_count {
         return Err(bad(format!(
             "null_count is {null_count} but the validity buffer has {} nulls",
             data.null_count()
@@ -294,6 +300,117 @@ mod tests {
         // SAFETY: the descriptor points into `data`, alive for the call.
         let rebuilt = unsafe { assemble(&batch.schema(), &descriptor) }.expect("assembled");
         assert_eq!(StructArray::from(rebuilt), StructArray::from(batch));
+    }
+
+    /// A batch of every type of version 1, nested ones included, with nulls.
+    fn every_type() -> RecordBatch {
+        use arrow_array::builder::{Int32Builder, MapBuilder, StringBuilder};
+        use arrow_array::{
+            BinaryArray, Date32Array, Float32Array, Float64Array, Int16Array, Int32Array,
+            Int8Array, NullArray,
+        };
+        let mut map = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
+        map.keys().append_value("a");
+        map.values().append_value(1);
+        map.append(true).expect("an entry");
+        map.append(false).expect("a null map");
+        map.keys().append_value("b");
+        map.values().append_null();
+        map.append(true).expect("an entry");
+        let map = map.finish();
+        let inner = StructArray::from(vec![
+            (
+                Arc::new(Field::new("x", DataType::Int32, true)),
+                Arc::new(Int32Array::from(vec![Some(1), None, Some(3)])) as arrow_array::ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("y", DataType::Utf8, true)),
+                Arc::new(StringArray::from(vec![Some("p"), Some(""), None]))
+                    as arrow_array::ArrayRef,
+            ),
+        ]);
+        let columns: Vec<(&str, arrow_array::ArrayRef)> = vec![
+            (
+                "b",
+                Arc::new(BooleanArray::from(vec![Some(true), None, Some(false)])),
+            ),
+            (
+                "i8",
+                Arc::new(Int8Array::from(vec![Some(-1), Some(2), None])),
+            ),
+            (
+                "i16",
+                Arc::new(Int16Array::from(vec![None, Some(300), Some(-300)])),
+            ),
+            ("i32", Arc::new(Int32Array::from(vec![1, 2, 3]))),
+            (
+                "f32",
+                Arc::new(Float32Array::from(vec![Some(1.5), None, Some(-0.0)])),
+            ),
+            (
+                "f64",
+                Arc::new(Float64Array::from(vec![f64::NAN, 2.0, 1e300])),
+            ),
+            (
+                "bin",
+                Arc::new(BinaryArray::from(vec![
+                    Some(&b"\x00\xff"[..]),
+                    None,
+                    Some(&b""[..]),
+                ])),
+            ),
+            (
+                "date",
+                Arc::new(Date32Array::from(vec![Some(0), Some(19000), None])),
+            ),
+            (
+                "ntz",
+                Arc::new(TimestampMicrosecondArray::from(vec![
+                    Some(-1),
+                    None,
+                    Some(2),
+                ])),
+            ),
+            ("nothing", Arc::new(NullArray::new(3))),
+            ("st", Arc::new(inner)),
+            ("m", Arc::new(map)),
+        ];
+        let sample = sample();
+        let mut fields: Vec<Field> = sample
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        let mut arrays: Vec<arrow_array::ArrayRef> = sample.columns().to_vec();
+        for (name, array) in columns {
+            fields.push(Field::new(name, array.data_type().clone(), true));
+            arrays.push(array);
+        }
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).expect("a valid batch")
+    }
+
+    #[test]
+    fn a_batch_imported_from_the_c_data_interface_describes_exact_buffers_of_every_type() {
+        let batch = every_type();
+        let exported = StructArray::from(batch.clone()).into_data();
+        let ffi = arrow_array::ffi::FFI_ArrowArray::new(&exported);
+        let struct_type = DataType::Struct(batch.schema().fields().clone());
+        // SAFETY: a valid export of `struct_type`, moved into the import (as a stream's batch).
+        let imported = unsafe { arrow_array::ffi::from_ffi_and_data_type(ffi, struct_type) }
+            .expect("imported");
+        let mut descriptor = Vec::new();
+        describe(&imported, &mut descriptor);
+        // SAFETY: the descriptor points into `imported`, alive for the call; `assemble` reads
+        // exactly the lengths it gives, and `validate` refuses a buffer too short for its array.
+        let rebuilt = unsafe { assemble(&batch.schema(), &descriptor) }.expect("assembled");
+        rebuilt.validate_full().expect("valid");
+        assert_eq!(StructArray::from(rebuilt), StructArray::from(batch));
+        // The null column: 3 values, all null, no buffer. After it come the struct (1 buffer;
+        // x: 2, y: 3) and the map (2; entries: 1, key: 3, value: 2), 3 + 2 * buffers each.
+        let after: usize = [1, 2, 3, 2, 1, 3, 2].iter().map(|b| 3 + 2 * b).sum();
+        let at = descriptor.len() - after - 3;
+        assert_eq!(descriptor[at..at + 3], [3, 3, 0]);
     }
 
     #[test]
