@@ -373,6 +373,12 @@ fn the_tutorial_listings_follow_the_template() {
                 "            write!(labels, \"row {id}\").map_err(|e| Error::msg(e.to_string()))?;",
                 "        let sizes: Vec<usize> = batches(RowRange { start: 0, end: 10 }, &columns, 4)?",
                 "            \"this data source has no column `name`; its columns are: id, label\"",
+                // The labels built in Arrow buffers, with the tutorial's prefix and column.
+                "use arrow_array::{ArrayRef, Int64Array, RecordBatch, RecordBatchOptions, StringArray};",
+                "/// The labels of rows `ids`: `row <id>`, or null in every third row.",
+                "    let mut values: Vec<u8> = Vec::with_capacity(rows * \"row 0000000\".len());",
+                "            values.extend_from_slice(b\"row \");",
+                "            let array = labels(ids)?;",
             ],
         ),
     ];

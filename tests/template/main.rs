@@ -337,6 +337,80 @@ fn every_capability_together() {
         )
         .project();
     check(&project);
+    assert_bench_runs_every_protocol(&project);
+}
+
+/// `cargo sparkds bench` on a few rows of each protocol of the sample, through the C interface
+/// and in process, so that it cannot rot; the figures come from benchmark runs, not from here.
+fn assert_bench_runs_every_protocol(project: &Project) {
+    let measures = |args: &[&str]| -> Vec<serde_json::Value> {
+        let mut all = vec!["sparkds", "bench", "--profile", "dev", "--json"];
+        all.extend_from_slice(args);
+        let (printed, _) = project.cargo_printed(&all);
+        let report: serde_json::Value = serde_json::from_str(&printed)
+            .unwrap_or_else(|e| panic!("bench --json printed no JSON ({e}):\n{printed}"));
+        assert_eq!(report["reference"], true, "{printed}");
+        report["measures"].as_array().expect("measures").clone()
+    };
+    let how = |m: &serde_json::Value| {
+        (
+            m["protocol"].as_str().unwrap_or_default().to_string(),
+            m["checks"].as_bool().unwrap_or_default(),
+            m["in_process"].as_bool().unwrap_or_default(),
+            m["rows"].as_u64().unwrap_or_default(),
+        )
+    };
+    // The batch read, each way: the same rows, in process too.
+    let read: Vec<_> = measures(&["--protocol", "batch-read", "end=5000", "batch_rows=1000"])
+        .iter()
+        .map(how)
+        .collect();
+    let batch_read = |checks, in_process| ("batch-read".to_string(), checks, in_process, 5000);
+    assert_eq!(
+        read,
+        vec![batch_read(true, false), batch_read(false, false), batch_read(false, true)]
+    );
+    // Three micro-batches of 100 rows.
+    let stream: Vec<_> = measures(&[
+        "--protocol",
+        "micro-batch-read",
+        "--micro-batches",
+        "3",
+        "rows_per_micro_batch=100",
+    ])
+    .iter()
+    .map(how)
+    .collect();
+    assert_eq!(stream.len(), 3, "{stream:?}");
+    assert!(stream.iter().all(|m| m.3 == 300), "{stream:?}");
+    // The batch write, through the interface and in process, into a table of its own.
+    let table = project.dir.join("bench-table");
+    let path = format!("path={}", table.display());
+    let write: Vec<_> = measures(&[
+        "--protocol",
+        "batch-write",
+        "--write-rows",
+        "3000",
+        "--write-batch-rows",
+        "1000",
+        &path,
+    ])
+    .iter()
+    .map(how)
+    .collect();
+    let batch_write = |in_process| ("batch-write".to_string(), false, in_process, 3000);
+    assert_eq!(write, vec![batch_write(false), batch_write(true)]);
+    // Both writes committed: two tasks each, 6000 rows in four published files.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&project.read("bench-table/_table.json")).expect("a manifest");
+    let files = manifest["files"].as_array().expect("files");
+    assert_eq!(files.len(), 4, "{manifest}");
+    let rows: usize = files
+        .iter()
+        .map(|f| project.read(&format!("bench-table/{}", f.as_str().unwrap_or_default())))
+        .map(|text| text.lines().count())
+        .sum();
+    assert_eq!(rows, 6000);
 }
 
 #[test]

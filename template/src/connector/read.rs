@@ -2,15 +2,18 @@
 //! published there.
 
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use arrow_array::RecordBatch;
+use arrow_array::builder::{ArrayBuilder, Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 use serde::{Deserialize, Serialize};
 
 use super::sequence::{self, columns_of, project, RowRange};
-use super::{schema, table, Source};
+use super::table::{self, Row};
+use super::Source;
 use spark_datasource::{BatchRead, BatchReader, Batches, Error, Result, TaskContext};
 
 /// The options of a batch read.
@@ -118,36 +121,76 @@ impl BatchReader for Reader {
     }
 }
 
-/// The rows of JSON-lines `files`, read lazily, one file after the other.
+/// The rows of JSON-lines `files`, read lazily, one file after the other, in batches of at
+/// most `batch_rows`.
 fn read_files(files: Vec<PathBuf>, output: SchemaRef, batch_rows: u64) -> Batches {
-    let batch_size = usize::try_from(batch_rows).unwrap_or(usize::MAX);
-    let projection = output.clone();
-    let batches = files.into_iter().flat_map(move |file| {
-        let opened = File::open(&file)
-            .map_err(|e| Error::io(format!("cannot open `{}`", file.display()), e))
-            .and_then(|handle| {
-                Ok(arrow_json::ReaderBuilder::new(schema())
-                    .with_batch_size(batch_size)
-                    .build(BufReader::new(handle))?)
-            });
-        let projection = projection.clone();
-        let (reader, error) = match opened {
-            Ok(reader) => (Some(reader), None),
-            Err(error) => (None, Some(Err(error))),
-        };
-        error
-            .into_iter()
-            .chain(reader.into_iter().flatten().map(move |batch| {
-                let batch = batch?;
-                let indices = projection
-                    .fields()
-                    .iter()
-                    .map(|field| batch.schema().index_of(field.name()))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(batch.project(&indices)?)
-            }))
+    let batch_rows = usize::try_from(batch_rows).unwrap_or(usize::MAX);
+    let mut lines = files.into_iter().flat_map(lines_of);
+    let schema = output.clone();
+    let batches = std::iter::from_fn(move || {
+        let mut ids = Int64Builder::new();
+        let mut labels = StringBuilder::new();
+        for line in lines.by_ref().take(batch_rows) {
+            let row = match line {
+                Ok(row) => row,
+                Err(error) => return Some(Err(error)),
+            };
+            ids.append_value(row.id);
+            labels.append_option(row.label);
+        }
+        if ids.is_empty() {
+            return None;
+        }
+        let (ids, labels): (ArrayRef, ArrayRef) =
+            (Arc::new(ids.finish()), Arc::new(labels.finish()));
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|field| match field.name().as_str() {
+                "id" => ids.clone(),
+                _ => labels.clone(),
+            })
+            .collect();
+        Some(RecordBatch::try_new(schema.clone(), columns).map_err(Error::from))
     });
     Batches::new(output, batches)
+}
+
+/// A line of a data file: its row's id and label.
+struct Line {
+    id: i64,
+    label: Option<String>,
+}
+
+/// The rows of the data file `file`, or the error that stops its read.
+fn lines_of(file: PathBuf) -> Box<dyn Iterator<Item = Result<Line>> + Send> {
+    let handle = match File::open(&file) {
+        Ok(handle) => handle,
+        Err(e) => {
+            let error = Error::io(format!("cannot open `{}`", file.display()), e);
+            return Box::new(std::iter::once(Err(error)));
+        }
+    };
+    Box::new(
+        BufReader::new(handle)
+            .lines()
+            .enumerate()
+            .map(move |(number, line)| {
+                let line =
+                    line.map_err(|e| Error::io(format!("cannot read `{}`", file.display()), e))?;
+                let row: Row = serde_json::from_str(&line).map_err(|e| {
+                    Error::msg(format!(
+                        "line {} of `{}` is not a row of this table: {e}",
+                        number + 1,
+                        file.display()
+                    ))
+                })?;
+                Ok(Line {
+                    id: row.id,
+                    label: row.label.map(|label| label.into_owned()),
+                })
+            }),
+    )
 }
 
 /// At most `limit` rows of `batches`.

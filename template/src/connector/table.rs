@@ -8,6 +8,7 @@
 //! ```
 //! Replacing the manifest is one atomic rename, so a reader sees all of a commit or none of it.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::ErrorKind;
@@ -19,6 +20,16 @@ use spark_datasource::{Error, Result};
 
 /// The file name of the manifest.
 pub const MANIFEST: &str = "_table.json";
+
+/// A line of a data file: `{"id":1,"label":"row 1"}`, without `label` where it is null. The
+/// sample's columns are known, so serde writes and reads them directly: a general Arrow-to-JSON
+/// crate would double the library's build time and size.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Row<'a> {
+    pub id: i64,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<Cow<'a, str>>,
+}
 
 /// The visible state of a table.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

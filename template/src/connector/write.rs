@@ -2,15 +2,15 @@
 //! JSON-lines file; `commit` moves the staged files of all tasks into the table and publishes
 //! them with one atomic replacement of the manifest; `abort` removes them.
 
+use std::borrow::Cow;
 use std::fs::{self, File};
 use std::io::{BufWriter, ErrorKind, Write as _};
 use std::path::{Component, Path, PathBuf};
 
-use arrow_array::RecordBatch;
-use arrow_json::LineDelimitedWriter;
+use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
 use serde::{Deserialize, Serialize};
 
-use super::table::{self, Manifest, MANIFEST};
+use super::table::{self, Manifest, Row, MANIFEST};
 use super::{schema, Source};
 use spark_datasource::{
     log, DataWriter, Error, Result, TaskContext, Write, WriteInfo, WriteMode, Writer,
@@ -135,7 +135,7 @@ impl Writer for TableWriter {
         let file = File::create(&path)
             .map_err(|e| Error::io(format!("cannot create `{}`", path.display()), e))?;
         Ok(TaskWriter {
-            writer: Some(LineDelimitedWriter::new(BufWriter::new(file))),
+            writer: Some(BufWriter::new(file)),
             relative: path
                 .strip_prefix(&self.path)
                 .map_err(|_| Error::msg("a staged file lies outside the table"))?
@@ -204,7 +204,7 @@ impl Writer for TableWriter {
 
 /// The writer of one task attempt.
 pub struct TaskWriter {
-    writer: Option<LineDelimitedWriter<BufWriter<File>>>,
+    writer: Option<BufWriter<File>>,
     path: PathBuf,
     relative: String,
     rows: u64,
@@ -218,19 +218,30 @@ impl DataWriter for TaskWriter {
             .writer
             .as_mut()
             .ok_or_else(|| Error::msg("write after commit or abort"))?;
-        writer.write(&batch)?;
+        // `writer` checked the schema: the columns are `id` and `label`, in this order.
+        let ids = column::<Int64Array>(&batch, 0)?;
+        let labels = column::<StringArray>(&batch, 1)?;
+        let failed =
+            |e: std::io::Error| Error::io(format!("cannot write `{}`", self.path.display()), e);
+        for (id, label) in ids.iter().zip(labels.iter()) {
+            let id = id.ok_or_else(|| Error::msg("column `id` holds a null: it cannot"))?;
+            let row = Row {
+                id,
+                label: label.map(Cow::Borrowed),
+            };
+            serde_json::to_writer(&mut *writer, &row).map_err(|e| failed(e.into()))?;
+            writer.write_all(b"\n").map_err(failed)?;
+        }
         self.rows += batch.num_rows() as u64;
         Ok(())
     }
 
     fn commit(&mut self) -> Result<Staged> {
-        let mut writer = self
+        let writer = self
             .writer
             .take()
             .ok_or_else(|| Error::msg("commit after commit or abort"))?;
-        writer.finish()?;
-        let file = writer.into_inner();
-        let file = file.into_inner().map_err(|e| {
+        let file = writer.into_inner().map_err(|e| {
             Error::io(
                 format!("cannot write `{}`", self.path.display()),
                 e.into_error(),
@@ -249,6 +260,20 @@ impl DataWriter for TaskWriter {
         self.writer = None;
         remove_file(&self.path)
     }
+}
+
+/// Column `index` of `batch`, as the array type `A`.
+fn column<A: Array + 'static>(batch: &RecordBatch, index: usize) -> Result<&A> {
+    batch
+        .column(index)
+        .as_any()
+        .downcast_ref::<A>()
+        .ok_or_else(|| {
+            Error::msg(format!(
+                "column {index} has the type {}",
+                batch.column(index).data_type()
+            ))
+        })
 }
 
 /// Replaces the manifest of the table at `root` in one atomic rename.
