@@ -171,12 +171,12 @@ pub extern "system" fn Java_dev_sparkds_spark_jni_Native_load<'l>(
         let path = jvm::string(env, &path, "path")?;
         let sha256 = jvm::optional_string(env, &sha256)?;
         let version = jvm::string(env, &spark_version, "sparkVersion")?;
-        let loaded = loaded::load(path.as_ref(), sha256.as_deref(), &version, |name| {
-            let name = name.to_string();
-            Some(Box::new(move |level, message| {
-                jvm::log(&name, level, message)
-            }))
-        })?;
+        let loaded = loaded::load(
+            path.as_ref(),
+            sha256.as_deref(),
+            &version,
+            crate::library_log,
+        )?;
         Ok(library_handle(loaded))
     })
 }

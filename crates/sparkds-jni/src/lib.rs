@@ -51,15 +51,11 @@ pub unsafe extern "system" fn JNI_OnLoad(
     }
 }
 
-/// The logging function of a library when there is no JVM: stderr, as `Native.log` would
-/// fall back to.
-pub fn log_to_stderr(library: &str) -> Option<sparkds::LogFunction> {
+/// The log function given to the library of data source `library` (`SparkDsHost.log`):
+/// `Native.log` in a JVM, stderr without one (never stdout).
+pub fn library_log(library: &str) -> Option<sparkds::LogFunction> {
     let library = library.to_string();
     Some(Box::new(move |level, message| {
-        jvm_log(&library, level, message)
+        jvm::log(&library, level, message)
     }))
-}
-
-fn jvm_log(library: &str, level: i32, message: &str) {
-    jvm::log(library, level, message);
 }

@@ -9,7 +9,7 @@ fn load(
     path: &std::path::Path,
     sha256: Option<&str>,
 ) -> sparkds_jni::error::Result<&'static loaded::Loaded> {
-    loaded::load(path, sha256, "4.3.0", sparkds_jni::log_to_stderr)
+    loaded::load(path, sha256, "4.3.0", sparkds_jni::library_log)
 }
 
 #[test]

@@ -99,7 +99,7 @@ pub fn example(name: &str) -> PathBuf {
 
 /// Loads a library as `Native.load` does, logging to stderr.
 pub fn load(path: &Path) -> &'static Loaded {
-    loaded::load(path, None, "4.3.0", sparkds_jni::log_to_stderr)
+    loaded::load(path, None, "4.3.0", sparkds_jni::library_log)
         .unwrap_or_else(|e| panic!("{} loads: {e}", path.display()))
 }
 
