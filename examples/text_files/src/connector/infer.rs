@@ -7,7 +7,7 @@ use arrow_schema::DataType;
 use serde_json::Value;
 
 use super::datetime;
-use super::values::{java_double, ValueOptions};
+use super::values::{java_double, same, ValueOptions};
 
 /// The largest precision of a Spark decimal.
 const MAX_PRECISION: u8 = 38;
@@ -51,7 +51,7 @@ impl Inferred {
 /// (`None`), empty text, and the `nullValue` text leave the type as it was.
 pub fn csv_field(so_far: Inferred, field: Option<&str>, options: &ValueOptions) -> Inferred {
     let Some(field) = field else { return so_far };
-    if field.is_empty() || field == options.null_value {
+    if field.is_empty() || same(field, &options.null_value) {
         return so_far;
     }
     // Given `double` so far, there is no point in trying `int`: start where the column is.
@@ -106,9 +106,9 @@ fn integer_precision(field: &str) -> Option<u8> {
 
 fn try_double(field: &str, options: &ValueOptions) -> Inferred {
     if java_double(field).is_some()
-        || field == options.nan_value
-        || field == options.positive_inf
-        || field == options.negative_inf
+        || same(field, &options.nan_value)
+        || same(field, &options.positive_inf)
+        || same(field, &options.negative_inf)
     {
         Inferred::Double
     } else {

@@ -341,18 +341,21 @@ impl PartitionRows {
 
     /// Parses `text` into the builders as the mode says, or says why it cannot be read.
     fn append(&mut self, text: &str) -> std::result::Result<Outcome, String> {
-        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        let names = &self.names;
         let (mut cells, mut malformed) = match &self.settings.format {
             Format::Csv(syntax) => {
                 let mut cells = format::split_csv(text, syntax, &self.settings.values)
                     .unwrap_or_else(|OpenQuote(cells)| cells);
-                let reason = (cells.len() != names.len()).then(|| field_count(cells.len(), &names));
+                let reason = (cells.len() != names.len()).then(|| {
+                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                    field_count(cells.len(), &names)
+                });
                 // Spark reads what it can of a record of the wrong length.
                 cells.resize(names.len(), Cell::Null);
                 (cells, reason)
             }
             Format::JsonLines => match format::parse_json(text) {
-                Ok(mut object) => (format::json_cells(&mut object, &names), None),
+                Ok(mut object) => (format::json_cells(&mut object, names), None),
                 Err(reason) => (vec![Cell::Null; names.len()], Some(reason)),
             },
         };
