@@ -26,8 +26,8 @@ pub struct Found {
     pub path: PathBuf,
     /// Its SHA-256, lower-case hex.
     pub sha256: String,
-    /// Where it was found, for messages: "session package <path>", "configured package
-    /// <path>" or "library path <dir>".
+    /// Where it was found, for messages: `session package <path>`, `configured package <path>`
+    /// or `library path <dir>`.
     pub place: String,
 }
 

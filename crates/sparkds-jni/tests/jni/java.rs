@@ -53,7 +53,11 @@ fn the_native_class_drives_the_jni_library_in_a_jvm() {
         // Arrow Java reads off-heap memory through these.
         .arg("--add-opens=java.base/java.nio=ALL-UNNAMED")
         .arg("-cp")
-        .arg(format!("{}:{jars}", classes.display()))
+        .arg(format!(
+            "{}{}{jars}",
+            classes.display(),
+            if cfg!(windows) { ";" } else { ":" }
+        ))
         .arg("Smoke")
         .arg(c_range())
         .arg(fixture(None))

@@ -227,3 +227,60 @@ fn is_interrupted_asks_the_task_context() {
     }
     assert!(more <= 1, "{more} batches after the kill");
 }
+
+#[test]
+fn tasks_on_several_threads_read_their_partitions_at_once() {
+    let library = load(c_range());
+    let source = ops::create(
+        library,
+        "c_range",
+        &options(&[
+            ("end", "40000"),
+            ("num_partitions", "4"),
+            ("batch_rows", "1000"),
+        ]),
+    )
+    .expect("create");
+    let schema_bytes = source.schema().expect("schema").expect("a schema");
+    let reader = source.create_reader(&schema_bytes).expect("createReader");
+    let partitions = reader.partitions().expect("partitions");
+    let state = reader.serialize().expect("serialize");
+    let sums: Vec<i64> = std::thread::scope(|scope| {
+        let tasks: Vec<_> = partitions
+            .iter()
+            .enumerate()
+            .map(|(i, partition)| {
+                let (schema_bytes, state) = (&schema_bytes, &state);
+                scope.spawn(move || {
+                    let mut stream = ops::read(
+                        library,
+                        schema_bytes,
+                        state.as_deref(),
+                        partition,
+                        ids(i as i32),
+                        None,
+                        Checks::default(),
+                    )
+                    .expect("read opens");
+                    let mut sum = 0i64;
+                    while let Some(batch) = stream.stream().next_batch().expect("next") {
+                        let batch = batch.to_record_batch().expect("a record batch");
+                        sum += batch
+                            .column(0)
+                            .as_primitive::<Int64Type>()
+                            .values()
+                            .iter()
+                            .sum::<i64>();
+                    }
+                    sum
+                })
+            })
+            .collect();
+        tasks
+            .into_iter()
+            .map(|t| t.join().expect("a task"))
+            .collect()
+    });
+    assert_eq!(sums.iter().sum::<i64>(), (0..40000).sum::<i64>());
+    assert_eq!(sums.len(), 4);
+}
