@@ -284,3 +284,18 @@ fn tasks_on_several_threads_read_their_partitions_at_once() {
     assert_eq!(sums.iter().sum::<i64>(), (0..40000).sum::<i64>());
     assert_eq!(sums.len(), 4);
 }
+
+#[test]
+fn pruning_to_a_column_the_reader_does_not_have_names_the_columns_it_has() {
+    let library = load(c_range());
+    let source = ops::create(library, "c_range", &[]).expect("create");
+    let schema_bytes = source.schema().expect("schema").expect("a schema");
+    let mut reader = source.create_reader(&schema_bytes).expect("createReader");
+    let nope = Schema::new(vec![Field::new("nope", DataType::Int64, true)]);
+    let e = reader.prune_columns(&ipc(&nope)).expect_err("refused");
+    assert_eq!(e.class, sparkds_jni::error::ErrorClass::IllegalArgument);
+    assert_eq!(
+        e.message,
+        "native data source `c_range`: the required column `nope: Int64` is not a column of the reader's schema (id: Int64, label: Utf8); ask for some of those columns, as they are"
+    );
+}

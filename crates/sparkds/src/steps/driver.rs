@@ -267,7 +267,12 @@ impl Reader {
     pub fn prune_columns(&mut self, required: SchemaRef) -> Result<bool> {
         for field in required.fields() {
             let known = self.schema.field_with_name(field.name()).ok();
-            if known.is_none_or(|k| k != field.as_ref()) {
+            // Names, types and nullability: metadata is not part of what is read.
+            let same = |k: &arrow_schema::Field| {
+                k.is_nullable() == field.is_nullable()
+                    && k.data_type().equals_datatype(field.data_type())
+            };
+            if !known.is_some_and(same) {
                 let names: Vec<String> = self
                     .schema
                     .fields()
