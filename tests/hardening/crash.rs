@@ -144,8 +144,10 @@ fn run_write(raw: &Raw, table: &Path, mode: Mode, generation: u64, stop: Option<
     reached("published");
 }
 
-/// The child's side: runs the write of its plan, when this process is a child.
+/// The child's side: runs the write of its plan. Ignored: only the tests above run it, in a
+/// child process, with `--ignored`.
 #[test]
+#[ignore = "the child process of the crash tests, which run it with its plan"]
 fn crash_child_process() {
     let Ok(plan) = std::env::var(PLAN_VAR) else {
         return; // Not a child: nothing to do.
@@ -178,6 +180,7 @@ fn spawn_child(table: &Path, mode: Mode, generation: u64, stop: Option<&str>) ->
         .args([
             "crash::crash_child_process",
             "--exact",
+            "--ignored",
             "--nocapture",
             "--test-threads=1",
         ])
@@ -505,8 +508,9 @@ fn run_stream_read(raw: &Raw, out: &Path) {
     raw.close(source);
 }
 
-/// The child's side of the streaming crash tests.
+/// The child's side of the streaming crash tests; ignored as `crash_child_process` is.
 #[test]
+#[ignore = "the child process of the streaming crash tests, which run it with its plan"]
 fn crash_stream_child_process() {
     let Ok(plan) = std::env::var(STREAM_VAR) else {
         return; // Not a child.
@@ -529,6 +533,7 @@ fn kill_and_restart(dir: &Path, kind: &str, delays: &[Duration]) -> usize {
             .args([
                 "crash::crash_stream_child_process",
                 "--exact",
+                "--ignored",
                 "--test-threads=1",
             ])
             .env(
