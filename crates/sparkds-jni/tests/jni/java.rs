@@ -80,3 +80,51 @@ fn the_native_class_drives_the_jni_library_in_a_jvm() {
         "{stdout}"
     );
 }
+
+/// The names of the native methods that `Native.java` declares.
+fn declared_native_methods() -> Vec<String> {
+    let source = std::fs::read_to_string(
+        repo_root().join("jvm/src/main/java/dev/sparkds/spark/jni/Native.java"),
+    )
+    .expect("Native.java");
+    source
+        .split("static native ")
+        .skip(1)
+        .map(|rest| {
+            let head = rest.split('(').next().unwrap_or_default();
+            head.split_whitespace()
+                .last()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn the_cdylib_exports_every_native_method_of_native_java_and_nothing_else() {
+    use object::Object;
+    let jni = sparkds::cdylib("sparkds_jni").expect("cargo test builds the JNI library");
+    let bytes = std::fs::read(&jni).expect("the JNI library");
+    let file = object::File::parse(&*bytes).expect("a shared library");
+    let mut exported: Vec<String> = file
+        .exports()
+        .into_iter()
+        .flatten()
+        .filter_map(|export| match export.ok()?.name() {
+            object::read::NameOrOrdinal::Name(name) => {
+                Some(String::from_utf8_lossy(name).into_owned())
+            }
+            _ => None,
+        })
+        .filter(|name| name.starts_with("Java_") || name.starts_with("JNI_"))
+        .collect();
+    exported.sort();
+    let mut expected: Vec<String> = declared_native_methods()
+        .iter()
+        .map(|m| format!("Java_dev_sparkds_spark_jni_Native_{m}"))
+        .chain(["JNI_OnLoad".to_string()])
+        .collect();
+    expected.sort();
+    assert_eq!(expected.len(), 34, "{expected:?}");
+    assert_eq!(exported, expected);
+}
