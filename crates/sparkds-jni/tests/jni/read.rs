@@ -299,3 +299,20 @@ fn pruning_to_a_column_the_reader_does_not_have_names_the_columns_it_has() {
         "native data source `c_range`: the required column `nope: Int64` is not a column of the reader's schema (id: Int64, label: Utf8); ask for some of those columns, as they are"
     );
 }
+
+#[test]
+fn a_library_built_with_the_rust_sdk_reads_in_place_too() {
+    let library = load(&crate::helpers::example("rust_range"));
+    let source = ops::create(library, "rust_range", &options(&[("end", "1000")])).expect("create");
+    let schema_bytes = source.schema().expect("schema").expect("a schema");
+    let schema = Arc::new(sparkds_jni::ipc::schema_from_ipc(&schema_bytes, "schema").expect("ipc"));
+    let reader = source.create_reader(&schema_bytes).expect("createReader");
+    let partitions = reader.partitions().expect("partitions");
+    let state = reader.serialize().expect("serialize");
+    let batches = read_all(library, &schema, state.as_deref(), &partitions);
+    let all = arrow_select::concat::concat_batches(&schema, &batches).expect("concat");
+    assert_eq!(
+        all.column(0).as_primitive::<Int64Type>().values().to_vec(),
+        (0..1000).collect::<Vec<i64>>()
+    );
+}
