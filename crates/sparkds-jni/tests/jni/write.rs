@@ -201,3 +201,82 @@ fn text_files_writes_what_a_batch_read_of_it_returns() {
     let all = arrow_select::concat::concat_batches(&schema(), &rows).expect("concat");
     assert_eq!(all, batch(0..6));
 }
+
+#[test]
+fn a_streaming_write_commits_each_epoch_with_its_id() {
+    let dir = fresh_dir("write-streaming");
+    let path = dir.join(sparkds_jni::discovery::library_file_name("range"));
+    std::fs::copy(fixture(None), &path).expect("copied");
+    let log: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = log.clone();
+    let library = loaded::load(&path, None, "4.3.0", move |_| {
+        Some(Box::new(move |_level, message| {
+            sink.lock().expect("the log").push(message.to_string())
+        }))
+    })
+    .expect("loads");
+    let source = ops::create(library, "range", &[]).expect("create");
+    assert_eq!(source.capabilities() & 8, 8, "SPARK_DS_STREAMING_WRITE");
+    let writer = source
+        .create_writer(&ipc(&schema()), "stream-query", 1, true)
+        .expect("createWriter, complete mode");
+    let state = writer.serialize().expect("serializeWriter");
+    for epoch in 0..2i64 {
+        let mut data_writer = ops::create_data_writer(
+            library,
+            &ipc(&schema()),
+            state.as_deref(),
+            epoch,
+            task(0),
+            None,
+            Checks::default(),
+        )
+        .expect("createDataWriter");
+        write_described(&mut data_writer, &batch(0..(epoch + 1) * 3)).expect("write");
+        let message = data_writer.commit().expect("commitDataWriter");
+        writer.commit(epoch, &[Some(message)]).expect("commit");
+    }
+    let log = log.lock().expect("the log");
+    assert!(
+        log.iter()
+            .any(|l| l == "create_writer mode=1 streaming=1 columns=2"),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().any(|l| l == "commit epoch 0: [task 0: 3 rows]"),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().any(|l| l == "commit epoch 1: [task 0: 6 rows]"),
+        "{log:?}"
+    );
+}
+
+#[test]
+fn a_mode_that_the_header_does_not_define_is_refused() {
+    let library = crate::helpers::load(&fixture(None));
+    let source = ops::create(library, "range", &[]).expect("create");
+    let e = source
+        .create_writer(&ipc(&schema()), "q", 7, false)
+        .err()
+        .expect("refused");
+    assert_eq!(
+        e.message,
+        "the write mode is 7; pass SPARK_DS_WRITE_APPEND (0) or SPARK_DS_WRITE_TRUNCATE (1)"
+    );
+}
+
+#[test]
+fn a_write_to_a_source_without_the_capability_is_unsupported() {
+    let library = crate::helpers::load(crate::helpers::c_range());
+    let source = ops::create(library, "c_range", &[]).expect("create");
+    let e = source
+        .create_writer(&ipc(&schema()), "q", 0, false)
+        .err()
+        .expect("refused");
+    assert_eq!(e.class, sparkds_jni::error::ErrorClass::Unsupported);
+    assert_eq!(
+        e.message,
+        "native data source `c_range`: the source does not declare SPARK_DS_BATCH_WRITE, which a batch write needs; use a source that declares it, or do not ask for a batch write"
+    );
+}
