@@ -144,6 +144,34 @@ fn mutate(bytes: &[u8], mutation: &Mutation) -> Vec<u8> {
     out
 }
 
+/// `mutate`, except that no bit of `keep` (the table's path inside a writer state) flips and no
+/// truncation ends inside it: the sample writes where its state says, and a flipped path would
+/// write anywhere on this machine. A truncated path leaves the state unreadable instead.
+fn mutate_keeping(bytes: &[u8], mutation: &Mutation, keep: &[u8]) -> Vec<u8> {
+    let Some(start) = bytes.windows(keep.len()).position(|w| w == keep) else {
+        panic!("the writer state does not hold the table's path as it was given");
+    };
+    let range = start..start + keep.len();
+    let outside = bytes.len() - keep.len();
+    let moved = match mutation {
+        Mutation::Flip(..) if outside == 0 => return bytes.to_vec(),
+        Mutation::Flip(at, bit) => {
+            let index = at % outside;
+            let index = if index < range.start {
+                index
+            } else {
+                index + keep.len()
+            };
+            Mutation::Flip(index, *bit)
+        }
+        Mutation::Truncate(at) if range.contains(&(at % (bytes.len() + 1))) => {
+            Mutation::Truncate(range.start)
+        }
+        other => other.clone(),
+    };
+    mutate(bytes, &moved)
+}
+
 /// Option keys: the sample's, in any case, and any text.
 fn option_key() -> impl Strategy<Value = String> {
     let known = prop::sample::select(vec![
@@ -486,7 +514,8 @@ proptest! {
         let epoch = if streaming { 0 } else { SPARK_DS_NO_EPOCH };
         let task = task(3, 0, None);
         let mut messages = Vec::new();
-        if let Ok(data_writer) = raw.create_data_writer(&task, &mutate(&state, &state_change), epoch) {
+        let changed = mutate_keeping(&state, &state_change, path.display().to_string().as_bytes());
+        if let Ok(data_writer) = raw.create_data_writer(&task, &changed, epoch) {
             if raw.write(data_writer, &sample_batch(&schema, 0, 10)).is_ok() {
                 match raw.commit_data_writer(data_writer) {
                     Ok(message) => messages.push(mutate(&message, &message_change)),
