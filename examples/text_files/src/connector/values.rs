@@ -118,7 +118,9 @@ pub fn decimal(text: &str, precision: u8, scale: i8) -> Option<i128> {
     }
     // digits × 10^(exponent - fraction digits) = unscaled × 10^-scale
     let digits: String = [whole, fraction].concat();
-    let shift = i32::from(scale) + exponent - fraction.len() as i32;
+    let shift = i32::from(scale)
+        .checked_add(exponent)?
+        .checked_sub(i32::try_from(fraction.len()).ok()?)?;
     let digits = digits.trim_start_matches('0');
     let mut unscaled: i128 = 0;
     let kept = if shift >= 0 {
@@ -405,6 +407,8 @@ mod tests {
         assert_eq!(decimal("1e3", 5, 0), Some(1000));
         assert_eq!(decimal("100000", 5, 0), None);
         assert_eq!(decimal("1x", 5, 0), None);
+        assert_eq!(decimal("1e2147483647", 5, 2), None);
+        assert_eq!(decimal("1e-2147483648", 5, 2), Some(0));
     }
 
     #[test]
