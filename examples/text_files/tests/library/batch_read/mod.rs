@@ -462,3 +462,23 @@ fn options_spark_does_not_read_the_same_way_are_refused_with_the_fix() -> sparkd
     assert!(error(&[("infer_rows", "100")]).contains("set `samplingRatio`"));
     Ok(())
 }
+
+#[test]
+fn reads_integers_past_a_bigint_as_decimals_and_special_doubles() -> sparkds::Result<()> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    fs::write(
+        dir.path().join("n.csv"),
+        "big,x,when\n123456789012345678901,NaN,2014-02-01\n-5,-Inf,2014-12-31\n,1.5d,\n",
+    )
+    .expect("written");
+    let read = library()?
+        .batch_read()
+        .option("path", path(dir.path()))
+        .run()?;
+    insta::assert_snapshot!(format!(
+        "{}{}",
+        sparkds::render::schema(&read.schema),
+        sparkds::render::batches(&read.batches())
+    ));
+    Ok(())
+}
