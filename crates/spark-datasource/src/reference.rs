@@ -287,3 +287,232 @@ pub fn write_task<S: Write>(
     counts.time = time + start.elapsed();
     Ok(message)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::CStr;
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatchIterator};
+    use arrow_schema::{DataType, Field, Schema, SchemaRef};
+    use serde::{Deserialize, Serialize};
+
+    use super::*;
+    use crate::datasource::{BatchRead, BatchReader, Batches, DataSource, Options, WriteInfo};
+    use crate::ffi::entry::partition_read::read_batch;
+    use crate::ffi::guard::last_error;
+
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]))
+    }
+
+    fn ids(range: std::ops::Range<i64>) -> RecordBatch {
+        RecordBatch::try_new(
+            schema(),
+            vec![Arc::new(Int64Array::from_iter_values(range))],
+        )
+        .expect("a batch")
+    }
+
+    /// Reads `[0, rows)` in batches of 4; its data writers count rows, and refuse a batch of
+    /// more than 4.
+    struct Counting;
+
+    impl DataSource for Counting {
+        fn create(_name: &str, _options: Options) -> Result<Self> {
+            Ok(Counting)
+        }
+
+        fn schema(&self) -> Result<SchemaRef> {
+            Ok(schema())
+        }
+    }
+
+    impl BatchRead for Counting {
+        type Reader = Reader;
+
+        fn reader(&self, _schema: SchemaRef) -> Result<Reader> {
+            Ok(Reader { rows: 10 })
+        }
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct Reader {
+        rows: i64,
+    }
+
+    impl BatchReader for Reader {
+        type Partition = ();
+
+        fn partitions(&self) -> Result<Vec<()>> {
+            Ok(vec![()])
+        }
+
+        fn read(&self, _partition: (), _task: &TaskContext) -> Result<Batches> {
+            let rows = self.rows;
+            let batches = (0..rows)
+                .step_by(4)
+                .map(move |s| Ok(ids(s..(s + 4).min(rows))));
+            Ok(Batches::new(schema(), batches))
+        }
+    }
+
+    impl Write for Counting {
+        type Writer = Reader;
+
+        fn writer(&self, _info: WriteInfo) -> Result<Reader> {
+            Ok(Reader { rows: 0 })
+        }
+    }
+
+    impl Writer for Reader {
+        type Message = i64;
+        type DataWriter = Reader;
+
+        fn data_writer(&self, _task: &TaskContext, _epoch: Option<u64>) -> Result<Reader> {
+            Ok(Reader { rows: 0 })
+        }
+
+        fn commit(&mut self, _epoch: Option<u64>, _messages: Vec<i64>) -> Result<()> {
+            Ok(())
+        }
+
+        fn abort(&mut self, _epoch: Option<u64>, _messages: Vec<Option<i64>>) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    impl DataWriter for Reader {
+        type Message = i64;
+
+        fn write(&mut self, batch: RecordBatch) -> Result<()> {
+            if batch.num_rows() > 4 {
+                return Err(Error::msg("a batch of more than 4 rows"));
+            }
+            self.rows += batch.num_rows() as i64;
+            Ok(())
+        }
+
+        fn commit(&mut self) -> Result<i64> {
+            Ok(self.rows)
+        }
+
+        fn abort(&mut self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    const TABLE: BenchTable = BenchTable::NONE
+        .with_read_batch(read_batch::<Counting>)
+        .with_write(write_task::<Counting>);
+
+    fn call(kind: i32, state: &[u8]) -> SparkDsBenchCall {
+        SparkDsBenchCall {
+            size: std::mem::size_of::<SparkDsBenchCall>() as i64,
+            kind,
+            stage_id: 0,
+            partition_id: 0,
+            attempt_number: 0,
+            task_id: 1,
+            state: state.as_ptr(),
+            state_length: state.len() as i64,
+            partition: std::ptr::null(),
+            partition_length: 0,
+            epoch_id: SPARK_DS_NO_EPOCH,
+            input: std::ptr::null_mut(),
+            add: None,
+            sink: std::ptr::null_mut(),
+            rows: 0,
+            batches: 0,
+            bytes: 0,
+            nanos: 0,
+        }
+    }
+
+    fn last_message() -> String {
+        // SAFETY: `last_error` returns this thread's message, valid until the next failure.
+        unsafe { CStr::from_ptr(last_error()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn a_read_in_process_counts_its_rows_batches_and_bytes() {
+        let state = encode(&Reader { rows: 10 }).expect("state");
+        let partition = encode(&Tagged::Batch(())).expect("partition");
+        let mut call = call(SPARK_DS_BENCH_READ, &state);
+        call.partition = partition.as_ptr();
+        call.partition_length = partition.len() as i64;
+        // SAFETY: the call and its bytes live for the call.
+        assert_eq!(unsafe { bench(&TABLE, &mut call) }, 0, "{}", last_message());
+        assert_eq!((call.rows, call.batches), (10, 3));
+        // Three buffers of 4, 4 and 2 numbers, at least.
+        assert!(call.bytes >= 80, "{}", call.bytes);
+    }
+
+    #[test]
+    fn a_partition_of_an_undeclared_read_is_an_error_not_a_panic() {
+        let state = encode(&Reader { rows: 10 }).expect("state");
+        let partition = encode(&Tagged::Stream(())).expect("partition");
+        let mut call = call(SPARK_DS_BENCH_READ, &state);
+        call.partition = partition.as_ptr();
+        call.partition_length = partition.len() as i64;
+        // SAFETY: as above.
+        assert_eq!(unsafe { bench(&TABLE, &mut call) }, 1);
+        assert!(
+            last_message().contains("does not declare"),
+            "{}",
+            last_message()
+        );
+        call.size = 8;
+        // SAFETY: as above.
+        assert_eq!(unsafe { bench(&TABLE, &mut call) }, 1);
+        assert!(
+            last_message().contains("the call is 8 bytes"),
+            "{}",
+            last_message()
+        );
+    }
+
+    extern "C" fn keep(sink: *mut c_void, data: *const u8, length: i64) {
+        // SAFETY: `sink` is the test's `Vec<u8>`; the bytes are readable for the call.
+        unsafe {
+            (*sink.cast::<Vec<u8>>())
+                .extend_from_slice(std::slice::from_raw_parts(data, length as usize));
+        }
+    }
+
+    fn write(batches: Vec<RecordBatch>) -> (c_int, SparkDsBenchCall, Vec<u8>) {
+        let state = encode(&Reader { rows: 0 }).expect("state");
+        let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema());
+        let mut input = FFI_ArrowArrayStream::new(Box::new(reader));
+        let mut message = Vec::new();
+        let mut call = call(SPARK_DS_BENCH_WRITE, &state);
+        call.input = (&mut input as *mut FFI_ArrowArrayStream).cast();
+        call.add = Some(keep);
+        call.sink = (&mut message as *mut Vec<u8>).cast();
+        // SAFETY: the call, its bytes, the stream and the sink live for the call.
+        let rc = unsafe { bench(&TABLE, &mut call) };
+        (rc, call, message)
+    }
+
+    #[test]
+    fn a_write_in_process_counts_its_rows_and_returns_the_commit_message() {
+        let (rc, call, message) = write(vec![ids(0..4), ids(4..8), ids(8..9)]);
+        assert_eq!(rc, 0, "{}", last_message());
+        assert_eq!((call.rows, call.batches), (9, 3));
+        assert_eq!(message, b"9");
+    }
+
+    #[test]
+    fn a_failing_data_writer_is_an_error_with_its_message() {
+        let (rc, _, message) = write(vec![ids(0..4), ids(0..5)]);
+        assert_eq!(rc, 1);
+        assert!(message.is_empty());
+        assert!(
+            last_message().contains("a batch of more than 4 rows"),
+            "{}",
+            last_message()
+        );
+    }
+}

@@ -288,6 +288,10 @@ struct Counts {
     bytes: u64,
     wall: Duration,
     library: Duration,
+    /// The time of the calls of the in-process reference that the library did not measure as
+    /// the connector's: the pulls of the batches that a write writes, and the calls themselves.
+    /// It is left out of `wall`.
+    outside: Duration,
 }
 
 impl Counts {
@@ -429,11 +433,15 @@ impl BenchCall {
     }
 
     /// Adds what the call counted; its time is the library's.
-    fn count(&self, counts: &mut Counts) {
+    /// Adds what the call counted; `call` is the time the whole call took, of which the
+    /// connector's share is the library's and the rest is left out of the measure.
+    fn count(&self, counts: &mut Counts, call: Duration) {
+        let connector = Duration::from_nanos(self.nanos.max(0) as u64);
         counts.rows += self.rows.max(0) as u64;
         counts.batches += self.batches.max(0) as u64;
         counts.bytes += self.bytes.max(0) as u64;
-        counts.library += Duration::from_nanos(self.nanos.max(0) as u64);
+        counts.library += connector;
+        counts.outside += call.saturating_sub(connector);
     }
 }
 
@@ -539,7 +547,7 @@ impl Driver<'_> {
             },
             &mut counts,
         )?;
-        counts.wall = start.elapsed();
+        counts.wall = start.elapsed().saturating_sub(counts.outside);
         Ok(counts)
     }
 
@@ -652,7 +660,7 @@ impl Driver<'_> {
             drop(reader);
             drop(source);
         });
-        counts.wall = start_time.elapsed();
+        counts.wall = start_time.elapsed().saturating_sub(counts.outside);
         Ok(counts)
     }
 
@@ -717,6 +725,7 @@ impl Driver<'_> {
                     let reader = RecordBatchIterator::new(batches.map(Ok), schema.clone());
                     let mut input = FFI_ArrowArrayStream::new(Box::new(reader));
                     call.input = (&mut input as *mut FFI_ArrowArrayStream).cast();
+                    let started = Instant::now();
                     let message = sink_call_one(
                         library,
                         "spark_ds_bench_v1",
@@ -729,7 +738,7 @@ impl Driver<'_> {
                             unsafe { entry(&mut call) }
                         },
                     )?;
-                    call.count(&mut counts);
+                    call.count(&mut counts, started.elapsed());
                     message
                 }
                 _ => self.write_task(&task, &context, &state, &ffi_schema, batches, &mut counts)?,
@@ -757,7 +766,7 @@ impl Driver<'_> {
             drop(writer);
             drop(source);
         });
-        counts.wall = start.elapsed();
+        counts.wall = start.elapsed().saturating_sub(counts.outside);
         Ok(counts)
     }
 
@@ -835,11 +844,12 @@ impl Driver<'_> {
                 let mut call = BenchCall::new(BENCH_READ, &task, tasks.state);
                 call.partition = partition.as_ptr();
                 call.partition_length = partition.len() as i64;
+                let started = Instant::now();
                 library.call("spark_ds_bench_v1", Some(&context), || {
                     // SAFETY: the call and the bytes it points to are borrowed for the call.
                     unsafe { entry(&mut call) }
                 })?;
-                call.count(counts);
+                call.count(counts, started.elapsed());
                 continue;
             }
             // The task lives until the stream is released, at the end of this iteration.
@@ -1357,6 +1367,7 @@ mod tests {
             bytes: 8000,
             wall: Duration::from_millis(10),
             library: Duration::from_millis(library_ms),
+            outside: Duration::ZERO,
         };
         let report = BenchReport {
             library: "libx.so".into(),
