@@ -528,6 +528,83 @@ pub fn bytes(n: u64) -> String {
 mod tests {
     use super::*;
 
+    fn declared(name: &str, offset: u64, compressed: u64, size: u64) -> Declared {
+        Declared {
+            name: name.as_bytes().to_vec(),
+            compressed,
+            size,
+            offset,
+            method: 8,
+            flags: 0,
+            made_by: 3 << 8,
+            external: 0o100_644 << 16,
+        }
+    }
+
+    /// The end record of entries laid one after the other, names of `name_len` bytes.
+    fn end_after(entries: &[Declared]) -> End {
+        let last = entries
+            .iter()
+            .map(|e| e.offset + 30 + e.name.len() as u64 + e.compressed);
+        let start = last.max().unwrap_or(0);
+        End {
+            entries: entries.len() as u64,
+            directory_size: 100,
+            directory_offset: start,
+            position: start + 100,
+        }
+    }
+
+    fn rules(entries: &[Declared]) -> Vec<(String, &'static str)> {
+        check_entries(entries, &end_after(entries), &Limits::default())
+            .into_iter()
+            .map(|f| (f.file, f.rule.name()))
+            .collect()
+    }
+
+    #[test]
+    fn a_package_as_sparkds_and_zip_write_it_passes() {
+        let manifest = declared(MANIFEST_NAME, 0, 120, 300);
+        // A 40 MiB library that compresses 4 times, and a 512 KiB file of one repeated byte,
+        // below the floor of the ratio rule.
+        let library = declared(
+            "linux-x86_64/libspark_datasource_demo.so",
+            200,
+            10 << 20,
+            40 << 20,
+        );
+        let notices = declared(
+            "THIRD-PARTY-NOTICES",
+            200 + 30 + 40 + (10 << 20),
+            600,
+            512 << 10,
+        );
+        let mut directory = declared("linux-x86_64/", 300 + 30 + 40 + (10 << 20) + 600, 0, 0);
+        directory.method = 0;
+        directory.external = 0o040_755 << 16;
+        assert_eq!(rules(&[manifest, library, notices, directory]), vec![]);
+    }
+
+    #[test]
+    fn entries_that_collide_or_overlap_are_named() {
+        let a = declared("lib/a.so", 0, 100, 100);
+        let b = declared("LIB/A.so", 200, 100, 100);
+        let c = declared("lib/c.so", 250, 100, 100); // starts inside b's bytes
+        let found = rules(&[a, b, c]);
+        assert!(
+            found.contains(&("LIB/A.so".to_string(), "duplicate-name")),
+            "{found:?}"
+        );
+        assert!(
+            found.contains(&("LIB/A.so".to_string(), "archive")),
+            "{found:?}"
+        );
+        assert!(
+            !found.iter().any(|(file, _)| file == "lib/a.so"),
+            "{found:?}"
+        );
+    }
+
     #[test]
     fn json_depth_skips_strings() {
         assert_eq!(json_depth(br#"{"a": ["[[[", "\"{{"]}"#), 2);
