@@ -158,18 +158,28 @@ def cases(spark, c_range, sample, rows):
 
         return make
 
+    # The plugin reads with its own column vectors; `arrow` is Spark's ArrowColumnVector, for
+    # comparison (spark.sparkds.columnVectors).
+    arrow = {"spark.sparkds.columnVectors": "arrow"}
     for columns in (["id"], ["id", "label"]):
-        yield "spark.range", columns, spark_range(columns)
-        yield "plugin c_range", columns, plugin("c_range", columns)
-        yield "plugin sample", columns, plugin(SAMPLE, columns)
-        yield "bridge c_range", columns, through_bridge(columns)
-        yield "pyarrow source", columns, python(columns)
+        yield "spark.range", columns, spark_range(columns), {}
+        yield "plugin c_range", columns, plugin("c_range", columns), {}
+        yield "plugin c_range/arrow", columns, plugin("c_range", columns), arrow
+        yield "plugin sample", columns, plugin(SAMPLE, columns), {}
+        yield "bridge c_range", columns, through_bridge(columns), {}
+        yield "pyarrow source", columns, python(columns), {}
 
 
-def scan(df):
-    start = time.perf_counter()
-    df.write.format("noop").mode("overwrite").save()
-    return time.perf_counter() - start
+def scan(spark, df, conf):
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    try:
+        start = time.perf_counter()
+        df.write.format("noop").mode("overwrite").save()
+        return time.perf_counter() - start
+    finally:
+        for key in conf:
+            spark.conf.unset(key)
 
 
 def main():
@@ -206,11 +216,11 @@ def main():
     spark.sparkContext.setLogLevel("ERROR")
 
     results = []
-    for name, columns, make in cases(spark, c_range, sample, rows):
+    for name, columns, make, conf in cases(spark, c_range, sample, rows):
         if args.only and args.only not in name:
             continue
-        scan(make(100_000))
-        seconds = min(scan(make(rows)) for _ in range(args.repeat))
+        scan(spark, make(100_000), conf)
+        seconds = min(scan(spark, make(rows), conf) for _ in range(args.repeat))
         result = {
             "case": name,
             "columns": ",".join(columns),
@@ -219,7 +229,7 @@ def main():
             "ns_per_row": round(seconds * 1e9 / rows, 2),
         }
         results.append(result)
-        log(f"{name:16} {result['columns']:9} {seconds:8.2f} s")
+        log(f"{name:20} {result['columns']:9} {seconds:8.2f} s")
     spark.stop()
 
     baseline = {r["columns"]: r["seconds"] for r in results if r["case"] == "spark.range"}
@@ -231,11 +241,11 @@ def main():
             print(json.dumps(result))
         return
     print(f"{rows:,} rows, local[2], one session; time of a full scan (write to noop)")
-    print(f"{'case':16} {'columns':9} {'seconds':>8} {'ns/row':>8} {'x spark.range':>14}")
+    print(f"{'case':20} {'columns':9} {'seconds':>8} {'ns/row':>8} {'x spark.range':>14}")
     for r in results:
         ratio = "" if r["vs_spark_range"] is None else f"{r['vs_spark_range']:.2f}"
         print(
-            f"{r['case']:16} {r['columns']:9} {r['seconds']:8.2f} {r['ns_per_row']:8.2f} "
+            f"{r['case']:20} {r['columns']:9} {r['seconds']:8.2f} {r['ns_per_row']:8.2f} "
             f"{ratio:>14}"
         )
 

@@ -31,24 +31,20 @@ final class Discovery {
 
   private Discovery() {}
 
-  /** Throws NATIVE_DATA_SOURCE_DISABLED when the application turned native data sources off. */
-  static void checkEnabled(SparkConf conf) {
+  /**
+   * Throws NATIVE_DATA_SOURCE_DISABLED, naming data source {@code name}, when the application
+   * turned native data sources off.
+   */
+  static void checkEnabled(SparkConf conf, String name) {
     if (!conf.getBoolean(ENABLED, true)) {
       throw new NativeDataSourceException(
           "NATIVE_DATA_SOURCE_DISABLED",
           "native data sources are disabled in this application ("
               + ENABLED
-              + "=false), so data source `%s` cannot be loaded. It is a static configuration: "
-              + "set it when the application starts.");
-    }
-  }
-
-  static void checkEnabled(SparkConf conf, String name) {
-    try {
-      checkEnabled(conf);
-    } catch (NativeDataSourceException e) {
-      throw new NativeDataSourceException(
-          e.getCondition(), e.getMessageParameters().get("message").replace("%s", name));
+              + "=false), so data source `"
+              + name
+              + "` cannot be loaded. It is a static configuration: set it when the application "
+              + "starts.");
     }
   }
 
