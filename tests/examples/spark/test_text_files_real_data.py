@@ -248,3 +248,50 @@ def test_failfast_fails_the_query_as_spark_does_naming_the_line(
     # The first malformed record: the CSV file's third line (its header is the first).
     line = 3 if fmt == "csv" else 2
     assert f"m.{fmt}` line {line}:" in str(raised.value)
+
+
+# Small files of the cases where CSV readers differ: how Spark 4.3 reads each one is the
+# expectation.
+EDGE_CASES = {
+    "quoted_empty": 'a,b\n1,""\n2,\n3,x\n',
+    "escaped_quotes": 'a,b\n1,"x ""q"" y"\n2,"p\\"q"\n3,"a\\\\b"\n4,e\\"f\n5,ab"c\n6, "x"\n',
+    "open_quote": 'a,b\n1,"open\n2,x\n',
+    "dates": "a\n2014-02-01\n2014-12-31\n",
+    "date_and_lenient_date": "a\n2014-02-01\n2014-2-3\n",
+    "year_month": "a\n2014-02\n",
+    "timestamps": "a,b,c\n2013-01-01T10:00:00Z,2013-01-01 10:00:00,2013-01-01 10:00:00.123\n",
+    "date_and_timestamp": "a\n2013-01-01\n2013-01-01 10:00:00\n",
+    "slashes": "a\n2012/01/01\n",
+    "numbers": "a,b,c,d,e\n1,1,123456789012345678901,5,1.5\n1.5,99999999999,1,123456789012345678901,123456789012345678901\n",
+    "doubles": "a,b,c,d,e,f\nNaN,Infinity,1.5d, 1,1e5,1e400\nInf,-Infinity,2,3,4,-Inf\n",
+    "not_numbers": "a,b,c\n0x10,inf,1,5\n",
+    "integers": "a,b\n+5,007\n-3,0\n",
+    "booleans": "a,b\ntrue,1\nFALSE,true\n",
+    "na_as_text": "a\n1\nNA\n",
+    "blank_and_whitespace_lines": "a,b\n1,2\n\n   \n3,4\n",
+    "crlf": "a,b\r\n1,2\r\n3,4\r\n",
+    "header_names": "a,a,b,,A\n1,2,3,4,5\n",
+    "too_many_and_too_few": "a,b\n1,2\n3,4,5\n6\n",
+    "byte_order_mark": "\ufeffa,b\n1,2\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(EDGE_CASES))
+def test_edge_cases_read_as_sparks_csv_reader_reads_them(spark, text_files, tmp_path, case):
+    directory = tmp_path / case
+    directory.mkdir()
+    (directory / "f.csv").write_bytes(EDGE_CASES[case].encode())
+    assert_same(ours(spark, text_files, str(directory)), sparks_csv(spark, str(directory)))
+
+
+def test_values_across_lines_read_as_spark_reads_them_with_multiline(
+    spark, text_files, tmp_path
+):
+    directory = tmp_path / "multi"
+    directory.mkdir()
+    (directory / "f.csv").write_text('a,b\n1,"two\nlines"\n2,x\n3,"three\n""quoted""\nlines"\n')
+    for multi_line in ["true", "false"]:
+        assert_same(
+            ours(spark, text_files, str(directory), multiLine=multi_line, escape='"'),
+            sparks_csv(spark, str(directory), multiLine=multi_line, escape='"'),
+        )
