@@ -437,6 +437,12 @@ mod tests {
     }
 
     #[test]
+    fn the_call_keeps_the_size_of_version_1() {
+        // cargo sparkds's copy of the struct is pinned to the same size by its own test.
+        assert_eq!(std::mem::size_of::<SparkDsBenchCall>(), 128);
+    }
+
+    #[test]
     fn a_read_in_process_counts_its_rows_batches_and_bytes() {
         let state = encode(&Reader { rows: 10 }).expect("state");
         let partition = encode(&Tagged::Batch(())).expect("partition");

@@ -1342,6 +1342,13 @@ mod tests {
     }
 
     #[test]
+    fn the_bench_call_has_the_size_of_the_sdk_s_version_1() {
+        // `SparkDsBenchCall` of spark-datasource's `reference` module is pinned to the same
+        // size by its own test: a field added on one side only fails one of them.
+        assert_eq!(std::mem::size_of::<BenchCall>(), 128);
+    }
+
+    #[test]
     fn si_keeps_three_significant_digits() {
         assert_eq!(si(0.0), "0.00");
         assert_eq!(si(12.345), "12.3");
