@@ -91,7 +91,6 @@ fn valgrind_finds_nothing_in_c_range() {
 }
 
 #[test]
-#[ignore = "tests/conformance/fixtures/range.c: serialize() formats reader->columns[1] when the reader was pruned to one column, an uninitialised int; memcheck reports it in snprintf"]
 fn valgrind_finds_nothing_in_the_c_fixture() {
     assert_clean_under_valgrind(&[Subject::new(
         "conformance fixture range.c",

@@ -593,14 +593,25 @@ fn new_host(log: &'static LogCollector, spark_version: Option<CString>) -> *cons
     };
     debug_assert!(version.to_str().is_ok());
     // Leaked: the library may keep the host until it is unloaded, which never happens.
-    Box::leak(Box::new(SparkDsHost {
+    let host: &'static SparkDsHost = Box::leak(Box::new(SparkDsHost {
         size: std::mem::size_of::<SparkDsHost>() as i64,
         abi_version: header::SPARK_DS_ABI_VERSION,
         spark_version: version.as_ptr(),
         log: Some(log_callback),
         log_context: log as *const LogCollector as *mut c_void,
-    }))
+    }));
+    HOSTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(host as *const SparkDsHost as usize);
+    host
 }
+
+/// The address of every host given to a library. A host lives as long as the process, and so
+/// do its version string and log collector, which it points to: keeping their addresses here
+/// keeps them reachable, so that memory checkers (valgrind, LeakSanitizer) do not report them as
+/// lost when a library does not keep the host.
+static HOSTS: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
 
 fn call_init(
     init: header::InitFunction,
