@@ -295,3 +295,30 @@ def test_values_across_lines_read_as_spark_reads_them_with_multiline(
             ours(spark, text_files, str(directory), multiLine=multi_line, escape='"'),
             sparks_csv(spark, str(directory), multiLine=multi_line, escape='"'),
         )
+
+
+JSON_EDGE_CASES = {
+    "numbers": '{"a": 1, "b": 1}\n{"a": 1.5, "b": 99999999999}\n{"a": 1e5, "b": -2}\n',
+    "number_and_string": '{"a": 1}\n{"a": "x"}\n',
+    "boolean_and_number": '{"a": true}\n{"a": 1}\n',
+    "only_nulls": '{"a": null, "b": 1}\n{"b": 2}\n',
+    "dates_stay_strings": '{"a": "2014-02-01", "b": "2014-02-01T10:00:00Z"}\n',
+    "keys_in_any_order": '{"b": 1, "a": 2}\n{"c": 3}\n',
+    "blank_lines": '{"a": 1}\n\n   \n{"a": 2}\n',
+    "unicode": '{"a": "caf\\u00e9 \\ud83d\\ude00", "b": "tab\\there"}\n',
+    "big_unsigned": '{"a": 12345678901234567890}\n',
+    "empty_objects": "{}\n{}\n{\"a\": 1}\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(JSON_EDGE_CASES))
+def test_json_edge_cases_read_as_sparks_json_reader_reads_them(
+    spark, text_files, tmp_path, case
+):
+    directory = tmp_path / case
+    directory.mkdir()
+    (directory / "f.jsonl").write_text(JSON_EDGE_CASES[case])
+    assert_same(
+        ours(spark, text_files, str(directory), format="jsonl"),
+        spark.read.options(**UTC).json(str(directory)),
+    )
