@@ -6,7 +6,7 @@
 //! caught and reported, instead of writing through a dangling pointer.
 #![deny(unsafe_op_in_unsafe_fn)]
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -26,11 +26,32 @@ struct Open {
 #[derive(Default)]
 struct Registry {
     open: HashMap<usize, Open>,
-    /// Every sink ever handed out: its function and the library it belongs to, to report a late
-    /// call. Entries are a few bytes and sinks are few, so they are kept.
-    names: HashMap<usize, (&'static str, usize)>,
-    /// Late calls, per library ID.
+    /// The last sinks handed out, by ID: their function and the library they belong to, to
+    /// report a late call. Bounded, since a host such as a JVM plugin opens sinks for as long as
+    /// it runs: a call later than `REMEMBERED_SINKS` sinks is ignored rather than reported.
+    names: BTreeMap<usize, (&'static str, usize)>,
+    /// Late calls, per library ID (at most `REMEMBERED_LATE_CALLS`).
     late: Vec<(usize, Violation)>,
+}
+
+const REMEMBERED_SINKS: usize = 4096;
+const REMEMBERED_LATE_CALLS: usize = 64;
+
+impl Registry {
+    /// Remembers sink `id`, forgetting the oldest ones beyond `REMEMBERED_SINKS`.
+    fn remember(&mut self, id: usize, function: &'static str, library: usize) {
+        self.names.insert(id, (function, library));
+        while self.names.len() > REMEMBERED_SINKS {
+            let Some(oldest) = self.names.keys().next().copied() else {
+                break;
+            };
+            if self.open.contains_key(&oldest) {
+                // Still inside its call: kept until it closes.
+                break;
+            }
+            self.names.remove(&oldest);
+        }
+    }
 }
 
 static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
@@ -62,7 +83,7 @@ impl Sink {
                 violation: None,
             },
         );
-        registry.names.insert(id, (function, library));
+        registry.remember(id, function, library);
         Sink { id, function }
     }
 
@@ -156,7 +177,9 @@ fn record(id: usize, bytes: Vec<u8>, length: i64, null: bool) {
                 RULE,
                 format!("called its sink after it returned; {DUTY}"),
             );
-            registry.late.push((library, v));
+            if registry.late.len() < REMEMBERED_LATE_CALLS {
+                registry.late.push((library, v));
+            }
         }
         return;
     };
@@ -184,6 +207,20 @@ fn record(id: usize, bytes: Vec<u8>, length: i64, null: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_registry_remembers_a_bounded_number_of_sinks() {
+        let mut registry = Registry::default();
+        for id in 1..=REMEMBERED_SINKS + 100 {
+            registry.remember(id, "partitions", 0);
+        }
+        assert_eq!(registry.names.len(), REMEMBERED_SINKS);
+        assert_eq!(
+            registry.names.keys().next(),
+            Some(&101),
+            "the oldest are forgotten"
+        );
+    }
 
     #[test]
     fn a_sink_copies_what_it_is_given() {
