@@ -34,7 +34,9 @@ enum Command {
     Check(sparkds::cli::CheckArgs),
     /// Measure the batch read and the micro-batch read that a source declares, through the C
     /// interface: rows/s, Arrow bytes/s, batches/s, the time inside the library and in the host,
-    /// and the peak RSS, with the conformance checks and without them.
+    /// and the peak RSS, with the conformance checks and without them, and in process (the
+    /// `spark_ds_bench_v1` of a library made with `export!`), as a ratio. `--protocol
+    /// batch-write` measures a batch write.
     ///
     /// Loads the `release` build of the current package unless `--lib`, `--release` or
     /// `--profile` says otherwise.
