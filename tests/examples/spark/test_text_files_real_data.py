@@ -308,6 +308,14 @@ JSON_EDGE_CASES = {
     "unicode": '{"a": "caf\\u00e9 \\ud83d\\ude00", "b": "tab\\there"}\n',
     "big_unsigned": '{"a": 12345678901234567890}\n',
     "empty_objects": "{}\n{}\n{\"a\": 1}\n",
+    "nested": '{"a": {"b": 1, "c": "x"}, "l": [1, 2]}\n{"a": {"b": 2.5}, "l": []}\n',
+    "empty_struct_and_array": '{"a": {}, "b": 1, "c": []}\n',
+    # A value read into a string column is its compact JSON text (Spark keeps the spaces of
+    # the line): written compact here.
+    "struct_and_scalar": '{"a": {"b":1}}\n{"a": 5}\n',
+    "array_of_structs": '{"a": [{"x": 1}, {"y": "z"}]}\n',
+    "array_of_mixed": '{"a": [1, "x", {"k":1}]}\n',
+    "arrays_of_arrays_and_nulls": '{"a": [[1], [2, 3], null], "b": [null, 1]}\n',
 }
 
 
@@ -321,4 +329,33 @@ def test_json_edge_cases_read_as_sparks_json_reader_reads_them(
     assert_same(
         ours(spark, text_files, str(directory), format="jsonl"),
         spark.read.options(**UTC).json(str(directory)),
+    )
+
+
+def test_nested_json_lines_read_as_sparks_json_reader_reads_them(spark, text_files, tmp_path):
+    # Real values in a nested shape: each plane with its model (an object holding its engine,
+    # another object) and its seats and speed (an array, with nulls).
+    directory = tmp_path / "nested"
+    directory.mkdir()
+    na = lambda v: None if v == "NA" else int(v)
+    with open(nycflights("planes.csv"), newline="") as rows, open(
+        directory / "planes.jsonl", "w"
+    ) as out:
+        for row in csv.DictReader(rows):
+            plane = {
+                "tailnum": row["tailnum"],
+                "year": na(row["year"]),
+                "model": {
+                    "name": row["model"],
+                    "manufacturer": row["manufacturer"],
+                    "engine": {"kind": row["engine"], "count": na(row["engines"])},
+                },
+                "capacity": [na(row["seats"]), na(row["speed"])],
+            }
+            out.write(json.dumps(plane) + "\n")
+    path = str(directory)
+    df = ours(spark, text_files, path, format="jsonl")
+    assert_same(df, spark.read.options(**UTC).json(path), 3322)
+    assert dict(df.dtypes)["model"] == (
+        "struct<engine:struct<count:bigint,kind:string>,manufacturer:string,name:string>"
     )

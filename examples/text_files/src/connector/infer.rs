@@ -3,7 +3,10 @@
 //! into the narrowest one that holds both (`int` → `bigint` → `decimal` → `double`; `date` →
 //! `timestamp`; anything with a mismatch → `string`). A column with no value is `string`.
 
-use arrow_schema::DataType;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field};
 use serde_json::Value;
 
 use super::datetime;
@@ -162,7 +165,7 @@ pub fn json_field(so_far: Inferred, value: &Value) -> Inferred {
             Inferred::Decimal(integer_precision(&n.to_string()).unwrap_or(20), 0)
         }
         Value::Number(_) => Inferred::Double,
-        // Nested objects and arrays are read as their JSON text.
+        // Objects and arrays are `JsonType`s; a scalar column that meets one is a string.
         Value::String(_) | Value::Array(_) | Value::Object(_) => Inferred::String,
     };
     merge(so_far, seen)
@@ -196,6 +199,78 @@ fn wider_decimal((p1, s1): (u8, i8), (p2, s2): (u8, i8)) -> Inferred {
         Inferred::Double
     } else {
         Inferred::Decimal((range + scale as i16) as u8, scale)
+    }
+}
+
+/// A JSON column's type while inference runs: Spark's JSON reader infers objects as structs
+/// and arrays as arrays.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JsonType {
+    Scalar(Inferred),
+    /// Fields by name: Spark orders them so.
+    Struct(BTreeMap<String, JsonType>),
+    Array(Box<JsonType>),
+}
+
+impl JsonType {
+    /// The type of one JSON value.
+    pub fn of(value: &Value) -> JsonType {
+        match value {
+            Value::Object(object) => JsonType::Struct(
+                object
+                    .iter()
+                    .map(|(k, v)| (k.clone(), JsonType::of(v)))
+                    .collect(),
+            ),
+            Value::Array(values) => JsonType::Array(Box::new(
+                values
+                    .iter()
+                    .fold(JsonType::Scalar(Inferred::Null), |t, v| {
+                        t.merge(JsonType::of(v))
+                    }),
+            )),
+            scalar => JsonType::Scalar(json_field(Inferred::Null, scalar)),
+        }
+    }
+
+    /// The type that holds both, as Spark merges them: structs field by field, arrays by
+    /// their elements, and a string where the kinds differ.
+    pub fn merge(self, other: JsonType) -> JsonType {
+        match (self, other) {
+            (JsonType::Scalar(Inferred::Null), t) | (t, JsonType::Scalar(Inferred::Null)) => t,
+            (JsonType::Scalar(a), JsonType::Scalar(b)) => JsonType::Scalar(merge(a, b)),
+            (JsonType::Struct(mut a), JsonType::Struct(b)) => {
+                for (name, t) in b {
+                    let merged = match a.remove(&name) {
+                        Some(existing) => existing.merge(t),
+                        None => t,
+                    };
+                    a.insert(name, merged);
+                }
+                JsonType::Struct(a)
+            }
+            (JsonType::Array(a), JsonType::Array(b)) => JsonType::Array(Box::new(a.merge(*b))),
+            _ => JsonType::Scalar(Inferred::String),
+        }
+    }
+
+    /// The Arrow type, or `None` for a struct with no field, which Spark leaves out.
+    pub fn data_type(&self) -> Option<DataType> {
+        match self {
+            JsonType::Scalar(t) => Some(t.data_type()),
+            JsonType::Struct(fields) => {
+                let fields: Vec<Field> = fields
+                    .iter()
+                    .filter_map(|(name, t)| Some(Field::new(name, t.data_type()?, true)))
+                    .collect();
+                (!fields.is_empty()).then(|| DataType::Struct(fields.into()))
+            }
+            JsonType::Array(element) => Some(DataType::List(Arc::new(Field::new(
+                "element",
+                element.data_type()?,
+                true,
+            )))),
+        }
     }
 }
 
@@ -331,6 +406,43 @@ mod tests {
             Inferred::String
         );
         assert_eq!(infer(&[Value::from(u64::MAX)]), Inferred::Decimal(20, 0));
+    }
+
+    #[test]
+    fn json_objects_are_structs_and_arrays_arrays_merged_as_spark_merges_them() {
+        let t = |text: &str| JsonType::of(&serde_json::from_str(text).expect("JSON"));
+        let merged = t(r#"{"b": 1, "c": "x", "l": [1, 2]}"#).merge(t(r#"{"b": 2.5, "l": []}"#));
+        assert_eq!(
+            merged.data_type().map(|d| d.to_string()),
+            Some(
+                DataType::Struct(
+                    vec![
+                        Field::new("b", DataType::Float64, true),
+                        Field::new("c", DataType::Utf8, true),
+                        Field::new_list("l", Field::new("element", DataType::Int64, true), true),
+                    ]
+                    .into()
+                )
+                .to_string()
+            )
+        );
+        assert_eq!(
+            t(r#"{"b": 1}"#).merge(t("5")),
+            JsonType::Scalar(Inferred::String)
+        );
+        assert_eq!(
+            t(r#"[1, "x"]"#),
+            JsonType::Array(Box::new(JsonType::Scalar(Inferred::String)))
+        );
+        assert_eq!(t("{}").data_type(), None);
+        assert_eq!(
+            t("[]").data_type(),
+            Some(DataType::List(Arc::new(Field::new(
+                "element",
+                DataType::Utf8,
+                true
+            ))))
+        );
     }
 
     #[test]

@@ -34,7 +34,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use serde::{Deserialize, Serialize};
 
 use self::format::{CsvSyntax, Format, OpenQuote};
-use self::infer::{Inferred, Sampler};
+use self::infer::{Inferred, JsonType, Sampler};
 use self::values::{Cell, ValueOptions};
 use spark_datasource::{DataSource, Error, Options, Result};
 
@@ -409,7 +409,7 @@ fn infer_csv(settings: &Settings, syntax: &CsvSyntax, paths: &[PathBuf]) -> Resu
 
 fn infer_json(settings: &Settings, paths: &[PathBuf]) -> Result<SchemaRef> {
     // Spark's JSON reader orders the columns by name.
-    let mut types: BTreeMap<String, Inferred> = BTreeMap::new();
+    let mut types: BTreeMap<String, JsonType> = BTreeMap::new();
     let mut corrupt = false;
     let mut sampler = Sampler::new(settings.sampling_ratio);
     for path in paths {
@@ -420,8 +420,10 @@ fn infer_json(settings: &Settings, paths: &[PathBuf]) -> Result<SchemaRef> {
             match format::parse_json(record) {
                 Ok(object) => {
                     for (key, value) in object {
-                        let t = types.entry(key).or_insert(Inferred::Null);
-                        *t = infer::json_field(*t, &value);
+                        let t = types
+                            .remove(&key)
+                            .unwrap_or(JsonType::Scalar(Inferred::Null));
+                        types.insert(key, t.merge(JsonType::of(&value)));
                     }
                 }
                 Err(reason) => match settings.mode {
@@ -436,11 +438,11 @@ fn infer_json(settings: &Settings, paths: &[PathBuf]) -> Result<SchemaRef> {
     if corrupt {
         types
             .entry(settings.corrupt_column.clone())
-            .or_insert(Inferred::String);
+            .or_insert(JsonType::Scalar(Inferred::String));
     }
     let fields: Vec<Field> = types
         .iter()
-        .map(|(name, t)| Field::new(name, t.data_type(), true))
+        .filter_map(|(name, t)| Some(Field::new(name, t.data_type()?, true)))
         .collect();
     Ok(Arc::new(Schema::new(fields)))
 }

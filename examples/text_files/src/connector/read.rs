@@ -34,7 +34,7 @@ pub struct Reader {
 
 /// A column, in a form that serializes (Arrow's `Schema` does not, without arrow-schema's
 /// `serde` feature).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Column {
     name: String,
     kind: Kind,
@@ -52,6 +52,10 @@ enum Kind {
     Date32,
     Decimal(u8, i8),
     Timestamp(Option<String>),
+    /// A struct of these columns, from JSON objects.
+    Struct(Vec<Column>),
+    /// An array of this element, from JSON arrays.
+    List(Box<Column>),
 }
 
 impl Column {
@@ -64,6 +68,13 @@ impl Column {
             DataType::Utf8 => Kind::Utf8,
             DataType::Date32 => Kind::Date32,
             DataType::Decimal128(p, s) => Kind::Decimal(*p, *s),
+            DataType::Struct(fields) => Kind::Struct(
+                fields
+                    .iter()
+                    .map(|f| Column::of(f))
+                    .collect::<Result<_>>()?,
+            ),
+            DataType::List(element) => Kind::List(Box::new(Column::of(element)?)),
             DataType::Timestamp(TimeUnit::Microsecond, tz) => {
                 Kind::Timestamp(tz.as_ref().map(|tz| tz.to_string()))
             }
@@ -92,6 +103,10 @@ impl Column {
             Kind::Utf8 => DataType::Utf8,
             Kind::Date32 => DataType::Date32,
             Kind::Decimal(p, s) => DataType::Decimal128(*p, *s),
+            Kind::Struct(columns) => {
+                DataType::Struct(columns.iter().map(Column::field).collect::<Vec<_>>().into())
+            }
+            Kind::List(element) => DataType::List(Arc::new(element.field())),
             Kind::Timestamp(tz) => {
                 DataType::Timestamp(TimeUnit::Microsecond, tz.as_deref().map(Arc::from))
             }
@@ -416,7 +431,11 @@ impl PartitionRows {
         if rows == 0 {
             return Ok(None);
         }
-        let columns = self.builders.iter_mut().map(|b| b.finish()).collect();
+        let columns = self
+            .builders
+            .iter_mut()
+            .map(|b| b.finish().map_err(Error::msg))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Some(RecordBatch::try_new(self.output.clone(), columns)?))
     }
 }

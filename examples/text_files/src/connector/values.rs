@@ -156,6 +156,7 @@ pub enum Value {
     Date32(i32),
     Timestamp(i64),
     Decimal(i128),
+    Json(Json),
 }
 
 /// Builds one column from the values of a batch's rows.
@@ -173,6 +174,9 @@ enum Builder {
     Date32(Date32Builder),
     Timestamp(TimestampMicrosecondBuilder),
     Decimal(Decimal128Builder),
+    /// Structs and arrays of JSON lines: the values of the batch, decoded by `arrow-json` when
+    /// the batch is finished.
+    Nested(Vec<Json>),
 }
 
 impl ColumnBuilder {
@@ -191,6 +195,7 @@ impl ColumnBuilder {
             DataType::Timestamp(TimeUnit::Microsecond, _) => {
                 Builder::Timestamp(TimestampMicrosecondBuilder::new())
             }
+            DataType::Struct(_) | DataType::List(_) => Builder::Nested(Vec::new()),
             DataType::Decimal128(p, s) => Builder::Decimal(
                 Decimal128Builder::new()
                     .with_precision_and_scale(*p, *s)
@@ -282,6 +287,7 @@ impl ColumnBuilder {
                 .map(Value::Timestamp),
             (Builder::Decimal(_), Cell::Text(t)) => self.decimal(t),
             (Builder::Decimal(_), Cell::Json(Json::Number(n))) => self.decimal(&n.to_string()),
+            (Builder::Nested(_), Cell::Json(v)) => fit(v, self.field.data_type()).map(Value::Json),
             _ => None,
         };
         value.ok_or_else(|| {
@@ -299,7 +305,9 @@ impl ColumnBuilder {
                     Some(p) => format!("a timestamp of the format `{}`", p.text()),
                     None => "a timestamp such as 2024-01-31T12:00:00Z".to_string(),
                 },
-                Builder::Decimal(_) => format!("a {}", self.field.data_type()),
+                Builder::Decimal(_) | Builder::Nested(_) => {
+                    format!("a {}", self.field.data_type())
+                }
             };
             wrong(&cell, &what)
         })
@@ -323,14 +331,18 @@ impl ColumnBuilder {
             (Builder::Date32(b), Value::Date32(v)) => b.append_value(v),
             (Builder::Timestamp(b), Value::Timestamp(v)) => b.append_value(v),
             (Builder::Decimal(b), Value::Decimal(v)) => b.append_value(v),
+            (Builder::Nested(values), Value::Json(v)) => values.push(v),
             // A null, or (never: `convert` gives the builder's own type) another type.
             (builder, _) => builder.append_null(),
         }
     }
 
     /// The column of the values pushed so far; the builder starts a new one.
-    pub fn finish(&mut self) -> ArrayRef {
-        match &mut self.builder {
+    ///
+    /// # Errors
+    /// Nested values that `arrow-json` cannot decode as the column's type.
+    pub fn finish(&mut self) -> Result<ArrayRef, String> {
+        Ok(match &mut self.builder {
             Builder::Int32(b) => Arc::new(b.finish()),
             Builder::Int64(b) => Arc::new(b.finish()),
             Builder::Float64(b) => Arc::new(b.finish()),
@@ -355,8 +367,57 @@ impl ColumnBuilder {
                 };
                 Arc::new(b.finish().with_timezone_opt(tz))
             }
-        }
+            Builder::Nested(values) => {
+                let name = self.field.name().clone();
+                let rows: Vec<serde_json::Map<String, Json>> = std::mem::take(values)
+                    .into_iter()
+                    .map(|v| std::iter::once((name.clone(), v)).collect())
+                    .collect();
+                let schema = Arc::new(arrow_schema::Schema::new(vec![self.field.clone()]));
+                let decoded = arrow_json::ReaderBuilder::new(schema)
+                    .with_batch_size(rows.len().max(1))
+                    .build_decoder()
+                    .and_then(|mut decoder| {
+                        decoder.serialize(&rows)?;
+                        decoder.flush()
+                    })
+                    .map_err(|e| format!("column `{name}`: {e}"))?;
+                match decoded {
+                    Some(batch) => batch.column(0).clone(),
+                    None => arrow_array::new_empty_array(self.field.data_type()),
+                }
+            }
+        })
     }
+}
+
+/// `value` in the shape of `data_type`, where Spark's JSON reader reads it: an object for a
+/// struct, an array for an array, and any value for a string (as its JSON text), inside them
+/// too; `None` where the value has another shape.
+fn fit(value: &Json, data_type: &DataType) -> Option<Json> {
+    Some(match (value, data_type) {
+        (Json::Null, _) => Json::Null,
+        (Json::String(_), DataType::Utf8) => value.clone(),
+        (other, DataType::Utf8) => Json::String(other.to_string()),
+        (Json::Object(object), DataType::Struct(fields)) => Json::Object(
+            fields
+                .iter()
+                .map(|f| {
+                    let v = object.get(f.name()).unwrap_or(&Json::Null);
+                    Some((f.name().clone(), fit(v, f.data_type())?))
+                })
+                .collect::<Option<_>>()?,
+        ),
+        (Json::Array(values), DataType::List(element)) => Json::Array(
+            values
+                .iter()
+                .map(|v| fit(v, element.data_type()))
+                .collect::<Option<_>>()?,
+        ),
+        (Json::Object(_) | Json::Array(_), _) => return None,
+        (_, DataType::Struct(_) | DataType::List(_)) => return None,
+        (scalar, _) => scalar.clone(),
+    })
 }
 
 impl Builder {
@@ -370,6 +431,7 @@ impl Builder {
             Builder::Date32(b) => b.append_null(),
             Builder::Timestamp(b) => b.append_null(),
             Builder::Decimal(b) => b.append_null(),
+            Builder::Nested(values) => values.push(Json::Null),
         }
     }
 }
