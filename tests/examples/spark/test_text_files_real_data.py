@@ -310,11 +310,11 @@ JSON_EDGE_CASES = {
     "empty_objects": "{}\n{}\n{\"a\": 1}\n",
     "nested": '{"a": {"b": 1, "c": "x"}, "l": [1, 2]}\n{"a": {"b": 2.5}, "l": []}\n',
     "empty_struct_and_array": '{"a": {}, "b": 1, "c": []}\n',
-    # A value read into a string column is its compact JSON text (Spark keeps the spaces of
-    # the line): written compact here.
-    "struct_and_scalar": '{"a": {"b":1}}\n{"a": 5}\n',
+    # A value read into a string column is its text as the line wrote it.
+    "struct_and_scalar": '{"a": {"b":  1}}\n{"a": 5}\n',
     "array_of_structs": '{"a": [{"x": 1}, {"y": "z"}]}\n',
-    "array_of_mixed": '{"a": [1, "x", {"k":1}]}\n',
+    "array_of_mixed": '{"a": [1, "x", {"k": 1.50}, 1e5]}\n',
+    "numbers_as_written": '{"a": 1.50, "b": {"c": 1e5}}\n{"a": "x", "b": {"c": "y"}}\n',
     "arrays_of_arrays_and_nulls": '{"a": [[1], [2, 3], null], "b": [null, 1]}\n',
 }
 

@@ -6,6 +6,9 @@
 //! file is read whole by one task.
 
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::values::{self, Cell, ValueOptions};
@@ -243,14 +246,29 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
+/// The values of a JSON `line` by key, each as the text the line holds, for reads: a value
+/// read into a string column keeps that text, as Spark's reader keeps it.
+///
+/// # Errors
+/// Text that is not JSON, or JSON that is not an object.
+pub fn parse_json_raw(line: &str) -> Result<HashMap<String, &RawValue>, LineError> {
+    serde_json::from_str(line).map_err(|_| match parse_json(line) {
+        Err(reason) => reason,
+        // Never: what parses as an object parses as a map of raw values.
+        Ok(_) => "not a JSON object".to_string(),
+    })
+}
+
 /// The cells of a JSON object for the columns `names`, in that order; other keys are ignored.
-pub fn json_cells(object: &mut Map<String, Value>, names: &[String]) -> Vec<Cell> {
+pub fn json_cells(object: &HashMap<String, &RawValue>, names: &[String]) -> Vec<Cell> {
     names
         .iter()
-        .map(|name| match object.remove(name) {
-            None | Some(Value::Null) => Cell::Null,
-            Some(Value::String(text)) => Cell::Text(text),
-            Some(other) => Cell::Json(other),
+        .map(|name| match object.get(name).map(|raw| raw.get()) {
+            None | Some("null") => Cell::Null,
+            Some(text) if text.starts_with('"') => {
+                serde_json::from_str(text).map_or(Cell::Null, Cell::Text)
+            }
+            Some(text) => Cell::Json(text.to_string()),
         })
         .collect()
 }

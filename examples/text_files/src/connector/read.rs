@@ -369,8 +369,8 @@ impl PartitionRows {
                 cells.resize(names.len(), Cell::Null);
                 (cells, reason)
             }
-            Format::JsonLines => match format::parse_json(text) {
-                Ok(mut object) => (format::json_cells(&mut object, names), None),
+            Format::JsonLines => match format::parse_json_raw(text) {
+                Ok(object) => (format::json_cells(&object, names), None),
                 Err(reason) => (vec![Cell::Null; names.len()], Some(reason)),
             },
         };

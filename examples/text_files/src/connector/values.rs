@@ -9,6 +9,9 @@ use arrow_array::builder::{Int32Builder, Int64Builder, StringBuilder};
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, TimeUnit};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
 use serde_json::Value as Json;
 
 use super::datetime::{self, Offset, Pattern};
@@ -55,8 +58,8 @@ pub enum Cell {
     Null,
     /// The text of a CSV value, or a JSON string.
     Text(String),
-    /// Any other JSON value.
-    Json(Json),
+    /// Any other JSON value, as the line wrote it.
+    Json(String),
 }
 
 /// Whether two short texts are equal: compared inline, as a call to `memcmp` for every cell
@@ -229,7 +232,7 @@ impl ColumnBuilder {
         let wrong = |cell: &Cell, what: &str| {
             let shown = match cell {
                 Cell::Text(text) => format!("`{text}`"),
-                Cell::Json(value) => format!("`{value}`"),
+                Cell::Json(text) => format!("`{text}`"),
                 Cell::Null => "null".to_string(),
             };
             format!(
@@ -237,20 +240,23 @@ impl ColumnBuilder {
                  string with .schema(...), or read with mode=PERMISSIVE to get null"
             )
         };
-        // Text moves into a string column without a copy.
+        // Text moves into a string column without a copy; so does the text of a JSON value,
+        // which Spark reads as the line wrote it.
         let cell = match (&self.builder, cell) {
-            (Builder::Utf8(_), Cell::Text(t)) => return Ok(Value::Utf8(t)),
+            (Builder::Utf8(_), Cell::Text(t) | Cell::Json(t)) => return Ok(Value::Utf8(t)),
             (_, cell) => cell,
         };
+        let json: Option<Json> = match &cell {
+            Cell::Json(text) => serde_json::from_str(text).ok(),
+            _ => None,
+        };
         let value = match (&self.builder, &cell) {
-            (Builder::Utf8(_), Cell::Json(v)) => Some(Value::Utf8(v.to_string())),
+            (Builder::Nested(_), Cell::Json(text)) => {
+                fit(text, self.field.data_type()).map(Value::Json)
+            }
+            (_, Cell::Json(_)) => self.json_scalar(json.as_ref()),
             (Builder::Int32(_), Cell::Text(t)) => t.parse().ok().map(Value::Int32),
-            (Builder::Int32(_), Cell::Json(Json::Number(n))) => n
-                .as_i64()
-                .and_then(|v| i32::try_from(v).ok())
-                .map(Value::Int32),
             (Builder::Int64(_), Cell::Text(t)) => t.parse().ok().map(Value::Int64),
-            (Builder::Int64(_), Cell::Json(Json::Number(n))) => n.as_i64().map(Value::Int64),
             (Builder::Float64(_), Cell::Text(t)) => {
                 let special = if same(t, &options.nan_value) {
                     Some(f64::NAN)
@@ -263,7 +269,6 @@ impl ColumnBuilder {
                 };
                 special.or_else(|| java_double(t)).map(Value::Float64)
             }
-            (Builder::Float64(_), Cell::Json(Json::Number(n))) => n.as_f64().map(Value::Float64),
             (Builder::Boolean(_), Cell::Text(t)) => {
                 if t.eq_ignore_ascii_case("true") {
                     Some(Value::Boolean(true))
@@ -273,7 +278,6 @@ impl ColumnBuilder {
                     None
                 }
             }
-            (Builder::Boolean(_), Cell::Json(Json::Bool(b))) => Some(Value::Boolean(*b)),
             (Builder::Date32(_), Cell::Text(t)) => match &options.date_format {
                 Some(pattern) => pattern.date(t),
                 None => datetime::iso_date(t).or_else(|| datetime::lenient_date(t)),
@@ -286,8 +290,6 @@ impl ColumnBuilder {
                 .or_else(|| datetime::lenient_timestamp(t, options.zone))
                 .map(Value::Timestamp),
             (Builder::Decimal(_), Cell::Text(t)) => self.decimal(t),
-            (Builder::Decimal(_), Cell::Json(Json::Number(n))) => self.decimal(&n.to_string()),
-            (Builder::Nested(_), Cell::Json(v)) => fit(v, self.field.data_type()).map(Value::Json),
             _ => None,
         };
         value.ok_or_else(|| {
@@ -311,6 +313,21 @@ impl ColumnBuilder {
             };
             wrong(&cell, &what)
         })
+    }
+
+    /// A JSON number or boolean in a column of that type.
+    fn json_scalar(&self, json: Option<&Json>) -> Option<Value> {
+        match (&self.builder, json?) {
+            (Builder::Int32(_), Json::Number(n)) => n
+                .as_i64()
+                .and_then(|v| i32::try_from(v).ok())
+                .map(Value::Int32),
+            (Builder::Int64(_), Json::Number(n)) => n.as_i64().map(Value::Int64),
+            (Builder::Float64(_), Json::Number(n)) => n.as_f64().map(Value::Float64),
+            (Builder::Boolean(_), Json::Bool(b)) => Some(Value::Boolean(*b)),
+            (Builder::Decimal(_), Json::Number(n)) => self.decimal(&n.to_string()),
+            _ => None,
+        }
     }
 
     fn decimal(&self, text: &str) -> Option<Value> {
@@ -391,32 +408,48 @@ impl ColumnBuilder {
     }
 }
 
-/// `value` in the shape of `data_type`, where Spark's JSON reader reads it: an object for a
-/// struct, an array for an array, and any value for a string (as its JSON text), inside them
-/// too; `None` where the value has another shape.
-fn fit(value: &Json, data_type: &DataType) -> Option<Json> {
-    Some(match (value, data_type) {
-        (Json::Null, _) => Json::Null,
-        (Json::String(_), DataType::Utf8) => value.clone(),
-        (other, DataType::Utf8) => Json::String(other.to_string()),
-        (Json::Object(object), DataType::Struct(fields)) => Json::Object(
-            fields
-                .iter()
-                .map(|f| {
-                    let v = object.get(f.name()).unwrap_or(&Json::Null);
-                    Some((f.name().clone(), fit(v, f.data_type())?))
-                })
-                .collect::<Option<_>>()?,
-        ),
-        (Json::Array(values), DataType::List(element)) => Json::Array(
-            values
-                .iter()
-                .map(|v| fit(v, element.data_type()))
-                .collect::<Option<_>>()?,
-        ),
-        (Json::Object(_) | Json::Array(_), _) => return None,
-        (_, DataType::Struct(_) | DataType::List(_)) => return None,
-        (scalar, _) => scalar.clone(),
+/// The JSON `text` of a value in the shape of `data_type`, where Spark's JSON reader reads it:
+/// an object for a struct, an array for an array, and any value for a string (as the line
+/// wrote it), inside them too; `None` where the value has another shape.
+fn fit(text: &str, data_type: &DataType) -> Option<Json> {
+    let text = text.trim();
+    if text == "null" {
+        return Some(Json::Null);
+    }
+    Some(match data_type {
+        DataType::Utf8 if text.starts_with('"') => serde_json::from_str(text).ok()?,
+        DataType::Utf8 => Json::String(text.to_string()),
+        DataType::Struct(fields) => {
+            let object: HashMap<String, &RawValue> = serde_json::from_str(text).ok()?;
+            Json::Object(
+                fields
+                    .iter()
+                    .map(|f| {
+                        let value = match object.get(f.name()) {
+                            Some(raw) => fit(raw.get(), f.data_type())?,
+                            None => Json::Null,
+                        };
+                        Some((f.name().clone(), value))
+                    })
+                    .collect::<Option<_>>()?,
+            )
+        }
+        DataType::List(element) => {
+            let values: Vec<&RawValue> = serde_json::from_str(text).ok()?;
+            Json::Array(
+                values
+                    .iter()
+                    .map(|raw| fit(raw.get(), element.data_type()))
+                    .collect::<Option<_>>()?,
+            )
+        }
+        _ => {
+            let value: Json = serde_json::from_str(text).ok()?;
+            if value.is_object() || value.is_array() {
+                return None;
+            }
+            value
+        }
     })
 }
 
