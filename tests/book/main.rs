@@ -375,10 +375,10 @@ fn the_tutorial_listings_follow_the_template() {
                 "            \"this data source has no column `name`; its columns are: id, label\"",
                 // The labels built in Arrow buffers, with the tutorial's prefix and column.
                 "use arrow_array::{ArrayRef, Int64Array, RecordBatch, RecordBatchOptions, StringArray};",
-                "/// The labels of rows `ids`: `row <id>`, or null in every third row.",
+                "/// The labels of rows `ids`: `row <id>`, or null in every third row. All the bytes go into one",
                 "    let mut values: Vec<u8> = Vec::with_capacity(rows * \"row 0000000\".len());",
-                "            values.extend_from_slice(b\"row \");",
-                "            let array = labels(ids)?;",
+                "    let mut label = format!(\"row {}\", ids.start).into_bytes();",
+                "        count_up(&mut label, \"row \".len());",
             ],
         ),
     ];

@@ -1,14 +1,15 @@
 //! Batch reads: the sequence `[0, end)`, or, with the option `path`, the files that writes
 //! published there.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow_array::builder::{ArrayBuilder, Int64Builder, StringBuilder};
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::SchemaRef;
+use arrow_array::builder::{Int64Builder, StringBuilder};
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_schema::{FieldRef, SchemaRef};
 use serde::{Deserialize, Serialize};
 
 use super::sequence::{self, columns_of, project, RowRange};
@@ -107,7 +108,13 @@ impl BatchReader for Reader {
                 sequence::batches(range, &self.columns, self.batch_rows)?
             }
             (Partition::Files(files), Some(root)) => {
-                let files = files.into_iter().map(|file| root.join(file)).collect();
+                let open = |file: String| -> Result<(String, File)> {
+                    let path = root.join(file).display().to_string();
+                    let opened = File::open(&path);
+                    let file = opened.map_err(|e| Error::io(format!("cannot open `{path}`"), e))?;
+                    Ok((path, file))
+                };
+                let files = files.into_iter().map(open).collect::<Result<_>>()?;
                 read_files(files, project(&self.columns)?, self.batch_rows)
             }
             (Partition::Files(_), None) => {
@@ -121,76 +128,42 @@ impl BatchReader for Reader {
     }
 }
 
-/// The rows of JSON-lines `files`, read lazily, one file after the other, in batches of at
-/// most `batch_rows`.
-fn read_files(files: Vec<PathBuf>, output: SchemaRef, batch_rows: u64) -> Batches {
+/// The rows of the JSON-lines `files`, read lazily, in batches of at most `batch_rows`.
+fn read_files(files: Vec<(String, File)>, output: SchemaRef, batch_rows: u64) -> Batches {
     let batch_rows = usize::try_from(batch_rows).unwrap_or(usize::MAX);
-    let mut lines = files.into_iter().flat_map(lines_of);
-    let schema = output.clone();
-    let batches = std::iter::from_fn(move || {
-        let mut ids = Int64Builder::new();
-        let mut labels = StringBuilder::new();
-        for line in lines.by_ref().take(batch_rows) {
-            let row = match line {
-                Ok(row) => row,
-                Err(error) => return Some(Err(error)),
-            };
-            ids.append_value(row.id);
-            labels.append_option(row.label);
-        }
-        if ids.is_empty() {
-            return None;
-        }
-        let (ids, labels): (ArrayRef, ArrayRef) =
-            (Arc::new(ids.finish()), Arc::new(labels.finish()));
-        let columns = schema
-            .fields()
-            .iter()
-            .map(|field| match field.name().as_str() {
-                "id" => ids.clone(),
-                _ => labels.clone(),
-            })
-            .collect();
-        Some(RecordBatch::try_new(schema.clone(), columns).map_err(Error::from))
+    let mut rows = files.into_iter().flat_map(|(name, file)| {
+        BufReader::new(file).lines().map(move |line| {
+            let line = line.map_err(|e| Error::io(format!("cannot read `{name}`"), e))?;
+            let row: Row = serde_json::from_str(&line)
+                .map_err(|e| Error::msg(format!("`{name}` has a line that is not a row: {e}")))?;
+            Ok((row.id, row.label.map(Cow::into_owned)))
+        })
     });
+    let schema = output.clone();
+    let batches =
+        std::iter::from_fn(move || next_batch(&mut rows, &schema, batch_rows).transpose());
     Batches::new(output, batches)
 }
 
-/// A line of a data file: its row's id and label.
-struct Line {
-    id: i64,
-    label: Option<String>,
-}
-
-/// The rows of the data file `file`, or the error that stops its read.
-fn lines_of(file: PathBuf) -> Box<dyn Iterator<Item = Result<Line>> + Send> {
-    let handle = match File::open(&file) {
-        Ok(handle) => handle,
-        Err(e) => {
-            let error = Error::io(format!("cannot open `{}`", file.display()), e);
-            return Box::new(std::iter::once(Err(error)));
-        }
-    };
-    Box::new(
-        BufReader::new(handle)
-            .lines()
-            .enumerate()
-            .map(move |(number, line)| {
-                let line =
-                    line.map_err(|e| Error::io(format!("cannot read `{}`", file.display()), e))?;
-                let row: Row = serde_json::from_str(&line).map_err(|e| {
-                    Error::msg(format!(
-                        "line {} of `{}` is not a row of this table: {e}",
-                        number + 1,
-                        file.display()
-                    ))
-                })?;
-                Ok(Line {
-                    id: row.id,
-                    label: row.label.map(|label| label.into_owned()),
-                })
-            }),
-    )
+/// The next batch of at most `batch_rows` of `rows`, with the columns of `schema`.
+fn next_batch(
+    rows: &mut impl Iterator<Item = Result<(i64, Option<String>)>>,
+    schema: &SchemaRef,
+    batch_rows: usize,
+) -> Result<Option<RecordBatch>> {
+    let (mut ids, mut labels) = (Int64Builder::new(), StringBuilder::new());
+    for row in rows.take(batch_rows) {
+        let (id, label) = row?;
+        ids.append_value(id);
+        labels.append_option(label);
+    }
+    let (ids, labels): (ArrayRef, ArrayRef) = (Arc::new(ids.finish()), Arc::new(labels.finish()));
+    let column = |field: &FieldRef| if field.name() == "id" { &ids } else { &labels }.clone();
+    let columns = schema.fields().iter().map(column).collect();
+    // The row count is given: a read of no column (`count(*)`) still counts the rows.
+    let options = RecordBatchOptions::new().with_row_count(Some(ids.len()));
+    let batch = RecordBatch::try_new_with_options(schema.clone(), columns, &options)?;
+    Ok((batch.num_rows() > 0).then_some(batch))
 }
 
 /// At most `limit` rows of `batches`.

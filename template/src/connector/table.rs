@@ -21,9 +21,7 @@ use spark_datasource::{Error, Result};
 /// The file name of the manifest.
 pub const MANIFEST: &str = "_table.json";
 
-/// A line of a data file: `{"id":1,"label":"row 1"}`, without `label` where it is null. The
-/// sample's columns are known, so serde writes and reads them directly: a general Arrow-to-JSON
-/// crate would double the library's build time and size.
+/// A line of a data file, `{"id":1,"label":"row 1"}` (no `label` when null).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Row<'a> {
     pub id: i64,
