@@ -3,6 +3,8 @@
 import os
 import sys
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 
 def platform_key() -> str:
     machine = os.uname().machine

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from jvm_helpers import install, native, sha256_of
+from jvm_helpers import ROOT, install, native, sha256_of
 
 
 def failure(action) -> str:
@@ -72,6 +72,34 @@ def test_a_library_replaced_after_loading_is_refused(spark, c_range_library, dir
 
     assert "[INVALID_NATIVE_DATA_SOURCE_LIBRARY.REPLACED]" in text
     assert "swapped" in text
+
+
+def test_a_file_that_is_not_a_library_fails_to_initialize(spark, dirs, tmp_path):
+    text_file = tmp_path / "not_a_library.txt"
+    text_file.write_text("not a shared library\n")
+    install(str(text_file), dirs["scratch"], "not_a_library")
+
+    text = failure(lambda: native(spark, "not_a_library").load())
+
+    assert "[INVALID_NATIVE_DATA_SOURCE_LIBRARY.INIT_FAILED]" in text
+    assert "not_a_library" in text
+
+
+def test_a_library_of_another_interface_version_is_refused(spark, dirs):
+    # tests/jvm/fixtures/abi_version_2.c declares version 2 of the interface.
+    fixture = os.path.join(os.path.dirname(__file__), "fixtures", "abi_version_2.c")
+    header = os.path.join(ROOT, "crates", "spark-datasource")
+    library = os.path.join(dirs["scratch"], "libspark_datasource_abi_two.so")
+    subprocess.run(
+        ["cc", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", "-I", header, "-o", library,
+         fixture],
+        check=True,
+    )
+
+    text = failure(lambda: native(spark, "abi_two").load())
+
+    assert "[INVALID_NATIVE_DATA_SOURCE_LIBRARY.UNSUPPORTED_ABI_VERSION]" in text
+    assert "the table declares abi_version 2, but this host supports version 1 only" in text
 
 
 def test_errors_are_spark_throwables_with_their_class(spark):
