@@ -111,3 +111,30 @@ def test_a_schema_given_by_the_query_is_read(spark):
 def test_an_empty_range_reads_no_rows(spark):
     assert native(spark, "c_range", end=0).load().count() == 0
 
+
+
+def test_a_canceled_query_stops_its_native_reads(spark):
+    import time
+
+    from pyspark import InheritableThread
+
+    outcome = {}
+
+    def run():
+        spark.sparkContext.setJobGroup("sparkds-cancel", "an endless read", interruptOnCancel=True)
+        try:
+            native(spark, "c_range", end=10**15, batch_rows=4096).load().count()
+            outcome["result"] = "finished"
+        except Exception as error:  # the cancellation, as the job's failure
+            outcome["result"] = str(error)
+
+    thread = InheritableThread(target=run)
+    thread.start()
+    time.sleep(5)
+    started = time.monotonic()
+    spark.sparkContext.cancelJobGroup("sparkds-cancel")
+    thread.join(timeout=120)
+
+    assert not thread.is_alive(), "the canceled read did not stop"
+    assert time.monotonic() - started < 60
+    assert "cancel" in outcome["result"].lower()
