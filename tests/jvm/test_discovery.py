@@ -72,3 +72,32 @@ def test_a_package_without_this_platform_is_reported(spark, c_range_library, tmp
         text = str(error)
     assert "elsewhere_range" in text
     assert platform_key() in text
+
+
+def test_a_second_class_loader_loads_the_plugin_again(spark, jar, c_range_library):
+    # A JVM ties a JNI library to one class loader; Spark Connect's isolated sessions load a
+    # jar in a class loader each. The plugin extracts a copy of its JNI library per loader.
+    jvm = spark._jvm
+    gateway = spark.sparkContext._gateway
+    spark_loader = jvm.org.apache.spark.SparkContext._java_lang_class.getClassLoader()
+    urls = gateway.new_array(jvm.java.net.URL, 1)
+    urls[0] = jvm.java.io.File(jar).toURI().toURL()
+    loader = jvm.java.net.URLClassLoader(urls, spark_loader)
+    native_class = loader.loadClass("dev.sparkds.spark.jni.Native")
+    assert native_class != jvm.dev.sparkds.spark.jni.Native._java_lang_class
+
+    string = jvm.java.lang.String._java_lang_class
+    types = gateway.new_array(jvm.java.lang.Class, 3)
+    for i in range(3):
+        types[i] = string
+    load = native_class.getMethod("load", types)
+    arguments = gateway.new_array(jvm.java.lang.Object, 3)
+    arguments[0] = c_range_library
+    arguments[1] = None
+    arguments[2] = "4.3.0"
+
+    handle = load.invoke(None, arguments)
+
+    assert handle != 0
+    # The first loader's plugin still works.
+    assert native(spark, "c_range", end=3).load().count() == 3
