@@ -284,6 +284,37 @@ def test_edge_cases_read_as_sparks_csv_reader_reads_them(spark, text_files, tmp_
     assert_same(ours(spark, text_files, str(directory)), sparks_csv(spark, str(directory)))
 
 
+@pytest.mark.parametrize(
+    "case, options",
+    [
+        ("blanks", {"ignoreLeadingWhiteSpace": "true"}),
+        ("blanks", {"ignoreTrailingWhiteSpace": "true"}),
+        ("blanks", {"ignoreLeadingWhiteSpace": "true", "ignoreTrailingWhiteSpace": "true"}),
+        ("blanks", {}),
+        ("dates", {"dateFormat": "yyyy-MM-dd", "timestampFormat": "yyyy-MM-dd HH:mm"}),
+        ("comments", {"comment": "#"}),
+        ("semicolons", {"sep": ";", "quote": "'", "escape": "'"}),
+        ("specials", {"nanValue": "n/a", "positiveInf": "+inf", "negativeInf": "-inf"}),
+        ("specials", {"emptyValue": "E", "nullValue": "null"}),
+    ],
+)
+def test_options_act_as_they_do_on_sparks_csv_reader(spark, text_files, tmp_path, case, options):
+    texts = {
+        "blanks": 'a,b,c\n  1  , "x y"  ,  z \n2,\t3\t, w\n',
+        "dates": "a,b\n2014-02-01,2014-02-01 10:00\n",
+        "comments": "a,b\n# a comment\n1,2\n#,3\n",
+        "semicolons": "a;b\n1;'x;y'\n2;'it''s'\n",
+        "specials": 'a,b\nn/a,""\n+inf,null\n-inf,x\n1.5,\n',
+    }
+    directory = tmp_path / case
+    directory.mkdir()
+    (directory / "f.csv").write_text(texts[case])
+    assert_same(
+        ours(spark, text_files, str(directory), **options),
+        sparks_csv(spark, str(directory), **options),
+    )
+
+
 def test_values_across_lines_read_as_spark_reads_them_with_multiline(
     spark, text_files, tmp_path
 ):

@@ -35,6 +35,10 @@ pub struct CsvSyntax {
     pub comment: Option<char>,
     /// `header`: whether the first line of every file names the columns.
     pub header: bool,
+    /// `ignoreLeadingWhiteSpace`, `ignoreTrailingWhiteSpace`: whether the spaces and tabs
+    /// around a value are dropped (off by default when reading, as in Spark).
+    pub trim_leading: bool,
+    pub trim_trailing: bool,
 }
 
 impl Default for CsvSyntax {
@@ -45,6 +49,8 @@ impl Default for CsvSyntax {
             escape: '\\',
             comment: None,
             header: true,
+            trim_leading: false,
+            trim_trailing: false,
         }
     }
 }
@@ -97,7 +103,11 @@ pub fn split_csv(
     let mut cells = Vec::new();
     let bytes_of = |c: char| c.len_utf8();
     let mut rest = line;
+    let blank = |c: char| (c == ' ' || c == '\t') && c != syntax.delimiter;
     loop {
+        if syntax.trim_leading {
+            rest = rest.trim_start_matches(blank);
+        }
         // `chars().next()` rather than `starts_with`, which calls `memcmp` for every cell.
         #[allow(clippy::chars_next_cmp)]
         let starts_quoted = syntax.quote.is_some_and(|q| rest.chars().next() == Some(q));
@@ -117,7 +127,13 @@ pub fn split_csv(
             }
             _ => {
                 let end = rest.find(syntax.delimiter).unwrap_or(rest.len());
-                (rest[..end].to_string(), false, &rest[end..])
+                let text = &rest[..end];
+                let text = if syntax.trim_trailing {
+                    text.trim_end_matches(blank)
+                } else {
+                    text
+                };
+                (text.to_string(), false, &rest[end..])
             }
         };
         cells.push(cell(text, quoted, values));
@@ -150,8 +166,12 @@ fn quoted_value<'a>(text: &'a str, quote: char, syntax: &CsvSyntax) -> Quoted<'a
                 value.push(quote);
                 continue;
             }
-            if next.is_none() || next == Some(syntax.delimiter) {
-                return Quoted::Closed(value, &text[at + c.len_utf8()..]);
+            // Spaces and tabs between the closing quote and the delimiter are dropped, as
+            // Spark's parser drops them.
+            let after = text[at + c.len_utf8()..]
+                .trim_start_matches(|b: char| (b == ' ' || b == '\t') && b != syntax.delimiter);
+            if after.is_empty() || after.starts_with(syntax.delimiter) {
+                return Quoted::Closed(value, after);
             }
             return Quoted::Stray;
         }
@@ -324,6 +344,26 @@ mod tests {
             split_csv(r#"1,"x ""q"" y""#, &rfc, &ValueOptions::default()),
             Ok(vec![text("1"), text(r#"x "q" y"#)])
         );
+    }
+
+    #[test]
+    fn blanks_around_values_are_dropped_only_when_asked() {
+        let line = "  a  , \"b\"  ,c";
+        assert_eq!(
+            split(line),
+            Ok(vec![text("  a  "), text(" \"b\"  "), text("c")])
+        );
+        let trim = CsvSyntax {
+            trim_leading: true,
+            trim_trailing: true,
+            ..CsvSyntax::default()
+        };
+        assert_eq!(
+            split_csv(line, &trim, &ValueOptions::default()),
+            Ok(vec![text("a"), text("b"), text("c")])
+        );
+        // After a closing quote, always.
+        assert_eq!(split(r#""x" ,2"#), Ok(vec![text("x"), text("2")]));
     }
 
     #[test]

@@ -115,7 +115,7 @@ fn try_double(field: &str, options: &ValueOptions) -> Inferred {
     {
         Inferred::Double
     } else {
-        // Spark prefers a date to a timestamp (its option `prefersDate`, true by default).
+        // Spark 4.3 tries a date before a timestamp, whatever its option `prefersDate` says.
         try_date(field, options)
     }
 }

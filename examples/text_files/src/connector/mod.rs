@@ -49,6 +49,8 @@ const OPTIONS: &[&str] = &[
     "quote",
     "escape",
     "comment",
+    "ignoreLeadingWhiteSpace",
+    "ignoreTrailingWhiteSpace",
     "nullValue",
     "emptyValue",
     "nanValue",
@@ -75,6 +77,8 @@ const CSV_ONLY: &[&str] = &[
     "quote",
     "escape",
     "comment",
+    "ignoreLeadingWhiteSpace",
+    "ignoreTrailingWhiteSpace",
     "nullValue",
     "emptyValue",
     "nanValue",
@@ -155,6 +159,8 @@ fn settings(options: &Options) -> Result<Settings> {
             escape: character("escape", options.get("escape"))?.unwrap_or('\\'),
             comment: character("comment", options.get("comment"))?,
             header: options.get_or("header", true)?,
+            trim_leading: options.get_or("ignoreLeadingWhiteSpace", false)?,
+            trim_trailing: options.get_or("ignoreTrailingWhiteSpace", false)?,
         }),
         "jsonl" => {
             if let Some(key) = CSV_ONLY.iter().find(|k| options.get(k).is_some()) {
