@@ -368,7 +368,11 @@ fn assert_bench_runs_every_protocol(project: &Project) {
     let batch_read = |checks, in_process| ("batch-read".to_string(), checks, in_process, 5000);
     assert_eq!(
         read,
-        vec![batch_read(true, false), batch_read(false, false), batch_read(false, true)]
+        vec![
+            batch_read(true, false),
+            batch_read(false, false),
+            batch_read(false, true)
+        ]
     );
     // Three micro-batches of 100 rows.
     let stream: Vec<_> = measures(&[
