@@ -44,7 +44,7 @@ build() {
     lib=$(find "$work/target-$name/release" -maxdepth 1 -name 'libspark_datasource_*.so' -o \
         -maxdepth 1 -name 'libspark_datasource_*.dylib' -o -maxdepth 1 -name 'spark_datasource_*.dll' |
         head -n 1)
-    printf '%-10s %7.1f s %10d bytes\n' "$name" "$(echo "$end - $start" | bc)" "$(wc -c <"$lib")"
+    printf '%-10s %7.1f s %10d bytes\n' "$name" "$(awk "BEGIN { print $end - $start }")" "$(wc -c <"$lib")"
 }
 
 build rust_range "$work/rust_range"
