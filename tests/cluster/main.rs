@@ -20,7 +20,9 @@ fn the_cluster_suite_passes_on_real_spark() {
     // while the cluster runs it (the bridge would rightly refuse the new build).
     let libraries = tempfile::tempdir().expect("create a temporary directory");
     let copy = |built: std::path::PathBuf| {
-        let copied = libraries.path().join(built.file_name().expect("a library file name"));
+        let copied = libraries
+            .path()
+            .join(built.file_name().expect("a library file name"));
         std::fs::copy(&built, &copied).expect("copy a built library");
         copied
     };

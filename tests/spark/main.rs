@@ -16,6 +16,7 @@ fn the_end_to_end_suite_passes_on_real_spark() {
     let c_range = repository.build_c_range();
     let writer = repository.generate_and_build_writer_variant();
     Pytest::new(&repository)
+        .suite("tests/spark")
         .env("SPARK_E2E_C_RANGE_LIBRARY", &c_range)
         .env("SPARK_E2E_WRITER_LIBRARY", &writer)
         .run();

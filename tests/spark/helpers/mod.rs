@@ -161,14 +161,7 @@ impl Pytest {
         self.check_requirements();
         let mut command = Command::new(&self.python);
         command
-            .args([
-                "-m",
-                "pytest",
-                &self.suite,
-                "-q",
-                "-p",
-                "no:cacheprovider",
-            ])
+            .args(["-m", "pytest", &self.suite, "-q", "-p", "no:cacheprovider"])
             .current_dir(&self.root);
         for (key, value) in &self.env {
             command.env(key, value);
