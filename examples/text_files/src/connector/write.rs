@@ -67,7 +67,7 @@ impl Write for Source {
                 }
             })
             .collect();
-        Ok(TableWriter {
+        let writer = TableWriter {
             settings,
             query_id,
             mode: info.mode,
@@ -77,7 +77,11 @@ impl Write for Source {
                 .iter()
                 .map(|f| f.name().clone())
                 .collect(),
-        })
+        };
+        // The driver makes the staging directory, and tasks only add to it: a task that starts
+        // after `abort` removed it fails instead of leaving a part behind.
+        table::create_dir(&writer.staging())?;
+        Ok(writer)
     }
 }
 
@@ -106,7 +110,13 @@ impl Writer for TableWriter {
 
     fn data_writer(&self, task: &TaskContext, _epoch: Option<u64>) -> Result<PartWriter> {
         let staging = self.staging();
-        table::create_dir(&staging)?;
+        if !staging.is_dir() {
+            return Err(Error::msg(format!(
+                "the staging directory `{}` is gone: the write was aborted or committed before \
+                 this task started",
+                staging.display()
+            )));
+        }
         // Named after the task attempt: a retried attempt writes a part of its own, and only
         // the one whose message reaches `commit` is published.
         let name = format!(
