@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the JVM plugin: the JNI library (crates/sparkds-jni) and the Java classes, packed into
 # target/jvm/spark-native-datasource.jar (target/jvm/<profile>/ for a profile other than
-# release), with the JNI library of this platform inside. Prints
-# the jar's path, and only that, on stdout.
+# release), with the JNI library of this platform inside. Prints the jar's path, and only that,
+# on stdout.
 #
 #   jvm/build.sh                  release build of the JNI library
 #   jvm/build.sh --profile dev    another Cargo profile (dev builds fastest, for tests)
@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
       shift
       ;;
     -h | --help)
-      sed -n '2,11p' "$0" >&2
+      sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
       exit 0
       ;;
     *)
