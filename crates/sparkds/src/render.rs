@@ -91,10 +91,56 @@ pub fn schema_line(schema: &Schema) -> String {
 /// them. Empty input gives an empty table.
 pub fn batches(batches: &[RecordBatch]) -> String {
     let options = FormatOptions::default().with_null("NULL");
-    match pretty_format_batches_with_options(batches, &options) {
+    let batches: Vec<RecordBatch> = batches.iter().map(utc_as_offset).collect();
+    match pretty_format_batches_with_options(&batches, &options) {
         Ok(table) => table.to_string(),
         Err(e) => format!("(cannot format the batches: {e})"),
     }
+}
+
+/// `batch` with its `timestamp[us, tz=UTC]` columns, the timestamps of version 1, labelled
+/// `+00:00` instead: the same instants, in a time zone that arrow-cast formats without the
+/// time zone database (which would weigh on every build of sparkds for one name).
+fn utc_as_offset(batch: &RecordBatch) -> RecordBatch {
+    let is_utc = |tz: &str| matches!(tz, "UTC" | "Etc/UTC" | "Z" | "GMT" | "Etc/GMT");
+    let relabel = |t: &DataType| match t {
+        DataType::Timestamp(unit, Some(tz)) if is_utc(tz) => {
+            Some(DataType::Timestamp(*unit, Some("+00:00".into())))
+        }
+        _ => None,
+    };
+    if !batch
+        .schema()
+        .fields()
+        .iter()
+        .any(|f| relabel(f.data_type()).is_some())
+    {
+        return batch.clone();
+    }
+    let mut fields = Vec::new();
+    let mut columns = Vec::new();
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        match relabel(field.data_type()) {
+            Some(t) => {
+                // Only the label of the time zone changes: the values are instants either way.
+                let data = column.to_data().into_builder().data_type(t.clone()).build();
+                match data {
+                    Ok(data) => {
+                        fields.push(field.as_ref().clone().with_data_type(t));
+                        columns.push(arrow_array::make_array(data));
+                    }
+                    Err(_) => return batch.clone(),
+                }
+            }
+            None => {
+                fields.push(field.as_ref().clone());
+                columns.push(column.clone());
+            }
+        }
+    }
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    RecordBatch::try_new_with_options(std::sync::Arc::new(Schema::new(fields)), columns, &options)
+        .unwrap_or_else(|_| batch.clone())
 }
 
 /// Byte arrays (partitions, offsets, messages), one per line with its index, as UTF-8 when
@@ -161,6 +207,17 @@ mod tests {
         assert_eq!(bytes(b"0..5"), "0..5");
         assert_eq!(bytes(&[0, 1, 255]), "0x0001ff");
         assert_eq!(partitions(&[b"a".to_vec(), b"b".to_vec()]), "0: a\n1: b\n");
+    }
+
+    #[test]
+    fn timestamps_in_utc_print_without_the_time_zone_database() {
+        use arrow_array::TimestampMicrosecondArray;
+        let column = TimestampMicrosecondArray::from(vec![Some(1_700_000_000_000_000), None])
+            .with_timezone("UTC");
+        let batch = RecordBatch::try_from_iter([("at", Arc::new(column) as _)]).unwrap();
+        let table = batches(&[batch]);
+        assert!(table.contains("2023-11-14T22:13:20Z"), "{table}");
+        assert!(table.contains("NULL"), "{table}");
     }
 
     #[test]
