@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::fs::{self, File};
 use std::io::{BufWriter, ErrorKind, Write as _};
 use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
 use serde::{Deserialize, Serialize};
@@ -190,7 +191,8 @@ impl Writer for TableWriter {
         for file in replaced {
             let _ = fs::remove_file(self.path.join(file));
         }
-        remove_dir(&self.staging(epoch))
+        remove_abandoned(&self.path, &self.query_id);
+        self.finish(epoch)
     }
 
     fn abort(&mut self, epoch: Option<u64>, messages: Vec<Option<Staged>>) -> Result<()> {
@@ -198,8 +200,48 @@ impl Writer for TableWriter {
             remove_file(&self.staged(epoch, &staged)?)?;
         }
         // Tasks that did not commit may have left files: the staging directory holds them all.
-        remove_dir(&self.staging(epoch))
+        self.finish(epoch)
     }
+}
+
+impl TableWriter {
+    /// Removes what `epoch` staged, and for a batch write the query's staging directory.
+    fn finish(&self, epoch: Option<u64>) -> Result<()> {
+        remove_dir(&self.staging(epoch))?;
+        if epoch.is_none() {
+            remove_dir(&self.path.join("_staging").join(&self.query_id))?;
+        }
+        Ok(())
+    }
+}
+
+/// How long the staged files of a write that never committed nor aborted (its driver died) stay:
+/// a commit removes them after that. No running write leaves its staging directory untouched so
+/// long, and removing it sooner could fail a write of another query that is still running.
+const ABANDONED_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Removes the staging directories of other queries unchanged for `ABANDONED_AFTER`, best
+/// effort: what stays is invisible to readers anyway.
+fn remove_abandoned(root: &Path, own_query: &str) {
+    let Ok(entries) = fs::read_dir(root.join("_staging")) else {
+        return;
+    };
+    for entry in entries.flatten().filter(|e| e.file_name() != own_query) {
+        let age = last_change(&entry.path()).and_then(|t| t.elapsed().ok());
+        if age.is_some_and(|age| age > ABANDONED_AFTER) {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The last modification of `path` or of anything under it.
+fn last_change(path: &Path) -> Option<SystemTime> {
+    let own = fs::symlink_metadata(path).and_then(|m| m.modified()).ok();
+    let children = fs::read_dir(path).into_iter().flatten().flatten();
+    children
+        .filter_map(|e| last_change(&e.path()))
+        .chain(own)
+        .max()
 }
 
 /// The writer of one task attempt.

@@ -34,6 +34,14 @@ impl Options {
             .map(|(_, value)| value.as_str())
     }
 
+    /// The value of `key` parsed as `T`, or `None` when the query did not set it.
+    ///
+    /// # Errors
+    /// When the value does not parse.
+    pub fn optional<T: OptionValue>(&self, key: &str) -> Result<Option<T>> {
+        self.get(key).map(|value| parse(key, value)).transpose()
+    }
+
     /// The value of `key` parsed as `T`, or `default` when the query did not set it.
     ///
     /// # Errors
@@ -140,10 +148,30 @@ impl OptionValue for String {
     }
 }
 
+/// A local path, or a `file:` URI: the form in which Spark gives the location of a catalog
+/// table (`CREATE TABLE ... LOCATION`). Other URIs (`s3://...`) are refused: a `PathBuf` names a
+/// local file.
 impl OptionValue for PathBuf {
-    const EXPECTED: &'static str = "a non-empty path";
+    const EXPECTED: &'static str = "a local path or a file: URI";
     fn parse_option(value: &str) -> Option<Self> {
-        (!value.is_empty()).then(|| PathBuf::from(value))
+        let Some(uri) = value.strip_prefix("file:") else {
+            return (!value.is_empty() && !value.contains("://")).then(|| PathBuf::from(value));
+        };
+        // file:/x, file:///x or file://localhost/x, with `%xx` escapes (a space is `%20`).
+        let local = uri
+            .strip_prefix("//localhost")
+            .or(uri.strip_prefix("//"))
+            .unwrap_or(uri);
+        let (raw, mut bytes, mut i) = (local.as_bytes(), Vec::new(), 0);
+        while i < raw.len() {
+            let escape = raw.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+            match (raw[i], escape.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+                (b'%', Some(byte)) => (bytes.push(byte), i += 3),
+                (byte, _) => (bytes.push(byte), i += 1),
+            };
+        }
+        let path = String::from_utf8(bytes).ok()?;
+        path.starts_with('/').then(|| PathBuf::from(path))
     }
 }
 
@@ -172,8 +200,24 @@ mod tests {
         let error = Options::default().required::<PathBuf>("path").unwrap_err();
         assert_eq!(
             error.to_string(),
-            "missing option `path`: set it with .option(\"path\", ...), it must be a non-empty path"
+            "missing option `path`: set it with .option(\"path\", ...), it must be a local path or \
+             a file: URI"
         );
+    }
+
+    #[test]
+    fn a_path_is_local_or_a_file_uri() {
+        let path = |value: &str| Options::new([("path", value)]).required::<PathBuf>("path");
+        assert_eq!(path("/data/t").ok(), Some(PathBuf::from("/data/t")));
+        assert_eq!(path("rel/t").ok(), Some(PathBuf::from("rel/t")));
+        assert_eq!(path("file:/data/t").ok(), Some(PathBuf::from("/data/t")));
+        assert_eq!(path("file:///data/my%20t").ok(), Some(PathBuf::from("/data/my t")));
+        assert_eq!(path("file://localhost/data/t").ok(), Some(PathBuf::from("/data/t")));
+        assert_eq!(
+            path("s3://bucket/t").unwrap_err().to_string(),
+            "option `path` must be a local path or a file: URI, got `s3://bucket/t`"
+        );
+        assert!(path("").is_err() && path("file:relative").is_err());
     }
 
     #[test]

@@ -153,6 +153,32 @@ fn reads_back_what_it_wrote() -> sparkds::Result<()> {
 }
 
 #[test]
+fn a_file_uri_names_the_same_directory_as_its_path() -> sparkds::Result<()> {
+    if !exports("batch_write") || !exports("batch_read") {
+        return Ok(());
+    }
+    // Spark gives the location of a catalog table as a URI, spaces percent-encoded.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let table = dir.path().join("my table");
+    let uri = format!("file://{}", table.display()).replace(' ', "%20");
+    let library = library()?;
+    library
+        .batch_write()
+        .option("path", &uri)
+        .task([rows(0..3)])
+        .run()?;
+    let path = table.to_string_lossy().to_string();
+    let read = library.batch_read().option("path", &path).run()?;
+    assert_eq!(read.num_rows(), 3);
+    let error = message(library.batch_read().option("path", "s3://bucket/t").run());
+    assert!(
+        error.contains("option `path` must be a local path or a file: URI, got `s3://bucket/t`"),
+        "{error}"
+    );
+    Ok(())
+}
+
+#[test]
 fn a_streaming_write_commits_each_epoch_once() -> sparkds::Result<()> {
     if !exports("streaming_write") {
         return Ok(());
@@ -188,7 +214,7 @@ fn a_write_without_a_path_says_how_to_give_one() -> sparkds::Result<()> {
     assert!(
         error.contains(
             "create_writer: missing option `path`: set it with .option(\"path\", ...), it must be \
-             a non-empty path"
+             a local path or a file: URI"
         ),
         "{error}"
     );
