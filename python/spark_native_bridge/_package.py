@@ -6,7 +6,6 @@ itself from the session's files (``SparkContext.addFile``) and extracts its own 
 library, so no node needs the library installed.
 """
 
-import hashlib
 import json
 import os
 import platform
@@ -14,6 +13,8 @@ import sys
 import tempfile
 import zipfile
 from typing import Dict, List, Optional
+
+from ._native import sha256_of
 
 MANIFEST = "spark-native-datasource.json"
 ABI_VERSION = 1
@@ -79,14 +80,6 @@ def data_sources(package: str) -> List[str]:
     return [name.lower() for name in read_manifest(package)["dataSources"]]
 
 
-def sha256_of_file(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def extract_library(package: str, name: str, directory: Optional[str] = None) -> str:
     """Extracts the library of this platform from `package` into `directory` (a directory named
     after the package's checksum under it, or under the system's temporary directory) and
@@ -110,7 +103,7 @@ def extract_library(package: str, name: str, directory: Optional[str] = None) ->
         raise PackageError(f"{package}: the library path `{entry}` must be relative, inside it")
     target_dir = os.path.join(
         directory or os.path.join(tempfile.gettempdir(), "spark_native_packages"),
-        sha256_of_file(package)[:32],
+        sha256_of(package)[:32],
     )
     target = os.path.join(target_dir, parts[-1])
     if os.path.isfile(target):
