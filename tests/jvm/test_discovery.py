@@ -48,7 +48,8 @@ def test_a_session_package_comes_before_an_installed_library(
     package = make_package(
         str(tmp_path / "both_range-2.0.sparkpkg"), "both_range", c_range_library, platform_key()
     )
-    spark.sparkContext.addFile(package)
+    # What the book tells sessions to call: in Spark 4.3 it adds the file to the context.
+    spark.addArtifact(package, file=True)
 
     plan = executed_plan(native(spark, "both_range", end=2).load())
 
