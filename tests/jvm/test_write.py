@@ -172,3 +172,31 @@ def test_a_streaming_write_in_complete_mode_replaces_the_data(spark, tmp_path):
     assert [row[0] for row in written] == [0, 1]
     total = sum(int(row[1]) for row in written)
     assert total >= rows_read and total % 4 == 0
+
+
+def test_a_streaming_write_in_update_mode_appends_the_updated_rows(spark, tmp_path):
+    path = str(tmp_path / "table")
+    counts = (
+        spark.readStream.format("native")
+        .option("source", "c_range")
+        .option("rows_per_batch", 4)
+        .load()
+        .groupBy((F.col("id") % 2).alias("id"))
+        .agg(F.count("*").cast("string").alias("label"))
+    )
+    query = (
+        counts.writeStream.format("native")
+        .option("source", "e2e_rw")
+        .outputMode("update")
+        .option("path", path)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(processingTime="100 milliseconds")
+        .start()
+    )
+    run_batches(query, 2)
+
+    # Each micro-batch appends the two groups it updated, with their counts so far.
+    written = table_rows(spark, path)
+    assert len(written) >= 4 and len(written) % 2 == 0
+    assert {row[0] for row in written} == {0, 1}
+    assert sorted(int(row[1]) for row in written if row[0] == 0)[:2] == [2, 4]
