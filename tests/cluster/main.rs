@@ -1,7 +1,8 @@
 //! Tests: cluster. The end-to-end tests on a Spark cluster of separate processes
 //! (`local-cluster[2,1,1024]`: two executor JVMs besides the driver), through the Python bridge:
 //! where the executors find the bridge and the libraries, a package shipped with the session,
-//! another build on an executor, and an executor killed in the middle of reads and writes.
+//! another build on an executor, and an executor killed in the middle of reads and writes; and
+//! through the JVM plugin: reads and writes on both executors, a killed executor.
 //!
 //! Each test module runs in a pytest process of its own, so that each starts its cluster from a
 //! fresh JVM with the environment it needs (a JVM keeps the environment it started with).
@@ -28,13 +29,37 @@ fn the_cluster_suite_passes_on_real_spark() {
     };
     let c_range = copy(repository.build_c_range());
     let writer = copy(repository.generate_and_build_writer_variant());
-    for module in ["test_distribution.py", "test_builds.py", "test_failures.py"] {
+    let jar = copy(build_jar(&repository));
+    for module in [
+        "test_distribution.py",
+        "test_builds.py",
+        "test_failures.py",
+        "test_jvm_plugin.py",
+    ] {
         let started = Instant::now();
         Pytest::new(&repository)
             .suite(&format!("tests/cluster/{module}"))
             .env("SPARK_E2E_C_RANGE_LIBRARY", &c_range)
             .env("SPARK_E2E_WRITER_LIBRARY", &writer)
+            .env("SPARKDS_JVM_JAR", &jar)
             .run();
         println!("{module}: {:.1} s", started.elapsed().as_secs_f64());
     }
+}
+
+/// The JVM plugin's jar, `jvm/build.sh --profile dev` (the JNI library of the dev profile, as
+/// the JVM suite builds it), which prints its path alone on stdout.
+fn build_jar(repository: &Repository) -> std::path::PathBuf {
+    let output = std::process::Command::new("bash")
+        .arg(repository.path("jvm/build.sh"))
+        .args(["--profile", "dev"])
+        .output()
+        .expect("run jvm/build.sh");
+    assert!(
+        output.status.success(),
+        "jvm/build.sh failed ({}):\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    std::path::PathBuf::from(String::from_utf8_lossy(&output.stdout).trim())
 }
