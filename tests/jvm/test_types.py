@@ -104,11 +104,6 @@ def test_every_type_round_trips(spark, void_schema, vectors):
         spark.conf.unset("spark.sparkds.columnVectors")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sparkds-jni makes an empty buffer of a descriptor a Buffer of Vec<u8>, whose "
-    "dangling address is not aligned for the int32 values of an array column",
-)
 def test_a_batch_whose_arrays_are_all_empty_is_written(spark, schema):
     table = table_name()
     rows = [row for row in sample_rows(void=False) if row[LIST] == []]

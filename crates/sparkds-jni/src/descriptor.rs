@@ -10,7 +10,7 @@
 //! which is Arrow Java's for the types of version 1. An absent buffer, and any buffer of zero
 //! bytes, is `(0, 0)`. A batch of no column is `[rows]`.
 
-use arrow_buffer::Buffer;
+use arrow_buffer::{Buffer, MutableBuffer};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field, Schema};
 
@@ -169,7 +169,9 @@ unsafe fn assemble_array(field: &Field, path: &str, cursor: &mut Cursor<'_>) -> 
     }
     let copy = |(address, bytes): (i64, usize)| -> Buffer {
         if bytes == 0 {
-            return Buffer::from(Vec::<u8>::new());
+            // Arrow's empty buffer, whose dangling address is aligned for every type (that of
+            // an empty `Vec<u8>` is not, and an empty int32 offsets buffer would be refused).
+            return MutableBuffer::new(0).into();
         }
         // SAFETY: the caller's contract: `bytes` readable bytes at `address`.
         let slice = unsafe { std::slice::from_raw_parts(address as usize as *const u8, bytes) };
