@@ -174,6 +174,14 @@ fn the_default_answers_make_a_batch_reader_with_both_pushdowns_for_every_platfor
     assert_eq!(shown_release, shown);
     assert!(said.contains(&loading("release", "release")), "{said}");
 
+    // A schema of the user's whose nullability differs from the source's, as `CREATE TABLE t
+    // (id BIGINT, ...) USING ...` gives, is refused when the read is planned, saying the fix.
+    let refused = project.cargo_fails(&["sparkds", "show", "--schema", "id bigint", "end=5"]);
+    assert!(
+        refused.contains("column `id` is NOT NULL in this data source: declare it so"),
+        "{refused}"
+    );
+
     // Its rust-version is true: no locked dependency needs a newer Rust.
     assert_rust_version_is_the_highest_of_the_dependencies(&project);
 

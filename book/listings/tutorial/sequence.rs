@@ -129,13 +129,19 @@ fn count_up(text: &mut Vec<u8>, start: usize) {
 }
 
 /// The names of `requested`'s columns, after checking that the data source has each of them
-/// with the same type: Spark passes the schema of the query, which may be the user's own.
+/// with the same type and nullability: Spark passes the query's schema, maybe the user's own.
 pub fn columns_of(requested: &Schema) -> Result<Vec<String>> {
     let own = schema();
     requested
         .fields()
         .iter()
         .map(|field| match own.field_with_name(field.name()) {
+            Ok(own) if own.is_nullable() != field.is_nullable() => Err(Error::msg(format!(
+                "column `{}` is {} in this data source: declare it so, or leave the columns \
+                 out to read the data source's own schema",
+                field.name(),
+                ["NOT NULL", "nullable"][usize::from(own.is_nullable())]
+            ))),
             Ok(own_field) if own_field.data_type() == field.data_type() => Ok(field.name().clone()),
             Ok(own_field) => Err(Error::msg(format!(
                 "column `{}` is {} in this data source, not {}",
