@@ -73,7 +73,7 @@ impl BatchRead for Source {
             end: self.options.get_or("end", 10_u64)?,
             num_partitions,
             batch_rows,
-            path: self.options.get("path").map(PathBuf::from),
+            path: self.options.optional("path")?,
             prefix,
             columns: columns_of(&schema)?,
             limit: None,
