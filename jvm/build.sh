@@ -6,6 +6,8 @@
 #
 #   jvm/build.sh                  release build of the JNI library
 #   jvm/build.sh --profile dev    another Cargo profile (dev builds fastest, for tests)
+#   jvm/build.sh --jni-dir DIR    no build: the JNI libraries of DIR/<platform>/, one per
+#                                 platform (a release, built on each platform's runner)
 #
 # Needs cargo, a JDK 17 or later (javac and jar) and Spark's jars: those of $SPARK_HOME/jars,
 # or of the pyspark package of python3.
@@ -13,8 +15,14 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 profile=release
+jni_dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --jni-dir)
+      [ $# -ge 2 ] || { echo "jvm/build.sh: --jni-dir needs a directory of <platform>/ folders" >&2; exit 2; }
+      jni_dir="$2"
+      shift 2
+      ;;
     --profile)
       [ $# -ge 2 ] || { echo "jvm/build.sh: --profile needs a Cargo profile, such as dev" >&2; exit 2; }
       profile="$2"
@@ -25,11 +33,12 @@ while [ $# -gt 0 ]; do
       shift
       ;;
     -h | --help)
-      sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+      sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
       exit 0
       ;;
     *)
-      echo "jvm/build.sh: unknown argument \`$1\`; the only option is --profile <name>" >&2
+      echo "jvm/build.sh: unknown argument \`$1\`; the options are --profile <name> and" \
+        "--jni-dir <dir>" >&2
       exit 2
       ;;
   esac
@@ -54,50 +63,78 @@ else
   exit 1
 fi
 
-case "$(uname -s)-$(uname -m)" in
-  Linux-x86_64) platform=linux-x86_64 jni=libsparkds_jni.so ;;
-  Linux-aarch64 | Linux-arm64) platform=linux-aarch64 jni=libsparkds_jni.so ;;
-  Darwin-x86_64) platform=osx-x86_64 jni=libsparkds_jni.dylib ;;
-  Darwin-arm64 | Darwin-aarch64) platform=osx-aarch64 jni=libsparkds_jni.dylib ;;
-  MINGW*-x86_64 | MSYS*-x86_64 | CYGWIN*-x86_64) platform=windows-x86_64 jni=sparkds_jni.dll ;;
-  *)
-    echo "jvm/build.sh: no JNI library for $(uname -s) $(uname -m): the plugin runs on" \
-      "linux-x86_64, linux-aarch64, osx-x86_64, osx-aarch64 and windows-x86_64" >&2
-    exit 1
-    ;;
-esac
+# The JNI library's file name on each platform, by the platform keys of package manifests.
+jni_file() {
+  case "$1" in
+    linux-x86_64 | linux-aarch64) echo libsparkds_jni.so ;;
+    osx-x86_64 | osx-aarch64) echo libsparkds_jni.dylib ;;
+    windows-x86_64) echo sparkds_jni.dll ;;
+    *) return 1 ;;
+  esac
+}
 
-# Cargo's output goes to stderr, so stdout keeps only the jar's path.
-(cd "$root" && cargo build --locked --profile "$profile" -p sparkds-jni 1>&2)
 target="${CARGO_TARGET_DIR:-$root/target}"
-case "$profile" in
-  dev) profile_dir=debug ;;
-  *) profile_dir="$profile" ;;
-esac
-library="$target/$profile_dir/$jni"
-[ -f "$library" ] || { echo "jvm/build.sh: cargo built no $library" >&2; exit 1; }
-
-# The release jar is target/jvm/spark-native-datasource.jar; another profile's has a folder of
-# its own, so that builds of two profiles (tests and a benchmark) never share a file.
 out="$target/jvm"
 [ "$profile" = release ] || out="$out/$profile"
 classes="$out/classes"
 rm -rf "$classes"
-mkdir -p "$classes/META-INF/services" "$classes/dev/sparkds/spark/native/$platform"
+mkdir -p "$classes/META-INF/services"
+native="$classes/dev/sparkds/spark/native"
+
+if [ -n "$jni_dir" ]; then
+  # A release: the libraries that each platform's runner built.
+  [ -d "$jni_dir" ] || { echo "jvm/build.sh: --jni-dir $jni_dir is not a directory" >&2; exit 2; }
+  found=0
+  for entry in "$jni_dir"/*; do
+    [ -e "$entry" ] || continue
+    platform="$(basename "$entry")"
+    if ! jni="$(jni_file "$platform")"; then
+      echo "jvm/build.sh: $entry: not a platform (linux-x86_64, linux-aarch64, osx-x86_64," \
+        "osx-aarch64, windows-x86_64)" >&2
+      exit 1
+    fi
+    [ -f "$entry/$jni" ] || { echo "jvm/build.sh: $entry has no $jni" >&2; exit 1; }
+    mkdir -p "$native/$platform"
+    cp "$entry/$jni" "$native/$platform/$jni"
+    found=$((found + 1))
+  done
+  [ "$found" -gt 0 ] || { echo "jvm/build.sh: $jni_dir holds no <platform>/ folder" >&2; exit 1; }
+else
+  case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64) platform=linux-x86_64 ;;
+    Linux-aarch64 | Linux-arm64) platform=linux-aarch64 ;;
+    Darwin-x86_64) platform=osx-x86_64 ;;
+    Darwin-arm64 | Darwin-aarch64) platform=osx-aarch64 ;;
+    MINGW*-x86_64 | MSYS*-x86_64 | CYGWIN*-x86_64) platform=windows-x86_64 ;;
+    *)
+      echo "jvm/build.sh: no JNI library for $(uname -s) $(uname -m): the plugin runs on" \
+        "linux-x86_64, linux-aarch64, osx-x86_64, osx-aarch64 and windows-x86_64" >&2
+      exit 1
+      ;;
+  esac
+  jni="$(jni_file "$platform")"
+  (cd "$root" && cargo build --locked --profile "$profile" -p sparkds-jni 1>&2)
+  case "$profile" in
+    dev) profile_dir=debug ;;
+    *) profile_dir="$profile" ;;
+  esac
+  library="$target/$profile_dir/$jni"
+  [ -f "$library" ] || { echo "jvm/build.sh: cargo built no $library" >&2; exit 1; }
+  mkdir -p "$native/$platform"
+  cp "$library" "$native/$platform/$jni"
+  if command -v strip > /dev/null; then
+    case "$platform" in
+      linux-*) strip --strip-debug "$native/$platform/$jni" ;;
+      osx-*) strip -S "$native/$platform/$jni" 2> /dev/null || true ;;
+    esac
+  fi
+fi
+
 find "$root/jvm/src/main/java" -name '*.java' > "$out/sources.txt"
-# -Xlint:-path: pyspark's jars list class-path entries that it does not ship.
 javac --release 17 -encoding UTF-8 -Xlint:all,-path,-serial,-processing -d "$classes" \
   -cp "$spark_jars/*" @"$out/sources.txt" 1>&2
 echo "dev.sparkds.spark.DefaultSource" \
   > "$classes/META-INF/services/org.apache.spark.sql.sources.DataSourceRegister"
-cp "$library" "$classes/dev/sparkds/spark/native/$platform/$jni"
-# Debug information is most of a dev build's size, and every JVM extracts the library.
-if command -v strip > /dev/null; then
-  case "$platform" in
-    linux-*) strip --strip-debug "$classes/dev/sparkds/spark/native/$platform/$jni" ;;
-    osx-*) strip -S "$classes/dev/sparkds/spark/native/$platform/$jni" 2> /dev/null || true ;;
-  esac
-fi
 jar="$out/spark-native-datasource.jar"
 rm -f "$jar"
 jar --create --file "$jar" -C "$classes" . 1>&2

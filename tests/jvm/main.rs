@@ -33,6 +33,66 @@ fn the_jvm_plugin_suite_passes_on_real_spark() {
     );
 }
 
+/// A release packs the JNI libraries that each platform's runner built (`--jni-dir`, as the
+/// workflow `ci-templates/workflows/spark-plugin-jar.yml` does): one per platform folder, at the
+/// resource path the plugin loads from; a folder that is not a platform is refused.
+#[test]
+fn a_release_jar_holds_the_jni_library_of_every_platform_given() {
+    let repository = Repository::locate();
+    let dir = tempfile::tempdir().expect("create a temporary directory");
+    let libraries = dir.path().join("jni");
+    for (platform, file) in [
+        ("linux-x86_64", "libsparkds_jni.so"),
+        ("osx-aarch64", "libsparkds_jni.dylib"),
+        ("windows-x86_64", "sparkds_jni.dll"),
+    ] {
+        std::fs::create_dir_all(libraries.join(platform)).expect("create a platform folder");
+        std::fs::write(libraries.join(platform).join(file), platform).expect("write a library");
+    }
+    let release = |jni_dir: &Path| {
+        Command::new("bash")
+            .arg(repository.path("jvm/build.sh"))
+            .args(["--profile", "jni-dir-test", "--jni-dir"])
+            .arg(jni_dir)
+            .env("CARGO_TARGET_DIR", dir.path().join("target"))
+            .output()
+            .expect("run jvm/build.sh")
+    };
+    let output = release(&libraries);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let jar = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    let listing = Command::new("jar")
+        .arg("tf")
+        .arg(&jar)
+        .output()
+        .expect("run jar tf");
+    let entries = String::from_utf8_lossy(&listing.stdout);
+    for entry in [
+        "dev/sparkds/spark/native/linux-x86_64/libsparkds_jni.so",
+        "dev/sparkds/spark/native/osx-aarch64/libsparkds_jni.dylib",
+        "dev/sparkds/spark/native/windows-x86_64/sparkds_jni.dll",
+        "dev/sparkds/spark/DefaultSource.class",
+    ] {
+        assert!(
+            entries.lines().any(|l| l == entry),
+            "{entry} not in {}:\n{entries}",
+            jar.display()
+        );
+    }
+
+    std::fs::create_dir_all(libraries.join("plan9-mips")).expect("create a folder");
+    let refused = release(&libraries);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && said.contains("plan9-mips: not a platform"),
+        "{said}"
+    );
+}
+
 /// The fixture of every type (`tests/jvm/fixtures/types`): a variant of the template, generated
 /// as users do, whose connector is replaced by the fixture's, built in target/generated.
 fn build_types_fixture(repository: &Repository) -> PathBuf {
