@@ -368,10 +368,16 @@ fn what_a_killed_write_staged_is_removed_by_a_commit_once_abandoned() {
 
     // Once unchanged for a day, the killed write's files are abandoned: the next commit
     // removes them, and a completed write leaves nothing staged.
-    age_tree(&table.join("_staging"), Duration::from_secs(2 * 24 * 60 * 60));
+    age_tree(
+        &table.join("_staging"),
+        Duration::from_secs(2 * 24 * 60 * 60),
+    );
     run_write(&raw, &table, Mode::Append, 3, None);
     let left = files_under(&table.join("_staging"));
-    assert!(left.is_empty(), "staged files left after an abandoned write: {left:?}");
+    assert!(
+        left.is_empty(),
+        "staged files left after an abandoned write: {left:?}"
+    );
 }
 
 /// Sets the modification time of `dir` and of everything under it to `age` ago.

@@ -164,7 +164,9 @@ impl OptionValue for PathBuf {
             .unwrap_or(uri);
         let (raw, mut bytes, mut i) = (local.as_bytes(), Vec::new(), 0);
         while i < raw.len() {
-            let escape = raw.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+            let escape = raw
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok());
             match (raw[i], escape.and_then(|h| u8::from_str_radix(h, 16).ok())) {
                 (b'%', Some(byte)) => (bytes.push(byte), i += 3),
                 (byte, _) => (bytes.push(byte), i += 1),
@@ -211,8 +213,14 @@ mod tests {
         assert_eq!(path("/data/t").ok(), Some(PathBuf::from("/data/t")));
         assert_eq!(path("rel/t").ok(), Some(PathBuf::from("rel/t")));
         assert_eq!(path("file:/data/t").ok(), Some(PathBuf::from("/data/t")));
-        assert_eq!(path("file:///data/my%20t").ok(), Some(PathBuf::from("/data/my t")));
-        assert_eq!(path("file://localhost/data/t").ok(), Some(PathBuf::from("/data/t")));
+        assert_eq!(
+            path("file:///data/my%20t").ok(),
+            Some(PathBuf::from("/data/my t"))
+        );
+        assert_eq!(
+            path("file://localhost/data/t").ok(),
+            Some(PathBuf::from("/data/t"))
+        );
         assert_eq!(
             path("s3://bucket/t").unwrap_err().to_string(),
             "option `path` must be a local path or a file: URI, got `s3://bucket/t`"
