@@ -82,6 +82,7 @@ def cluster(name: str, conf: Optional[Dict[str, str]] = None) -> Iterator:
         SparkSession.builder.master(f"local-cluster[{EXECUTORS},1,1024]")
         .appName(f"spark-native-cluster-{name}")
         .config("spark.ui.enabled", "false")
+        .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="sparkds_warehouse_"))
         .config("spark.driver.memory", "1g")
         .config("spark.executor.memory", "768m")
         .config("spark.sql.shuffle.partitions", "4")

@@ -141,6 +141,8 @@ def spark(jar, c_range_library, writer_library, types_library, dirs):
         .config("spark.executor.extraLibraryPath", library_path)
         .config("spark.sql.dataSource.native.paths", dirs["packages"])
         .config("spark.ui.enabled", "false")
+        # Tables of the session catalog go to a scratch directory, not into the checkout.
+        .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="sparkds_warehouse_"))
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.driver.memory", "1g")

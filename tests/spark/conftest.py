@@ -90,6 +90,8 @@ def spark():
         SparkSession.builder.master("local[2]")
         .appName("spark-native-bridge-tests")
         .config("spark.ui.enabled", "false")
+        # Tables of the session catalog go to a scratch directory, not into the checkout.
+        .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="sparkds_warehouse_"))
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.driver.memory", "1g")
