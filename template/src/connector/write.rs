@@ -54,11 +54,15 @@ impl Write for Source {
                 }
             })
             .collect();
-        Ok(TableWriter {
+        let writer = TableWriter {
             path,
             query_id,
             mode: info.mode,
-        })
+        };
+        // Made here, once: tasks only add their folder to it, so a task that starts after an
+        // `abort` removed it fails instead of staging files that nothing would remove.
+        create_dir(&writer.path.join("_staging").join(&writer.query_id))?;
+        Ok(writer)
     }
 }
 
@@ -123,7 +127,18 @@ impl Writer for TableWriter {
 
     fn data_writer(&self, task: &TaskContext, epoch: Option<u64>) -> Result<TaskWriter> {
         let staging = self.staging(epoch);
-        create_dir(&staging)?;
+        match fs::create_dir(&staging) {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err(Error::msg("the write was aborted before this task started"))
+            }
+            Err(e) if e.kind() != ErrorKind::AlreadyExists => {
+                return Err(Error::io(
+                    format!("cannot create `{}`", staging.display()),
+                    e,
+                ))
+            }
+            _ => {}
+        }
         // Named after the task attempt: a retried attempt writes a file of its own, and only
         // the one whose message reaches `commit` is published.
         let name = format!(
