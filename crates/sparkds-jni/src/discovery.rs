@@ -351,7 +351,18 @@ fn provider(
     Ok(Some(entry.clone()))
 }
 
+/// Opens a package after checking its structure as `sparkds verify` does, so that a hostile
+/// package (a zip bomb, thousands of entries, colliding or overlapping entries) is refused
+/// before anything is decompressed.
 fn open_archive(package: &Path) -> std::result::Result<ZipArchive<File>, String> {
+    let findings = sparkds::verify::check_structure(package, &sparkds::verify::Limits::default())
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if let Some(finding) = findings.first() {
+        return Err(format!(
+            "`sparkds verify` refuses it: {}: {}",
+            finding.file, finding.message
+        ));
+    }
     let file = File::open(package).map_err(|e| format!("cannot open it: {e}"))?;
     ZipArchive::new(file).map_err(|e| format!("it is not a zip archive: {e}"))
 }

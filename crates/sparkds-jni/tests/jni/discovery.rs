@@ -173,6 +173,32 @@ fn an_unreadable_package_is_skipped_and_logged_unless_only_it_lists_the_name() {
 }
 
 #[test]
+fn a_hostile_package_is_refused_before_anything_is_decompressed() {
+    let dir = fresh_dir("hostile");
+    // A valid manifest among a thousand entries: more than a package may hold.
+    let out = dir.join("many.sparkpkg");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&out).expect("created"));
+    let options = zip::write::SimpleFileOptions::default();
+    zip.start_file("spark-native-datasource.json", options)
+        .expect("an entry");
+    zip.write_all(br#"{"abiVersion":1,"dataSources":["c_range"],"libraries":{}}"#)
+        .expect("written");
+    for i in 0..1000 {
+        zip.start_file(format!("filler/{i}"), options)
+            .expect("an entry");
+    }
+    zip.finish().expect("finished");
+    let mut s = search(&dir);
+    s.session_packages = vec![out.clone()];
+    let e = discovery::resolve("c_range", &s, &quiet).expect_err("refused");
+    assert!(
+        e.message
+            .contains("`sparkds verify` refuses it: (package): the archive declares 1001 entries"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_package_without_this_platform_names_the_platforms_it_has() {
     let dir = fresh_dir("other-platform");
     let other = if platform() == Platform::OsxAarch64 {

@@ -204,6 +204,25 @@ struct Entry {
     size: u64,
 }
 
+/// Checks the structure of the package at `path` against `limits`, reading only its central
+/// directory and decompressing nothing: what a host runs before it extracts a library from a
+/// package that anyone may have added (a session artifact). An empty list means its entries may
+/// be read, each at most as large as it declares.
+///
+/// # Errors
+///
+/// A file that cannot be read.
+pub fn check_structure(path: &Path, limits: &Limits) -> Result<Vec<Finding>> {
+    let mut file = fs::File::open(path).map_err(error::io(path))?;
+    Ok(
+        match archive::check(&mut file, limits).map_err(error::io(path))? {
+            Ok(findings) => findings,
+            // The zip library names what it misses in such a file.
+            Err(archive::Unreadable::NotZip) => Vec::new(),
+        },
+    )
+}
+
 /// Checks the package at `path`.
 ///
 /// # Errors
