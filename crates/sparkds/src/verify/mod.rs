@@ -214,13 +214,10 @@ struct Entry {
 /// A file that cannot be read.
 pub fn check_structure(path: &Path, limits: &Limits) -> Result<Vec<Finding>> {
     let mut file = fs::File::open(path).map_err(error::io(path))?;
-    Ok(
-        match archive::check(&mut file, limits).map_err(error::io(path))? {
-            Ok(findings) => findings,
-            // The zip library names what it misses in such a file.
-            Err(archive::Unreadable::NotZip) => Vec::new(),
-        },
-    )
+    // A file that is not a zip archive has no findings here: the zip library names what it
+    // misses when the package is opened.
+    let checked = archive::check(&mut file, limits).map_err(error::io(path))?;
+    Ok(checked.unwrap_or_default())
 }
 
 /// Checks the package at `path`.
