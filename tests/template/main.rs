@@ -178,7 +178,7 @@ fn the_default_answers_make_a_batch_reader_with_both_pushdowns_for_every_platfor
     // (id BIGINT, ...) USING ...` gives, is refused when the read is planned, saying the fix.
     let refused = project.cargo_fails(&["sparkds", "show", "--schema", "id bigint", "end=5"]);
     assert!(
-        refused.contains("column `id` is NOT NULL in this data source: declare it so"),
+        refused.contains("column `id` has nullable = false in this data source"),
         "{refused}"
     );
 

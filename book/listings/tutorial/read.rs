@@ -175,7 +175,7 @@ fn next_batch(
         labels.append_option(label);
     }
     let (ids, labels): (ArrayRef, ArrayRef) = (Arc::new(ids.finish()), Arc::new(labels.finish()));
-    let column = |field: &FieldRef| if field.name() == "id" { &ids } else { &labels }.clone();
+    let column = |field: &FieldRef| Arc::clone(if field.name() == "id" { &ids } else { &labels });
     let columns = schema.fields().iter().map(column).collect();
     // The row count is given: a read of no column (`count(*)`) still counts the rows.
     let options = RecordBatchOptions::new().with_row_count(Some(ids.len()));

@@ -137,10 +137,10 @@ pub fn columns_of(requested: &Schema) -> Result<Vec<String>> {
         .iter()
         .map(|field| match own.field_with_name(field.name()) {
             Ok(own) if own.is_nullable() != field.is_nullable() => Err(Error::msg(format!(
-                "column `{}` is {} in this data source: declare it so, or leave the columns \
-                 out to read the data source's own schema",
+                "column `{}` has nullable = {} in this data source (as printSchema shows): \
+                 declare it so (NOT NULL when false), or leave the columns out",
                 field.name(),
-                ["NOT NULL", "nullable"][usize::from(own.is_nullable())]
+                own.is_nullable()
             ))),
             Ok(own_field) if own_field.data_type() == field.data_type() => Ok(field.name().clone()),
             Ok(own_field) => Err(Error::msg(format!(

@@ -61,7 +61,7 @@ impl Write for Source {
         };
         // Made here, once: tasks only add their folder to it, so a task that starts after an
         // `abort` removed it fails instead of staging files that nothing would remove.
-        create_dir(&writer.path.join("_staging").join(&writer.query_id))?;
+        create_dir(&writer.path.join(writer.query_staging()))?;
         Ok(writer)
     }
 }
@@ -101,7 +101,12 @@ impl TableWriter {
 
     fn staging_relative(&self, epoch: Option<u64>) -> PathBuf {
         let epoch = epoch.map_or_else(|| "batch".to_string(), |e| format!("epoch-{e}"));
-        Path::new("_staging").join(&self.query_id).join(epoch)
+        self.query_staging().join(epoch)
+    }
+
+    /// The staging directory of the whole write, relative to the table's directory.
+    fn query_staging(&self) -> PathBuf {
+        Path::new("_staging").join(&self.query_id)
     }
 
     /// The path of a file that a commit message names. Messages cross the network: a message
@@ -224,7 +229,7 @@ impl TableWriter {
     fn finish(&self, epoch: Option<u64>) -> Result<()> {
         remove_dir(&self.staging(epoch))?;
         if epoch.is_none() {
-            remove_dir(&self.path.join("_staging").join(&self.query_id))?;
+            remove_dir(&self.path.join(self.query_staging()))?;
         }
         Ok(())
     }
