@@ -104,19 +104,42 @@ fn ids(task_id: jlong, stage_id: jint, partition_id: jint, attempt_number: jint)
     }
 }
 
+/// Every native method is the same JNI export, so it is written once, here:
+/// `native! { method(params) -> T = default, |env| body }` exports
+/// `Java_dev_sparkds_spark_jni_Native_<method>(env, class, params) -> T`, which returns
+/// `guard(&mut env, "<method>", default, |env| body)`. Without `-> T = default`, the method
+/// returns nothing.
+macro_rules! native {
+    (@default) => { () };
+    (@default $default:expr) => { $default };
+    (
+        $(#[$attr:meta])*
+        $method:ident($($param:ident: $ty:ty),* $(,)?) $(-> $ret:ty = $default:expr)?,
+        $body:expr
+    ) => {
+        $(#[$attr])*
+        #[export_name = concat!("Java_dev_sparkds_spark_jni_Native_", stringify!($method))]
+        pub extern "system" fn $method<'l>(
+            mut env: JNIEnv<'l>,
+            _class: JClass<'l>,
+            $($param: $ty),*
+        ) $(-> $ret)? {
+            guard(&mut env, stringify!($method), native!(@default $($default)?), $body)
+        }
+    };
+}
+
 // ---- Finding and loading libraries --------------------------------------------------------
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_resolve<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    name: JString<'l>,
-    session_packages: JObjectArray<'l>,
-    configured_packages: JObjectArray<'l>,
-    library_dirs: JObjectArray<'l>,
-    extract_dir: JString<'l>,
-) -> jobjectArray {
-    guard(&mut env, "resolve", std::ptr::null_mut(), |env| {
+native! {
+    resolve(
+        name: JString<'l>,
+        session_packages: JObjectArray<'l>,
+        configured_packages: JObjectArray<'l>,
+        library_dirs: JObjectArray<'l>,
+        extract_dir: JString<'l>,
+    ) -> jobjectArray = std::ptr::null_mut(),
+    |env| {
         let name = jvm::string(env, &name, "name")?;
         let search = Search {
             session_packages: paths(jvm::strings(env, &session_packages, "sessionPackages")?),
@@ -134,19 +157,17 @@ pub extern "system" fn Java_dev_sparkds_spark_jni_Native_resolve<'l>(
         })?;
         let path = found.path.display().to_string();
         jvm::new_strings(env, &[&path, &found.sha256, &found.place])
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_locateBuild<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    name: JString<'l>,
-    sha256: JString<'l>,
-    driver_path: JString<'l>,
-    library_dirs: JObjectArray<'l>,
-) -> jstring {
-    guard(&mut env, "locateBuild", std::ptr::null_mut(), |env| {
+native! {
+    locateBuild(
+        name: JString<'l>,
+        sha256: JString<'l>,
+        driver_path: JString<'l>,
+        library_dirs: JObjectArray<'l>,
+    ) -> jstring = std::ptr::null_mut(),
+    |env| {
         let name = jvm::string(env, &name, "name")?;
         let sha256 = jvm::string(env, &sha256, "sha256")?;
         let driver_path = jvm::string(env, &driver_path, "driverPath")?;
@@ -156,18 +177,12 @@ pub extern "system" fn Java_dev_sparkds_spark_jni_Native_locateBuild<'l>(
             .new_string(path.display().to_string())
             .map_err(jvm::jni_error)?
             .into_raw())
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_load<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    path: JString<'l>,
-    sha256: JString<'l>,
-    spark_version: JString<'l>,
-) -> jlong {
-    guard(&mut env, "load", 0, |env| {
+native! {
+    load(path: JString<'l>, sha256: JString<'l>, spark_version: JString<'l>) -> jlong = 0,
+    |env| {
         let path = jvm::string(env, &path, "path")?;
         let sha256 = jvm::optional_string(env, &sha256)?;
         let version = jvm::string(env, &spark_version, "sparkVersion")?;
@@ -178,33 +193,27 @@ pub extern "system" fn Java_dev_sparkds_spark_jni_Native_load<'l>(
             crate::library_log,
         )?;
         Ok(library_handle(loaded))
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_capabilities<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    source: jlong,
-) -> jlong {
-    guard(&mut env, "capabilities", 0, |_| {
+native! {
+    capabilities(source: jlong) -> jlong = 0,
+    |_| {
         // SAFETY: a handle of `create`, used by one thread at a time (Native's conventions).
         Ok(unsafe { get::<SourceHandle>(source) }?.capabilities() as jlong)
-    })
+    }
 }
 
 // ---- Sources ------------------------------------------------------------------------------
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_create<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    library_handle: jlong,
-    name: JString<'l>,
-    keys: JObjectArray<'l>,
-    values: JObjectArray<'l>,
-) -> jlong {
-    guard(&mut env, "create", 0, |env| {
+native! {
+    create(
+        library_handle: jlong,
+        name: JString<'l>,
+        keys: JObjectArray<'l>,
+        values: JObjectArray<'l>,
+    ) -> jlong = 0,
+    |env| {
         // SAFETY: a handle of `load`.
         let library = unsafe { library(library_handle) }?;
         let name = jvm::string(env, &name, "name")?;
@@ -213,242 +222,165 @@ pub extern "system" fn Java_dev_sparkds_spark_jni_Native_create<'l>(
             jvm::strings(env, &values, "values")?,
         )?;
         ops::create(library, &name, &options).map(handles::new)
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_schema<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    source: jlong,
-) -> jbyteArray {
-    guard(&mut env, "schema", std::ptr::null_mut(), |env| {
+native! {
+    schema(source: jlong) -> jbyteArray = std::ptr::null_mut(),
+    |env| {
         // SAFETY: a handle of `create`.
         let schema = unsafe { get::<SourceHandle>(source) }?.schema()?;
         jvm::new_bytes(env, schema.as_deref())
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_close<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    source: jlong,
-) {
+native! {
+    close(source: jlong),
     // SAFETY: a handle of `create`, closed once.
-    guard(&mut env, "close", (), |_| unsafe {
-        handles::close::<SourceHandle>(source)
-    })
+    |_| unsafe { handles::close::<SourceHandle>(source) }
 }
 
 // ---- Batch read (driver) ------------------------------------------------------------------
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_createReader<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    source: jlong,
-    schema: JByteArray<'l>,
-) -> jlong {
-    guard(&mut env, "createReader", 0, |env| {
+native! {
+    createReader(source: jlong, schema: JByteArray<'l>) -> jlong = 0,
+    |env| {
         let schema = jvm::bytes(env, &schema, "schema")?;
         // SAFETY: a handle of `create`.
         let source = unsafe { get::<SourceHandle>(source) }?;
         source.create_reader(&schema).map(handles::new)
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_pushLimit<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    reader: jlong,
-    limit: jlong,
-) -> jboolean {
-    guard(&mut env, "pushLimit", 0, |_| {
+native! {
+    pushLimit(reader: jlong, limit: jlong) -> jboolean = 0,
+    |_| {
         // SAFETY: a handle of `createReader`.
         let reader = unsafe { get::<ReaderHandle>(reader) }?;
         reader.push_limit(limit).map(jboolean::from)
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_pruneColumns<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    reader: jlong,
-    required: JByteArray<'l>,
-) -> jboolean {
-    guard(&mut env, "pruneColumns", 0, |env| {
+native! {
+    pruneColumns(reader: jlong, required: JByteArray<'l>) -> jboolean = 0,
+    |env| {
         let required = jvm::bytes(env, &required, "requiredSchema")?;
         // SAFETY: a handle of `createReader`.
         let reader = unsafe { get::<ReaderHandle>(reader) }?;
         reader.prune_columns(&required).map(jboolean::from)
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_partitions<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    reader: jlong,
-) -> jobjectArray {
-    guard(&mut env, "partitions", std::ptr::null_mut(), |env| {
+native! {
+    partitions(reader: jlong) -> jobjectArray = std::ptr::null_mut(),
+    |env| {
         // SAFETY: a handle of `createReader`.
         let partitions = unsafe { get::<ReaderHandle>(reader) }?.partitions()?;
         jvm::new_byte_arrays(env, &partitions)
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_serializeReader<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    reader: jlong,
-) -> jbyteArray {
-    guard(&mut env, "serializeReader", std::ptr::null_mut(), |env| {
+native! {
+    serializeReader(reader: jlong) -> jbyteArray = std::ptr::null_mut(),
+    |env| {
         // SAFETY: a handle of `createReader`.
         let state = unsafe { get::<ReaderHandle>(reader) }?.serialize()?;
         jvm::new_bytes(env, state.as_deref())
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_closeReader<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    reader: jlong,
-) {
+native! {
+    closeReader(reader: jlong),
     // SAFETY: a handle of `createReader`, closed once.
-    guard(&mut env, "closeReader", (), |_| unsafe {
-        handles::close::<ReaderHandle>(reader)
-    })
+    |_| unsafe { handles::close::<ReaderHandle>(reader) }
 }
 
 // ---- Micro-batch read (driver) ------------------------------------------------------------
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_createStreamReader<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    source: jlong,
-    schema: JByteArray<'l>,
-) -> jlong {
-    guard(&mut env, "createStreamReader", 0, |env| {
+native! {
+    createStreamReader(source: jlong, schema: JByteArray<'l>) -> jlong = 0,
+    |env| {
         let schema = jvm::bytes(env, &schema, "schema")?;
         // SAFETY: a handle of `create`.
         let source = unsafe { get::<SourceHandle>(source) }?;
         source.create_stream_reader(&schema).map(handles::new)
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_initialOffset<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    reader: jlong,
-) -> jbyteArray {
-    guard(&mut env, "initialOffset", std::ptr::null_mut(), |env| {
+native! {
+    initialOffset(reader: jlong) -> jbyteArray = std::ptr::null_mut(),
+    |env| {
         // SAFETY: a handle of `createStreamReader`.
         let offset = unsafe { get::<StreamReaderHandle>(reader) }?.initial_offset()?;
         jvm::new_bytes(env, Some(&offset))
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_latestOffset<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    reader: jlong,
-    start: JByteArray<'l>,
-) -> jbyteArray {
-    guard(&mut env, "latestOffset", std::ptr::null_mut(), |env| {
+native! {
+    latestOffset(reader: jlong, start: JByteArray<'l>) -> jbyteArray = std::ptr::null_mut(),
+    |env| {
         let start = jvm::bytes(env, &start, "start")?;
         // SAFETY: a handle of `createStreamReader`.
         let offset = unsafe { get::<StreamReaderHandle>(reader) }?.latest_offset(&start)?;
         jvm::new_bytes(env, Some(&offset))
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_streamPartitions<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    reader: jlong,
-    start: JByteArray<'l>,
-    end: JByteArray<'l>,
-) -> jobjectArray {
-    guard(&mut env, "streamPartitions", std::ptr::null_mut(), |env| {
+native! {
+    streamPartitions(
+        reader: jlong,
+        start: JByteArray<'l>,
+        end: JByteArray<'l>,
+    ) -> jobjectArray = std::ptr::null_mut(),
+    |env| {
         let start = jvm::bytes(env, &start, "start")?;
         let end = jvm::bytes(env, &end, "end")?;
         // SAFETY: a handle of `createStreamReader`.
         let partitions = unsafe { get::<StreamReaderHandle>(reader) }?.partitions(&start, &end)?;
         jvm::new_byte_arrays(env, &partitions)
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_serializeStreamReader<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    reader: jlong,
-) -> jbyteArray {
-    guard(
-        &mut env,
-        "serializeStreamReader",
-        std::ptr::null_mut(),
-        |env| {
-            // SAFETY: a handle of `createStreamReader`.
-            let state = unsafe { get::<StreamReaderHandle>(reader) }?.serialize()?;
-            jvm::new_bytes(env, state.as_deref())
-        },
-    )
+native! {
+    serializeStreamReader(reader: jlong) -> jbyteArray = std::ptr::null_mut(),
+    |env| {
+        // SAFETY: a handle of `createStreamReader`.
+        let state = unsafe { get::<StreamReaderHandle>(reader) }?.serialize()?;
+        jvm::new_bytes(env, state.as_deref())
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_commitOffset<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    reader: jlong,
-    end: JByteArray<'l>,
-) {
-    guard(&mut env, "commitOffset", (), |env| {
+native! {
+    commitOffset(reader: jlong, end: JByteArray<'l>),
+    |env| {
         let end = jvm::bytes(env, &end, "end")?;
         // SAFETY: a handle of `createStreamReader`.
         unsafe { get::<StreamReaderHandle>(reader) }?.commit_offset(&end)
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_closeStreamReader<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    reader: jlong,
-) {
+native! {
+    closeStreamReader(reader: jlong),
     // SAFETY: a handle of `createStreamReader`, closed once.
-    guard(&mut env, "closeStreamReader", (), |_| unsafe {
-        handles::close::<StreamReaderHandle>(reader)
-    })
+    |_| unsafe { handles::close::<StreamReaderHandle>(reader) }
 }
 
 // ---- Reading a partition (executor) -------------------------------------------------------
 
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_read<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    library_handle: jlong,
-    schema: JByteArray<'l>,
-    reader_state: JByteArray<'l>,
-    partition: JByteArray<'l>,
-    task_id: jlong,
-    stage_id: jint,
-    partition_id: jint,
-    attempt_number: jint,
-    task_context: JObject<'l>,
-) -> jlong {
-    guard(&mut env, "read", 0, |env| {
+native! {
+    #[allow(clippy::too_many_arguments)]
+    read(
+        library_handle: jlong,
+        schema: JByteArray<'l>,
+        reader_state: JByteArray<'l>,
+        partition: JByteArray<'l>,
+        task_id: jlong,
+        stage_id: jint,
+        partition_id: jint,
+        attempt_number: jint,
+        task_context: JObject<'l>,
+    ) -> jlong = 0,
+    |env| {
         // SAFETY: a handle of `load`.
         let library = unsafe { library(library_handle) }?;
         let schema = jvm::bytes(env, &schema, "schema")?;
@@ -465,50 +397,38 @@ pub extern "system" fn Java_dev_sparkds_spark_jni_Native_read<'l>(
             ops::checks_from_env(),
         )
         .map(handles::new)
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_next<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    stream: jlong,
-) -> jlongArray {
-    guard(&mut env, "next", std::ptr::null_mut(), |env| {
+native! {
+    next(stream: jlong) -> jlongArray = std::ptr::null_mut(),
+    |env| {
         // SAFETY: a handle of `read`.
         let stream = unsafe { get::<StreamHandle>(stream) }?;
         match stream.next_batch()? {
             Some(descriptor) => jvm::new_longs(env, descriptor),
             None => Ok(std::ptr::null_mut()),
         }
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_closeStream<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    stream: jlong,
-) {
+native! {
+    closeStream(stream: jlong),
     // SAFETY: a handle of `read`, closed once.
-    guard(&mut env, "closeStream", (), |_| unsafe {
-        handles::close::<StreamHandle>(stream)
-    })
+    |_| unsafe { handles::close::<StreamHandle>(stream) }
 }
 
 // ---- Writes (driver) ----------------------------------------------------------------------
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_createWriter<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    source: jlong,
-    schema: JByteArray<'l>,
-    query_id: JString<'l>,
-    mode: jint,
-    streaming: jboolean,
-) -> jlong {
-    guard(&mut env, "createWriter", 0, |env| {
+native! {
+    createWriter(
+        source: jlong,
+        schema: JByteArray<'l>,
+        query_id: JString<'l>,
+        mode: jint,
+        streaming: jboolean,
+    ) -> jlong = 0,
+    |env| {
         let schema = jvm::bytes(env, &schema, "schema")?;
         let query_id = jvm::string(env, &query_id, "queryId")?;
         // SAFETY: a handle of `create`.
@@ -516,82 +436,58 @@ pub extern "system" fn Java_dev_sparkds_spark_jni_Native_createWriter<'l>(
         source
             .create_writer(&schema, &query_id, mode, streaming != 0)
             .map(handles::new)
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_serializeWriter<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    writer: jlong,
-) -> jbyteArray {
-    guard(&mut env, "serializeWriter", std::ptr::null_mut(), |env| {
+native! {
+    serializeWriter(writer: jlong) -> jbyteArray = std::ptr::null_mut(),
+    |env| {
         // SAFETY: a handle of `createWriter`.
         let state = unsafe { get::<WriterHandle>(writer) }?.serialize()?;
         jvm::new_bytes(env, state.as_deref())
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_commit<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    writer: jlong,
-    epoch_id: jlong,
-    messages: JObjectArray<'l>,
-) {
-    guard(&mut env, "commit", (), |env| {
+native! {
+    commit(writer: jlong, epoch_id: jlong, messages: JObjectArray<'l>),
+    |env| {
         let messages = jvm::byte_arrays(env, &messages)?;
         // SAFETY: a handle of `createWriter`.
         unsafe { get::<WriterHandle>(writer) }?.commit(epoch_id, &messages)
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_abort<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    writer: jlong,
-    epoch_id: jlong,
-    messages: JObjectArray<'l>,
-) {
-    guard(&mut env, "abort", (), |env| {
+native! {
+    abort(writer: jlong, epoch_id: jlong, messages: JObjectArray<'l>),
+    |env| {
         let messages = jvm::byte_arrays(env, &messages)?;
         // SAFETY: a handle of `createWriter`.
         unsafe { get::<WriterHandle>(writer) }?.abort(epoch_id, &messages)
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_closeWriter<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    writer: jlong,
-) {
+native! {
+    closeWriter(writer: jlong),
     // SAFETY: a handle of `createWriter`, closed once.
-    guard(&mut env, "closeWriter", (), |_| unsafe {
-        handles::close::<WriterHandle>(writer)
-    })
+    |_| unsafe { handles::close::<WriterHandle>(writer) }
 }
 
 // ---- Writing a task (executor) ------------------------------------------------------------
 
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_createDataWriter<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    library_handle: jlong,
-    schema: JByteArray<'l>,
-    writer_state: JByteArray<'l>,
-    epoch_id: jlong,
-    task_id: jlong,
-    stage_id: jint,
-    partition_id: jint,
-    attempt_number: jint,
-    task_context: JObject<'l>,
-) -> jlong {
-    guard(&mut env, "createDataWriter", 0, |env| {
+native! {
+    #[allow(clippy::too_many_arguments)]
+    createDataWriter(
+        library_handle: jlong,
+        schema: JByteArray<'l>,
+        writer_state: JByteArray<'l>,
+        epoch_id: jlong,
+        task_id: jlong,
+        stage_id: jint,
+        partition_id: jint,
+        attempt_number: jint,
+        task_context: JObject<'l>,
+    ) -> jlong = 0,
+    |env| {
         // SAFETY: a handle of `load`.
         let library = unsafe { library(library_handle) }?;
         let schema = jvm::bytes(env, &schema, "schema")?;
@@ -607,58 +503,39 @@ pub extern "system" fn Java_dev_sparkds_spark_jni_Native_createDataWriter<'l>(
             ops::checks_from_env(),
         )
         .map(handles::new)
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_write<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    data_writer: jlong,
-    batch: JLongArray<'l>,
-) {
-    guard(&mut env, "write", (), |env| {
+native! {
+    write(data_writer: jlong, batch: JLongArray<'l>),
+    |env| {
         let batch = jvm::longs(env, &batch, "batch")?;
         // SAFETY: a handle of `createDataWriter`.
         let writer = unsafe { get::<DataWriterHandle>(data_writer) }?;
         // SAFETY: Native.write's contract: the caller's buffers are readable during the call.
         unsafe { writer.write(&batch) }
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_commitDataWriter<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    data_writer: jlong,
-) -> jbyteArray {
-    guard(&mut env, "commitDataWriter", std::ptr::null_mut(), |env| {
+native! {
+    commitDataWriter(data_writer: jlong) -> jbyteArray = std::ptr::null_mut(),
+    |env| {
         // SAFETY: a handle of `createDataWriter`.
         let message = unsafe { get::<DataWriterHandle>(data_writer) }?.commit()?;
         jvm::new_bytes(env, Some(&message))
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_abortDataWriter<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    data_writer: jlong,
-) {
-    guard(&mut env, "abortDataWriter", (), |_| {
+native! {
+    abortDataWriter(data_writer: jlong),
+    |_| {
         // SAFETY: a handle of `createDataWriter`.
         unsafe { get::<DataWriterHandle>(data_writer) }?.abort()
-    })
+    }
 }
 
-#[no_mangle]
-pub extern "system" fn Java_dev_sparkds_spark_jni_Native_closeDataWriter<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    data_writer: jlong,
-) {
+native! {
+    closeDataWriter(data_writer: jlong),
     // SAFETY: a handle of `createDataWriter`, closed once.
-    guard(&mut env, "closeDataWriter", (), |_| unsafe {
-        handles::close::<DataWriterHandle>(data_writer)
-    })
+    |_| unsafe { handles::close::<DataWriterHandle>(data_writer) }
 }
