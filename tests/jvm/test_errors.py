@@ -102,6 +102,41 @@ def test_a_library_of_another_interface_version_is_refused(spark, dirs):
     assert "the table declares abi_version 2, but this host supports version 1 only" in text
 
 
+@pytest.mark.parametrize(
+    "os_name, arch, musl",
+    [
+        ("Linux", "ppc64le", False),
+        ("Linux", "s390x", False),
+        ("Linux", "amd64", True),  # Alpine Linux: musl, not glibc
+        ("Windows 11", "aarch64", False),
+        ("FreeBSD", "amd64", False),
+    ],
+)
+def test_an_unsupported_platform_is_refused_with_its_class(spark, os_name, arch, musl):
+    # The platforms of the specification; the JVM's own os.name and os.arch cannot be changed
+    # here, so the step that maps them is called with another platform's values.
+    libraries = spark._jvm.dev.sparkds.spark.JniLibrary
+
+    text = failure(lambda: libraries.platformOf(os_name, arch, musl))
+
+    assert "NATIVE_DATA_SOURCE_UNSUPPORTED_PLATFORM" in text
+    assert f"not on {os_name} {arch}" in text
+
+
+def test_the_supported_platforms_have_their_manifest_keys(spark):
+    libraries = spark._jvm.dev.sparkds.spark.JniLibrary
+    cases = {
+        ("Linux", "amd64"): "linux-x86_64",
+        ("Linux", "aarch64"): "linux-aarch64",
+        ("Mac OS X", "x86_64"): "osx-x86_64",
+        ("Mac OS X", "aarch64"): "osx-aarch64",
+        ("Windows 10", "amd64"): "windows-x86_64",
+    }
+    for (os_name, arch), key in cases.items():
+        assert libraries.platformOf(os_name, arch, False) == key
+    assert libraries.platform() in cases.values()
+
+
 def test_errors_are_spark_throwables_with_their_class(spark):
     from py4j.protocol import Py4JJavaError
 

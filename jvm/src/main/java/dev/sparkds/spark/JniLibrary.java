@@ -2,11 +2,13 @@ package dev.sparkds.spark;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.util.Locale;
+import java.util.stream.Stream;
 
 /**
  * Loads the plugin's JNI library (libsparkds_jni) into this JVM, once per class loader.
@@ -89,14 +91,25 @@ public final class JniLibrary {
   }
 
   /**
-   * The platform key of the packages' manifests: linux-x86_64, linux-aarch64, osx-x86_64,
-   * osx-aarch64 or windows-x86_64; anything else throws NATIVE_DATA_SOURCE_UNSUPPORTED_PLATFORM.
+   * The platform key of the packages' manifests for this JVM: linux-x86_64, linux-aarch64,
+   * osx-x86_64, osx-aarch64 or windows-x86_64; anything else throws
+   * NATIVE_DATA_SOURCE_UNSUPPORTED_PLATFORM.
    */
   public static String platform() {
-    String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-    String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+    String os = System.getProperty("os.name", "");
+    return platformOf(os, System.getProperty("os.arch", ""), isLinux(os) && runsOnMusl());
+  }
+
+  /**
+   * The platform key of a JVM that reports {@code osName} and {@code osArch} and runs on musl's
+   * C library or not (as on Alpine Linux: the JNI library and the libraries of the packages are
+   * built for glibc, so none of them would load).
+   */
+  public static String platformOf(String osName, String osArch, boolean musl) {
+    String os = osName.toLowerCase(Locale.ROOT);
+    String arch = osArch.toLowerCase(Locale.ROOT);
     String osKey;
-    if (os.startsWith("linux")) {
+    if (isLinux(os)) {
       osKey = "linux";
     } else if (os.startsWith("mac") || os.startsWith("darwin")) {
       osKey = "osx";
@@ -113,19 +126,36 @@ public final class JniLibrary {
     } else {
       archKey = null;
     }
-    String key = osKey + "-" + archKey;
     boolean supported =
-        osKey != null && archKey != null && !(osKey.equals("windows") && archKey.equals("aarch64"));
+        osKey != null
+            && archKey != null
+            && !(osKey.equals("windows") && archKey.equals("aarch64"))
+            && !(osKey.equals("linux") && musl);
     if (!supported) {
       throw new NativeDataSourceException(
           "NATIVE_DATA_SOURCE_UNSUPPORTED_PLATFORM",
-          "native data sources run on linux-x86_64, linux-aarch64, osx-x86_64, osx-aarch64 and "
-              + "windows-x86_64, not on "
-              + System.getProperty("os.name")
+          "native data sources run on linux-x86_64, linux-aarch64 (with glibc), osx-x86_64, "
+              + "osx-aarch64 and windows-x86_64, not on "
+              + osName
               + " "
-              + System.getProperty("os.arch")
-              + ".");
+              + osArch
+              + (musl ? " with musl" : "")
+              + ". Run the driver and the executors on one of those.");
     }
-    return key;
+    return osKey + "-" + archKey;
+  }
+
+  private static boolean isLinux(String osName) {
+    return osName.toLowerCase(Locale.ROOT).startsWith("linux");
+  }
+
+  /** Whether this process runs on musl: its dynamic loader, ld-musl-<arch>.so.1, is mapped. */
+  private static boolean runsOnMusl() {
+    try (Stream<String> maps = Files.lines(Paths.get("/proc/self/maps"))) {
+      return maps.anyMatch(line -> line.contains("/ld-musl-"));
+    } catch (IOException | UncheckedIOException e) {
+      // No /proc (a restricted container): take glibc, the JNI library's load says otherwise.
+      return false;
+    }
   }
 }
