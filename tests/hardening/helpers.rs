@@ -13,6 +13,9 @@ pub mod template;
 
 pub use template::{repo_root, Generate};
 
+#[path = "../support/run_dir.rs"]
+mod run_dir;
+
 /// Whether the long runs were asked for (`SPARKDS_HARDENING_FULL=1`).
 pub fn full() -> bool {
     std::env::var_os("SPARKDS_HARDENING_FULL").is_some_and(|v| v != "0" && !v.is_empty())
@@ -24,41 +27,11 @@ pub fn sparkds_binary() -> &'static Path {
     BUILT.get_or_init(|| sparkds::sparkds_binary().expect("build the cargo-sparkds binary"))
 }
 
-/// A directory under the target directory for this run's builds and tables. Statics are never
-/// dropped, so each run leaves its directory behind: the next runs remove those older than an
-/// hour, which belong to no run in progress.
+/// A directory under the target directory for this run's builds and tables.
 pub fn build_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| {
-        remove_stale_build_dirs();
-        tempfile::Builder::new()
-            .prefix("hardening-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .expect("a temporary directory under the target directory")
-    })
-    .path()
-}
-
-fn remove_stale_build_dirs() {
-    let Ok(entries) = std::fs::read_dir(env!("CARGO_TARGET_TMPDIR")) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let stale = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > Duration::from_secs(3600));
-        if stale
-            && entry
-                .file_name()
-                .to_string_lossy()
-                .starts_with("hardening-")
-        {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
+    DIR.get_or_init(|| run_dir::new_run_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "hardening-"))
+        .path()
 }
 
 /// What a command printed, for failure messages.

@@ -8,44 +8,23 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use sparkds::Library;
 
+#[path = "../../support/run_dir.rs"]
+mod run_dir;
+
 fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A directory under the target directory for this run's fixtures.
 fn build_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
-        remove_stale_build_dirs();
-        tempfile::Builder::new()
-            .prefix("conformance-fixtures-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .expect("a temporary directory under the target directory")
+        run_dir::new_run_dir(
+            Path::new(env!("CARGO_TARGET_TMPDIR")),
+            "conformance-fixtures-",
+        )
     })
     .path()
-}
-
-/// Removes the fixture directories of earlier runs (statics are never dropped, so each run
-/// leaves its directory behind); an hour old is old enough not to belong to a run in progress.
-fn remove_stale_build_dirs() {
-    let Ok(entries) = std::fs::read_dir(env!("CARGO_TARGET_TMPDIR")) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let stale = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age.as_secs() > 3600);
-        if stale
-            && entry
-                .file_name()
-                .to_string_lossy()
-                .starts_with("conformance-fixtures-")
-        {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
 }
 
 /// The fixtures built so far, by file name: each is compiled once per run.
