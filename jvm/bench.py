@@ -4,9 +4,13 @@ data source and spark.range, on the same columns.
 
     python3 jvm/bench.py                    # 2e8 rows, a table
     python3 jvm/bench.py --rows 2e7 --json  # fewer rows, JSON lines
+    python3 jvm/bench.py --action aggregate # sums instead of the noop write
 
-Each case writes its DataFrame to the `noop` format, which reads every row and column and
-keeps nothing: the time is the scan's. Every case runs once at a small size first (to load its
+By default each case writes its DataFrame to the `noop` format, which turns every value into
+Spark's rows and keeps nothing: the time is the scan's plus Spark's row pipeline, which costs
+about what spark.range costs. With --action aggregate each case sums its columns (`sum(id)`,
+`sum(length(label))`) instead: every value is still read, in the code that Spark generates for
+the whole stage, so the time is mostly the source's. Every case runs once at a small size first (to load its
 classes and libraries), then --repeat times at --rows; the best time counts. The libraries are
 built here: examples/c_range with its Makefile, and the template's sample (generated with
 cargo-generate, default capabilities) in release; the plugin's jar with jvm/build.sh.
@@ -170,12 +174,20 @@ def cases(spark, c_range, sample, rows):
         yield "pyarrow source", columns, python(columns), {}
 
 
-def scan(spark, df, conf):
+def scan(spark, df, conf, action):
+    from pyspark.sql import functions as F
+
     for key, value in conf.items():
         spark.conf.set(key, value)
     try:
         start = time.perf_counter()
-        df.write.format("noop").mode("overwrite").save()
+        if action == "noop":
+            df.write.format("noop").mode("overwrite").save()
+        else:
+            sums = [F.sum("id")]
+            if "label" in df.columns:
+                sums.append(F.sum(F.length("label")))
+            df.agg(*sums).collect()
         return time.perf_counter() - start
     finally:
         for key in conf:
@@ -189,6 +201,12 @@ def main():
     parser.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     parser.add_argument("--jar", help="the plugin's jar (default: built with jvm/build.sh)")
     parser.add_argument("--only", help="run the cases whose name contains this text")
+    parser.add_argument(
+        "--action",
+        choices=["noop", "aggregate"],
+        default="noop",
+        help="what each scan does with the rows: write them to noop (default), or sum them",
+    )
     args = parser.parse_args()
     rows = int(args.rows)
 
@@ -209,6 +227,7 @@ def main():
         .config("spark.jars", jar)
         .config("spark.driver.extraLibraryPath", library_path)
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", "2g")
         .config("spark.python.worker.reuse", "true")
         .getOrCreate()
@@ -219,10 +238,11 @@ def main():
     for name, columns, make, conf in cases(spark, c_range, sample, rows):
         if args.only and args.only not in name:
             continue
-        scan(spark, make(100_000), conf)
-        seconds = min(scan(spark, make(rows), conf) for _ in range(args.repeat))
+        scan(spark, make(100_000), conf, args.action)
+        seconds = min(scan(spark, make(rows), conf, args.action) for _ in range(args.repeat))
         result = {
             "case": name,
+            "action": args.action,
             "columns": ",".join(columns),
             "rows": rows,
             "seconds": round(seconds, 3),
@@ -232,21 +252,33 @@ def main():
         log(f"{name:20} {result['columns']:9} {seconds:8.2f} s")
     spark.stop()
 
+    # Ratios within this run: to spark.range (time over its time) and to the bridge (how many
+    # times faster than the bridge on the same columns).
     baseline = {r["columns"]: r["seconds"] for r in results if r["case"] == "spark.range"}
+    bridge = {r["columns"]: r["seconds"] for r in results if r["case"] == "bridge c_range"}
     for result in results:
         base = baseline.get(result["columns"])
         result["vs_spark_range"] = round(result["seconds"] / base, 2) if base else None
+        slow = bridge.get(result["columns"])
+        result["faster_than_bridge"] = round(slow / result["seconds"], 2) if slow else None
     if args.json:
         for result in results:
             print(json.dumps(result))
         return
-    print(f"{rows:,} rows, local[2], one session; time of a full scan (write to noop)")
-    print(f"{'case':20} {'columns':9} {'seconds':>8} {'ns/row':>8} {'x spark.range':>14}")
+    what = "write to noop" if args.action == "noop" else "sum of each column"
+    print(f"{rows:,} rows, local[2], one session; time of a full scan ({what})")
+    print(
+        f"{'case':20} {'columns':9} {'seconds':>8} {'ns/row':>8} {'x spark.range':>14} "
+        f"{'faster than bridge':>19}"
+    )
+
+    def ratio(value):
+        return "" if value is None else f"{value:.2f}"
+
     for r in results:
-        ratio = "" if r["vs_spark_range"] is None else f"{r['vs_spark_range']:.2f}"
         print(
             f"{r['case']:20} {r['columns']:9} {r['seconds']:8.2f} {r['ns_per_row']:8.2f} "
-            f"{ratio:>14}"
+            f"{ratio(r['vs_spark_range']):>14} {ratio(r['faster_than_bridge']):>19}"
         )
 
 
