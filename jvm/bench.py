@@ -10,22 +10,23 @@ By default each case writes its DataFrame to the `noop` format, which turns ever
 Spark's rows and keeps nothing: the time is the scan's plus Spark's row pipeline, which costs
 about what spark.range costs. With --action aggregate each case sums its columns (`sum(id)`,
 `sum(length(label))`) instead: every value is still read, in the code that Spark generates for
-the whole stage, so the time is mostly the source's. Every case runs once at a small size first (to load its
-classes and libraries), then --repeat times at --rows; the best time counts. The libraries are
-built here: examples/c_range with its Makefile, and the template's sample (generated with
+the whole stage, so the time is mostly the source's. Every case runs once at a small size first
+(to load its classes and libraries), then --repeat times at --rows; the best time counts. The
+libraries are built here: examples/c_range with its Makefile, and the template's sample (generated with
 cargo-generate, default capabilities) in release; the plugin's jar with jvm/build.sh.
 """
 
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+from template_projects import build_c_range, generate_and_build  # noqa: E402
+
 SAMPLE = "jvm_bench_sample"
 # The same Arrow batch size everywhere: the sample's default.
 BATCH_ROWS = 65536
@@ -33,11 +34,6 @@ BATCH_ROWS = 65536
 
 def log(message):
     print(message, file=sys.stderr, flush=True)
-
-
-def library_file(directory, name):
-    suffix = ".dylib" if sys.platform == "darwin" else ".so"
-    return os.path.join(directory, f"libspark_datasource_{name}{suffix}")
 
 
 def build(args):
@@ -52,25 +48,9 @@ def build(args):
             text=True,
         ).stdout.strip()
     log("building examples/c_range")
-    subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "examples", "c_range")], check=True)
-    c_range = library_file(os.path.join(ROOT, "examples", "c_range"), "c_range")
+    c_range = build_c_range()
     log("generating and building the template's sample (release)")
-    destination = tempfile.mkdtemp(prefix="sparkds_bench_")
-    subprocess.run(
-        ["cargo", "generate", "--path", os.path.join(ROOT, "template"), "--name", SAMPLE,
-         "--silent", "-d", f"sdk=path:{ROOT}", "--destination", destination],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    target = os.path.join(ROOT, "target", "generated")
-    subprocess.run(
-        ["cargo", "build", "--release", "--quiet"],
-        cwd=os.path.join(destination, SAMPLE),
-        check=True,
-        env=dict(os.environ, CARGO_TARGET_DIR=target),
-    )
-    shutil.rmtree(destination, ignore_errors=True)
-    return jar, c_range, library_file(os.path.join(target, "release"), SAMPLE)
+    return jar, c_range, generate_and_build(SAMPLE, [], release=True)
 
 
 def pyarrow_source():

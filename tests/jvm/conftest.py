@@ -16,17 +16,14 @@ import tempfile
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-C_RANGE = os.path.join(ROOT, "examples", "c_range")
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+from template_projects import build_c_range, generate_and_build  # noqa: E402
+
 WRITER_NAME = "e2e_rw"
 WRITER_CAPABILITIES = "batch_read,batch_write,streaming_write,truncate"
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-
-
-def library_file(directory: str, name: str) -> str:
-    suffix = ".dylib" if sys.platform == "darwin" else ".so"
-    return os.path.join(directory, f"libspark_datasource_{name}{suffix}")
 
 
 @pytest.fixture(scope="session")
@@ -47,8 +44,7 @@ def jar() -> str:
 def c_range_library() -> str:
     if os.environ.get("SPARK_E2E_C_RANGE_LIBRARY"):
         return os.environ["SPARK_E2E_C_RANGE_LIBRARY"]
-    subprocess.run(["make", "-s", "-C", C_RANGE], check=True)
-    return library_file(C_RANGE, "c_range")
+    return build_c_range()
 
 
 @pytest.fixture(scope="session")
@@ -56,23 +52,7 @@ def writer_library() -> str:
     """The read-write variant of the template that tests/spark also uses (e2e_rw)."""
     if os.environ.get("SPARK_E2E_WRITER_LIBRARY"):
         return os.environ["SPARK_E2E_WRITER_LIBRARY"]
-    destination = tempfile.mkdtemp(prefix="sparkds_jvm_")
-    subprocess.run(
-        ["cargo", "generate", "--path", os.path.join(ROOT, "template"), "--name", WRITER_NAME,
-         "--silent", "-d", f"sdk=path:{ROOT}", "-d", f"capabilities={WRITER_CAPABILITIES}",
-         "--destination", destination],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    target = os.path.join(ROOT, "target", "generated")
-    subprocess.run(
-        ["cargo", "build", "--quiet"],
-        cwd=os.path.join(destination, WRITER_NAME),
-        check=True,
-        env=dict(os.environ, CARGO_TARGET_DIR=target),
-    )
-    shutil.rmtree(destination, ignore_errors=True)
-    return library_file(os.path.join(target, "debug"), WRITER_NAME)
+    return generate_and_build(WRITER_NAME, [f"capabilities={WRITER_CAPABILITIES}"])
 
 
 TYPES_NAME = "jvm_types"
@@ -84,28 +64,11 @@ def types_library() -> str:
     fixtures/types/mod.rs, as tests/jvm/main.rs does."""
     if os.environ.get("SPARKDS_JVM_TYPES_LIBRARY"):
         return os.environ["SPARKDS_JVM_TYPES_LIBRARY"]
-    destination = tempfile.mkdtemp(prefix="sparkds_jvm_types_")
-    subprocess.run(
-        ["cargo", "generate", "--path", os.path.join(ROOT, "template"), "--name", TYPES_NAME,
-         "--silent", "-d", f"sdk=path:{ROOT}", "-d", "capabilities=batch_read,batch_write,truncate",
-         "-d", "pushdowns=prune_columns", "--destination", destination],
-        check=True,
-        stdout=subprocess.DEVNULL,
+    return generate_and_build(
+        TYPES_NAME,
+        ["capabilities=batch_read,batch_write,truncate", "pushdowns=prune_columns"],
+        connector=os.path.join(ROOT, "tests", "jvm", "fixtures", "types", "mod.rs"),
     )
-    project = os.path.join(destination, TYPES_NAME)
-    shutil.copyfile(
-        os.path.join(ROOT, "tests", "jvm", "fixtures", "types", "mod.rs"),
-        os.path.join(project, "src", "connector", "mod.rs"),
-    )
-    target = os.path.join(ROOT, "target", "generated")
-    subprocess.run(
-        ["cargo", "build", "--quiet"],
-        cwd=project,
-        check=True,
-        env=dict(os.environ, CARGO_TARGET_DIR=target),
-    )
-    shutil.rmtree(destination, ignore_errors=True)
-    return library_file(os.path.join(target, "debug"), TYPES_NAME)
 
 
 @pytest.fixture(scope="session")

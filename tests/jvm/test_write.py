@@ -146,8 +146,9 @@ def test_a_streaming_write_restarts_and_writes_every_row_once(spark, tmp_path):
     assert written == [(i, None if i % 3 == 2 else f"label {i}") for i in range(len(written))]
 
 
-def test_a_streaming_write_in_complete_mode_replaces_the_data(spark, tmp_path):
-    path = str(tmp_path / "table")
+def start_counts_by_parity(spark, tmp_path, path, mode):
+    """Starts a stream of c_range's row counts by id parity, written to e2e_rw at `path` in
+    output mode `mode`."""
     counts = (
         spark.readStream.format("native")
         .option("source", "c_range")
@@ -156,15 +157,20 @@ def test_a_streaming_write_in_complete_mode_replaces_the_data(spark, tmp_path):
         .groupBy((F.col("id") % 2).alias("id"))
         .agg(F.count("*").cast("string").alias("label"))
     )
-    query = (
+    return (
         counts.writeStream.format("native")
         .option("source", "e2e_rw")
-        .outputMode("complete")
+        .outputMode(mode)
         .option("path", path)
         .option("checkpointLocation", str(tmp_path / "checkpoint"))
         .trigger(processingTime="100 milliseconds")
         .start()
     )
+
+
+def test_a_streaming_write_in_complete_mode_replaces_the_data(spark, tmp_path):
+    path = str(tmp_path / "table")
+    query = start_counts_by_parity(spark, tmp_path, path, "complete")
     run_batches(query, 2)
     rows_read = sum(p["numInputRows"] for p in query.recentProgress)
 
@@ -176,23 +182,7 @@ def test_a_streaming_write_in_complete_mode_replaces_the_data(spark, tmp_path):
 
 def test_a_streaming_write_in_update_mode_appends_the_updated_rows(spark, tmp_path):
     path = str(tmp_path / "table")
-    counts = (
-        spark.readStream.format("native")
-        .option("source", "c_range")
-        .option("rows_per_batch", 4)
-        .load()
-        .groupBy((F.col("id") % 2).alias("id"))
-        .agg(F.count("*").cast("string").alias("label"))
-    )
-    query = (
-        counts.writeStream.format("native")
-        .option("source", "e2e_rw")
-        .outputMode("update")
-        .option("path", path)
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(processingTime="100 milliseconds")
-        .start()
-    )
+    query = start_counts_by_parity(spark, tmp_path, path, "update")
     run_batches(query, 2)
 
     # Each micro-batch appends the two groups it updated, with their counts so far.

@@ -6,8 +6,6 @@ inherit this process's environment: PYTHONPATH is set before the session starts.
 """
 
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -15,19 +13,16 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BRIDGE = os.path.join(ROOT, "python")
-C_RANGE = os.path.join(ROOT, "examples", "c_range")
 
 sys.path.insert(0, BRIDGE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+from template_projects import build_c_range, generate_and_build  # noqa: E402
+
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [BRIDGE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 )
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-
-
-def library_file(directory: str, name: str) -> str:
-    suffix = ".dylib" if sys.platform == "darwin" else ".so"
-    return os.path.join(directory, f"libspark_datasource_{name}{suffix}")
 
 
 @pytest.fixture(scope="session")
@@ -36,8 +31,7 @@ def c_range_library() -> str:
     Makefile (a no-op when it is up to date)."""
     if os.environ.get("SPARK_E2E_C_RANGE_LIBRARY"):
         return os.environ["SPARK_E2E_C_RANGE_LIBRARY"]
-    subprocess.run(["make", "-s", "-C", C_RANGE], check=True)
-    return library_file(C_RANGE, "c_range")
+    return build_c_range()
 
 
 WRITER_NAME = "e2e_rw"
@@ -50,36 +44,7 @@ def writer_library() -> str:
     built, or generated with cargo-generate and built here, as tests/spark/main.rs does."""
     if os.environ.get("SPARK_E2E_WRITER_LIBRARY"):
         return os.environ["SPARK_E2E_WRITER_LIBRARY"]
-    destination = tempfile.mkdtemp(prefix="spark_e2e_")
-    project = os.path.join(destination, WRITER_NAME)
-    subprocess.run(
-        [
-            "cargo",
-            "generate",
-            "--path",
-            os.path.join(ROOT, "template"),
-            "--name",
-            WRITER_NAME,
-            "--silent",
-            "-d",
-            f"sdk=path:{ROOT}",
-            "-d",
-            f"capabilities={WRITER_CAPABILITIES}",
-            "--destination",
-            destination,
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    target = os.path.join(ROOT, "target", "generated")
-    subprocess.run(
-        ["cargo", "build", "--quiet"],
-        cwd=project,
-        check=True,
-        env=dict(os.environ, CARGO_TARGET_DIR=target),
-    )
-    shutil.rmtree(destination, ignore_errors=True)
-    return library_file(os.path.join(target, "debug"), WRITER_NAME)
+    return generate_and_build(WRITER_NAME, [f"capabilities={WRITER_CAPABILITIES}"])
 
 
 @pytest.fixture(scope="session")
