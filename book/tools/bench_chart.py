@@ -73,8 +73,8 @@ def svg(reports):
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="10" y="22" font-size="14" font-weight="bold">'
-        f"cargo sparkds bench: rows per second, one task at a time</text>",
+        '<text x="10" y="22" font-size="14" font-weight="bold">'
+        "cargo sparkds bench: rows per second, one task at a time</text>",
     ]
     y = 40
     for report in reports:

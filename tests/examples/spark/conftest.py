@@ -34,6 +34,9 @@ os.environ["PYTHONPATH"] = os.pathsep.join([BRIDGE] + _others)
 # The session fixture of the Spark suite, shared as it is.
 spark = _suite.spark
 
+# On the path since the suite's conftest ran.
+from template_projects import library_file  # noqa: E402
+
 
 def target_dir() -> str:
     """Where cargo builds the examples: the target directory that `cargo test -p template-tests
@@ -51,7 +54,7 @@ def build(name: str) -> str:
         check=True,
         env=dict(os.environ, CARGO_TARGET_DIR=target_dir()),
     )
-    return _suite.library_file(os.path.join(target_dir(), "debug"), name)
+    return library_file(os.path.join(target_dir(), "debug"), name)
 
 
 def _registered(spark, name):
