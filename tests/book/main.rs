@@ -359,7 +359,7 @@ fn the_tutorial_listings_follow_the_template() {
             &[
                 "use arrow_array::{ArrayRef, Int64Array, RecordBatch};",
                 "/// The rows of `range`, with the `columns` of `schema`, in batches of at most `batch_rows`.",
-                "pub fn batches(range: RowRange, columns: &[String], batch_rows: u64) -> Result<Batches> {",
+                "pub fn batches(range: RowRange, columns: &[Column], batch_rows: u64) -> Result<Batches> {",
                 "        batch(&batch_schema, start..end)",
                 "/// One batch of the rows `ids`.",
                 "fn batch(schema: &SchemaRef, ids: Range<u64>) -> Result<RecordBatch> {",

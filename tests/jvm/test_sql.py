@@ -31,6 +31,31 @@ def test_insert_into_a_table_using_native_writes_through_the_library(spark, tmp_
         spark.sql("DROP TABLE IF EXISTS jvm_rw")
 
 
+def test_a_table_may_declare_nullable_a_column_that_has_no_nulls(spark, tmp_path):
+    # Spark's DDL makes columns nullable unless NOT NULL: the sample reads its `id`, which has
+    # no nulls, as the table declares it, and refuses NOT NULL on `label`, which has some.
+    path = str(tmp_path / "table")
+    spark.sql("DROP TABLE IF EXISTS jvm_declared")
+    spark.sql("CREATE TABLE jvm_declared (id BIGINT, label STRING) USING native "
+              f"OPTIONS (source 'e2e_rw', path '{path}')")
+    try:
+        spark.sql("INSERT INTO jvm_declared VALUES (1, 'one'), (2, NULL)")
+        table = spark.table("jvm_declared")
+        assert table.schema["id"].nullable
+        assert [(r.id, r.label) for r in table.orderBy("id").collect()] == [(1, "one"), (2, None)]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS jvm_declared")
+
+    spark.sql("CREATE TABLE jvm_declared (id BIGINT, label STRING NOT NULL) USING native "
+              f"OPTIONS (source 'e2e_rw', path '{path}')")
+    try:
+        with pytest.raises(Exception) as raised:
+            spark.table("jvm_declared").collect()
+        assert "column `label` has nulls in this data source" in str(raised.value)
+    finally:
+        spark.sql("DROP TABLE IF EXISTS jvm_declared")
+
+
 def test_the_catalog_names_sources_and_passes_its_options(spark):
     # ANCHOR: catalog
     spark.conf.set("spark.sql.catalog.nds", "dev.sparkds.spark.NativeCatalog")

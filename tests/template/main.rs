@@ -174,11 +174,19 @@ fn the_default_answers_make_a_batch_reader_with_both_pushdowns_for_every_platfor
     assert_eq!(shown_release, shown);
     assert!(said.contains(&loading("release", "release")), "{said}");
 
-    // A schema of the user's whose nullability differs from the source's, as `CREATE TABLE t
-    // (id BIGINT, ...) USING ...` gives, is refused when the read is planned, saying the fix.
-    let refused = project.cargo_fails(&["sparkds", "show", "--schema", "id bigint", "end=5"]);
+    // A schema of the user's may declare nullable a column without nulls, as `CREATE TABLE t
+    // (id BIGINT, ...) USING ...` does; NOT NULL on a column with nulls is refused when the
+    // read is planned, saying the fix.
+    let (nullable, _) =
+        project.cargo_printed(&["sparkds", "show", "--schema", "id bigint", "end=2"]);
     assert!(
-        refused.contains("column `id` has nullable = false in this data source"),
+        nullable.contains("id: long (nullable = true)") && nullable.contains("| 1  |"),
+        "{nullable}"
+    );
+    let schema = "id bigint not null, label string not null";
+    let refused = project.cargo_fails(&["sparkds", "show", "--schema", schema, "end=5"]);
+    assert!(
+        refused.contains("column `label` has nulls in this data source"),
         "{refused}"
     );
 

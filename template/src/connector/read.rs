@@ -12,7 +12,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{FieldRef, SchemaRef};
 use serde::{Deserialize, Serialize};
 
-use super::sequence::{self, columns_of, project, RowRange};
+use super::sequence::{self, columns_of, project, Column, RowRange};
 use super::table::{self, Row};
 use super::Source;
 use spark_datasource::{BatchRead, BatchReader, Batches, Error, Result, TaskContext};
@@ -28,7 +28,7 @@ pub struct Reader {
     batch_rows: u64,
     path: Option<PathBuf>,
     /// The columns to read, in Spark's order.
-    columns: Vec<String>,
+    columns: Vec<Column>,
     /// A limit that `push_limit` accepted.
     limit: Option<u64>,
 }

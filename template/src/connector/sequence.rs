@@ -38,7 +38,7 @@ pub fn split(rows: Range<u64>, parts: u64) -> Vec<RowRange> {
 }
 
 /// The rows of `range`, with the `columns` of `schema`, in batches of at most `batch_rows`.
-pub fn batches(range: RowRange, columns: &[String], batch_rows: u64) -> Result<Batches> {
+pub fn batches(range: RowRange, columns: &[Column], batch_rows: u64) -> Result<Batches> {
     let output = project(columns)?;
     let step = batch_rows.max(1);
     let starts = (range.start..range.end).step_by(usize::try_from(step).unwrap_or(usize::MAX));
@@ -112,48 +112,56 @@ fn count_up(text: &mut Vec<u8>, start: usize) {
     text.insert(start, b'1');
 }
 
-/// The names of `requested`'s columns, after checking that the data source has each of them
-/// with the same type and nullability: Spark passes the query's schema, maybe the user's own.
-pub fn columns_of(requested: &Schema) -> Result<Vec<String>> {
-    let own = schema();
-    requested
-        .fields()
-        .iter()
-        .map(|field| match own.field_with_name(field.name()) {
-            Ok(own) if own.is_nullable() != field.is_nullable() => Err(Error::msg(format!(
-                "column `{}` has nullable = {} in this data source (as printSchema shows): \
-                 declare it so (NOT NULL when false), or leave the columns out",
-                field.name(),
-                own.is_nullable()
-            ))),
-            Ok(own_field) if own_field.data_type() == field.data_type() => Ok(field.name().clone()),
-            Ok(own_field) => Err(Error::msg(format!(
-                "column `{}` is {} in this data source, not {}",
-                field.name(),
-                own_field.data_type(),
-                field.data_type()
-            ))),
-            Err(_) => Err(Error::msg(format!(
-                "this data source has no column `{}`; its columns are: {}",
-                field.name(),
-                own.fields()
-                    .iter()
-                    .map(|f| f.name().as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))),
-        })
-        .collect()
+/// A column that a query reads, nullable as the query declares it: Spark's DDL makes columns
+/// nullable unless `NOT NULL`, and a column without nulls may be read as nullable.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Column {
+    pub name: String,
+    pub nullable: bool,
 }
 
-/// The schema of the data source's `columns`, in that order.
-pub fn project(columns: &[String]) -> Result<SchemaRef> {
+/// `requested`'s columns, after checking that the data source has each of them with the same
+/// type, and no nulls where `requested` has none: Spark passes the query's schema, maybe the
+/// user's own.
+pub fn columns_of(requested: &Schema) -> Result<Vec<Column>> {
     let own = schema();
-    let indices = columns
-        .iter()
-        .map(|name| own.index_of(name))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Arc::new(own.project(&indices)?))
+    let mut columns = Vec::with_capacity(requested.fields().len());
+    for field in requested.fields() {
+        let (name, nullable) = (field.name(), field.is_nullable());
+        let Ok(own_field) = own.field_with_name(name) else {
+            let names: Vec<&str> = own.fields().iter().map(|f| f.name().as_str()).collect();
+            let names = names.join(", ");
+            let text = format!("this data source has no column `{name}`; its columns are: {names}");
+            return Err(Error::msg(text));
+        };
+        let (own_type, asked) = (own_field.data_type(), field.data_type());
+        if own_type != asked {
+            let text = format!("column `{name}` is {own_type} in this data source, not {asked}");
+            return Err(Error::msg(text));
+        }
+        if own_field.is_nullable() && !nullable {
+            return Err(Error::msg(format!(
+                "column `{name}` has nulls in this data source: declare it without NOT NULL, \
+                 or leave it out"
+            )));
+        }
+        columns.push(Column {
+            name: name.clone(),
+            nullable,
+        });
+    }
+    Ok(columns)
+}
+
+/// The schema of `columns`, in that order.
+pub fn project(columns: &[Column]) -> Result<SchemaRef> {
+    let own = schema();
+    let mut fields = Vec::with_capacity(columns.len());
+    for column in columns {
+        let field = own.field_with_name(&column.name)?;
+        fields.push(field.clone().with_nullable(column.nullable));
+    }
+    Ok(Arc::new(Schema::new(fields)))
 }
 
 #[cfg(test)]
@@ -171,7 +179,7 @@ mod tests {
 
     #[test]
     fn batches_are_bounded_and_cover_the_range() -> Result<()> {
-        let columns = vec!["id".to_string()];
+        let columns = columns_of(&schema().project(&[0])?)?;
         let sizes: Vec<usize> = batches(RowRange { start: 0, end: 10 }, &columns, 4)?
             .map(|batch| batch.map(|b| b.num_rows()))
             .collect::<Result<_>>()?;

@@ -6,7 +6,7 @@
 use arrow_schema::SchemaRef;
 use serde::{Deserialize, Serialize};
 
-use super::sequence::{self, columns_of, RowRange};
+use super::sequence::{self, columns_of, Column, RowRange};
 use super::Source;
 use spark_datasource::{log, Batches, Error, Result, StreamRead, StreamReader, TaskContext};
 
@@ -19,7 +19,7 @@ pub struct Reader {
     rows_per_micro_batch: u64,
     num_partitions: u64,
     batch_rows: u64,
-    columns: Vec<String>,
+    columns: Vec<Column>,
 }
 
 /// A position in the stream: the number of rows before it.

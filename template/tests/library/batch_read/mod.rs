@@ -1,6 +1,6 @@
 //! Batch reads: `spark.read.format(name).load()`.
 
-use crate::helpers::{exports, library, message, NO_OPTIONS};
+use crate::helpers::{exports, library, message};
 
 #[test]
 fn reads_the_schema_of_the_source() -> sparkds::Result<()> {
@@ -93,11 +93,7 @@ fn an_unknown_option_lists_the_known_ones() -> sparkds::Result<()> {
 fn a_killed_task_stops_within_one_batch() -> sparkds::Result<()> {
     let read = library()?
         .batch_read()
-        .options([
-            ("end", "100"),
-            ("num_partitions", "1"),
-            ("batch_rows", "10"),
-        ])
+        .options([("end", "50"), ("num_partitions", "1"), ("batch_rows", "5")])
         .kill_task(0, 2)
         .run();
     let error = message(read);
@@ -107,11 +103,7 @@ fn a_killed_task_stops_within_one_batch() -> sparkds::Result<()> {
 
 #[test]
 fn reads_an_empty_range_as_no_partitions() -> sparkds::Result<()> {
-    let read = library()?
-        .batch_read()
-        .options(NO_OPTIONS)
-        .option("end", "0")
-        .run()?;
+    let read = library()?.batch_read().option("end", "0").run()?;
     assert!(read.partitions.is_empty());
     Ok(())
 }
