@@ -22,6 +22,12 @@ ABI_VERSION = 1
 MAX_MANIFEST_BYTES = 1 << 20
 # The largest library that a package may hold, uncompressed.
 MAX_LIBRARY_BYTES = 1 << 30
+# The limits of `cargo sparkds verify`, checked before anything is decompressed: the size of the
+# package, the entries of its central directory, and the compression ratio of an entry above
+# 1 MiB (a library compresses about 3:1; a zip bomb, thousands to one).
+MAX_PACKAGE_BYTES = 1 << 30
+MAX_ENTRIES = 64
+MAX_RATIO = 100
 
 
 class PackageError(ValueError):
@@ -36,10 +42,40 @@ def platform_key() -> str:
     return f"{system}-{machine}"
 
 
+def _entries_declared(package: str) -> int:
+    """The number of entries that the end record of the zip `package` declares, read before
+    zipfile reads the whole central directory into memory (ZIP64's 0xFFFF counts as too many)."""
+    with open(package, "rb") as file:
+        size = file.seek(0, os.SEEK_END)
+        tail = min(size, 22 + 0xFFFF)
+        file.seek(size - tail)
+        data = file.read(tail)
+    end = data.rfind(b"PK\x05\x06")
+    if end < 0 or end + 22 > len(data):
+        raise zipfile.BadZipFile("no end of central directory record")
+    return int.from_bytes(data[end + 10 : end + 12], "little")
+
+
+def _open(package: str) -> zipfile.ZipFile:
+    """The zip `package`, after the checks of its size and number of entries."""
+    size = os.path.getsize(package)
+    if size > MAX_PACKAGE_BYTES:
+        raise PackageError(
+            f"{package}: {size} bytes, more than the {MAX_PACKAGE_BYTES} a package may have"
+        )
+    entries = _entries_declared(package)
+    if entries > MAX_ENTRIES:
+        raise PackageError(
+            f"{package}: {entries} entries, more than the {MAX_ENTRIES} a package may have "
+            f"(a manifest and one library per platform): rebuild it with `cargo sparkds package`"
+        )
+    return zipfile.ZipFile(package)
+
+
 def read_manifest(package: str) -> Dict:
     """The manifest of `package`, checked: version 1, a list of data sources and of libraries."""
     try:
-        with zipfile.ZipFile(package) as archive:
+        with _open(package) as archive:
             try:
                 info = archive.getinfo(MANIFEST)
             except KeyError:
@@ -109,13 +145,18 @@ def extract_library(package: str, name: str, directory: Optional[str] = None) ->
     if os.path.isfile(target):
         return target
     os.makedirs(target_dir, exist_ok=True)
-    with zipfile.ZipFile(package) as archive:
+    with _open(package) as archive:
         try:
             info = archive.getinfo(entry)
         except KeyError:
             raise PackageError(f"{package}: the manifest names `{entry}`, which it does not hold") from None
         if info.is_dir() or info.file_size > MAX_LIBRARY_BYTES:
             raise PackageError(f"{package}: `{entry}` is not a library file of a sane size")
+        if info.file_size > 1 << 20 and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            raise PackageError(
+                f"{package}: `{entry}` expands {info.compress_size} bytes to {info.file_size}, "
+                f"more than {MAX_RATIO} times: not a library, but a zip bomb"
+            )
         # Written under a temporary name then renamed, so that a process that loads it while
         # another extracts it never sees a partial file.
         handle, partial = tempfile.mkstemp(dir=target_dir, prefix=".extracting-")
