@@ -14,7 +14,9 @@ Every executor must be able to import this package (see :func:`ship_to_executors
 library from the same path, or find the same build in its library path.
 """
 
+import atexit
 import os
+import shutil
 import tempfile
 import zipfile
 from typing import Optional, Type
@@ -125,9 +127,11 @@ def ship_to_executors(spark) -> str:
     PYTHONPATH contains it (the workers inherit the environment).
     """
     package = os.path.dirname(os.path.abspath(__file__))
-    archive = os.path.join(
-        tempfile.mkdtemp(prefix="spark_native_bridge_"), "spark_native_bridge.zip"
-    )
+    # Spark serves an added file from where it is, for the whole session: the zip is removed
+    # when this process ends.
+    directory = tempfile.mkdtemp(prefix="spark_native_bridge_")
+    atexit.register(shutil.rmtree, directory, True)
+    archive = os.path.join(directory, "spark_native_bridge.zip")
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zip_file:
         for file in sorted(os.listdir(package)):
             if file.endswith((".py", ".md")):

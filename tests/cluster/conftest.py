@@ -12,6 +12,7 @@ path. One cluster is started per test module
 """
 
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -44,6 +45,7 @@ def spark_home_with_own_work_dir(directory: str) -> str:
     import pyspark
 
     installed = os.path.dirname(os.path.abspath(pyspark.__file__))
+    os.makedirs(directory)
     for entry in os.listdir(installed):
         if entry != "work":
             os.symlink(os.path.join(installed, entry), os.path.join(directory, entry))
@@ -77,12 +79,13 @@ def cluster(name: str, conf: Optional[Dict[str, str]] = None) -> Iterator:
     from spark_native_bridge import ship_to_executors
 
     started = time.monotonic()
-    os.environ["SPARK_HOME"] = spark_home_with_own_work_dir(tempfile.mkdtemp(prefix="spark_home_"))
+    scratch = tempfile.mkdtemp(prefix=f"sparkds_cluster_{name}_")
+    os.environ["SPARK_HOME"] = spark_home_with_own_work_dir(os.path.join(scratch, "spark_home"))
     builder = (
         SparkSession.builder.master(f"local-cluster[{EXECUTORS},1,1024]")
         .appName(f"spark-native-cluster-{name}")
         .config("spark.ui.enabled", "false")
-        .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="sparkds_warehouse_"))
+        .config("spark.sql.warehouse.dir", os.path.join(scratch, "warehouse"))
         .config("spark.driver.memory", "1g")
         .config("spark.executor.memory", "768m")
         .config("spark.sql.shuffle.partitions", "4")
@@ -95,8 +98,9 @@ def cluster(name: str, conf: Optional[Dict[str, str]] = None) -> Iterator:
     )
     # In local-cluster, executors inherit the driver JVM's environment: give them an empty
     # PYTHONPATH of their own, as on a node where the bridge is not installed.
+    os.makedirs(os.path.join(scratch, "executor_pythonpath"))
     builder = builder.config(
-        "spark.executorEnv.PYTHONPATH", tempfile.mkdtemp(prefix="executor_pythonpath_")
+        "spark.executorEnv.PYTHONPATH", os.path.join(scratch, "executor_pythonpath")
     )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
@@ -109,6 +113,9 @@ def cluster(name: str, conf: Optional[Dict[str, str]] = None) -> Iterator:
         yield spark
     finally:
         spark.stop()
+        # The executors' work directories (their logs) go too: a failing test prints what it
+        # needs from them.
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def work_dir() -> str:

@@ -84,7 +84,7 @@ def dirs():
 
 
 @pytest.fixture(scope="session")
-def spark(jar, c_range_library, writer_library, types_library, dirs):
+def spark(jar, c_range_library, writer_library, types_library, dirs, tmp_path_factory):
     from pyspark.sql import SparkSession
 
     library_path = os.pathsep.join(
@@ -105,7 +105,7 @@ def spark(jar, c_range_library, writer_library, types_library, dirs):
         .config("spark.sql.dataSource.native.paths", dirs["packages"])
         .config("spark.ui.enabled", "false")
         # Tables of the session catalog go to a scratch directory, not into the checkout.
-        .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="sparkds_warehouse_"))
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.driver.memory", "1g")

@@ -7,7 +7,6 @@ inherit this process's environment: PYTHONPATH is set before the session starts.
 
 import os
 import sys
-import tempfile
 
 import pytest
 
@@ -48,7 +47,7 @@ def writer_library() -> str:
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(tmp_path_factory):
     from pyspark.sql import SparkSession
 
     session = (
@@ -56,7 +55,7 @@ def spark():
         .appName("spark-native-bridge-tests")
         .config("spark.ui.enabled", "false")
         # Tables of the session catalog go to a scratch directory, not into the checkout.
-        .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="sparkds_warehouse_"))
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.driver.memory", "1g")

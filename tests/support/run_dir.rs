@@ -8,7 +8,8 @@ use std::path::Path;
 use std::time::Duration;
 
 /// A new directory named `<prefix><random>` under `parent` (the binary's
-/// `CARGO_TARGET_TMPDIR`), after removing the stale ones of the same prefix.
+/// `CARGO_TARGET_TMPDIR`, or the system's temporary directory), after removing the stale ones
+/// of the same prefix.
 pub fn new_run_dir(parent: &Path, prefix: &str) -> tempfile::TempDir {
     remove_stale_run_dirs(parent, prefix);
     tempfile::Builder::new()

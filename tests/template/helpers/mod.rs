@@ -21,8 +21,12 @@ pub fn shared_target() -> PathBuf {
         .unwrap_or_else(|| repo_root().join("target").join("generated"))
 }
 
+#[path = "../../support/run_dir.rs"]
+mod run_dir;
+
 /// A copy of the repository as a fresh clone has it: the files git tracks or would add,
-/// without build output (cargo-generate copies the whole template folder it is given).
+/// without build output (cargo-generate copies the whole template folder it is given). It is
+/// made once per test binary, in the system's temporary directory, outside any checkout.
 pub fn clean_checkout() -> &'static Path {
     static CHECKOUT: OnceLock<tempfile::TempDir> = OnceLock::new();
     CHECKOUT
@@ -40,7 +44,7 @@ pub fn clean_checkout() -> &'static Path {
                 .output()
                 .expect("git lists the repository's files");
             assert!(listed.status.success(), "git ls-files failed");
-            let copy = tempfile::tempdir().expect("a temporary directory");
+            let copy = run_dir::new_run_dir(&std::env::temp_dir(), "sparkds-checkout-");
             for file in listed.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
                 let relative = Path::new(std::str::from_utf8(file).expect("UTF-8 path"));
                 let source = root.join(relative);
