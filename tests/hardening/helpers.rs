@@ -11,10 +11,7 @@ use std::time::{Duration, Instant};
 #[allow(dead_code)]
 pub mod template;
 
-pub use template::{repo_root, Generate};
-
-#[path = "../support/run_dir.rs"]
-mod run_dir;
+pub use template::{repo_root, run_dir, Generate};
 
 /// Whether the long runs were asked for (`SPARKDS_HARDENING_FULL=1`).
 pub fn full() -> bool {

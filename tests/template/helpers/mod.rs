@@ -22,7 +22,7 @@ pub fn shared_target() -> PathBuf {
 }
 
 #[path = "../../support/run_dir.rs"]
-mod run_dir;
+pub mod run_dir;
 
 /// A copy of the repository as a fresh clone has it: the files git tracks or would add,
 /// without build output (cargo-generate copies the whole template folder it is given). It is
