@@ -38,18 +38,6 @@ fn rows_of(batches: &[RecordBatch]) -> Vec<Row> {
     rows
 }
 
-/// A planned batch read: the reader's state and its partitions.
-fn plan(raw: &Raw, options: &[(String, String)]) -> (Vec<u8>, Vec<Vec<u8>>) {
-    let source = raw.create(NAME, options).expect("create");
-    let schema = raw.schema(source).expect("schema").expect("a schema");
-    let reader = raw.create_reader(source, &schema).expect("create_reader");
-    let state = raw.serialize_reader(reader).expect("serialize_reader");
-    let partitions = raw.partitions(reader).expect("partitions");
-    raw.close_reader(reader);
-    raw.close(source);
-    (state, partitions)
-}
-
 fn options(pairs: &[(&str, String)]) -> Vec<(String, String)> {
     pairs
         .iter()
@@ -73,7 +61,7 @@ fn many_partitions_read_at_once_give_the_sequential_rows() {
         ("end", "4000".to_string()),
         ("batch_rows", "7".to_string()),
     ]);
-    let (state, partitions) = plan(raw, &options);
+    let (state, partitions) = raw.plan_batch_read(NAME, &options);
     assert_eq!(partitions.len(), THREADS);
     let sequential: Vec<Vec<Row>> = partitions
         .iter()
@@ -108,19 +96,10 @@ fn many_partitions_read_at_once_give_the_sequential_rows() {
 
 /// The rows of the first micro-batches of a stream, planned and read on one thread.
 fn stream_rows(raw: &Raw, micro_batches: usize) -> Vec<Row> {
-    let source = raw
-        .create(
-            NAME,
-            &options(&[("rows_per_micro_batch", "25".to_string())]),
-        )
-        .expect("create");
-    let schema = raw.schema(source).expect("schema").expect("a schema");
-    let reader = raw
-        .create_stream_reader(source, &schema)
-        .expect("create_stream_reader");
-    let state = raw
-        .serialize_stream_reader(reader)
-        .expect("serialize_stream_reader");
+    let (source, reader, state) = raw.open_stream(
+        NAME,
+        &options(&[("rows_per_micro_batch", "25".to_string())]),
+    );
     let mut start = raw.initial_offset(reader).expect("initial_offset");
     let mut rows = Vec::new();
     for _ in 0..micro_batches {
@@ -212,7 +191,7 @@ fn write_then_read(raw: &Raw, tasks: usize, threads: bool) -> Vec<Row> {
         .expect("commit");
     raw.close_writer(writer);
     raw.close(source);
-    let (state, partitions) = plan(raw, &path);
+    let (state, partitions) = raw.plan_batch_read(NAME, &path);
     let mut rows: Vec<Row> = partitions
         .iter()
         .enumerate()
@@ -246,7 +225,7 @@ fn interrupts_flipping_mid_read_stop_tasks_without_wrong_rows() {
         ("end", "20000".to_string()),
         ("batch_rows", "3".to_string()),
     ]);
-    let (state, partitions) = plan(raw, &options);
+    let (state, partitions) = raw.plan_batch_read(NAME, &options);
     let full: Vec<Vec<Row>> = partitions
         .iter()
         .enumerate()

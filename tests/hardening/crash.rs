@@ -227,13 +227,7 @@ fn kill_after(table: &Path, mode: Mode, generation: u64, step: &str, delay: Dura
 /// The ids of the table as a reader sees them, sorted; panics on a row read twice.
 fn table_ids(raw: &Raw, table: &Path) -> BTreeSet<i64> {
     let options = vec![("path".to_string(), table.display().to_string())];
-    let source = raw.create(NAME, &options).expect("create");
-    let schema = raw.schema(source).expect("schema").expect("a schema");
-    let reader = raw.create_reader(source, &schema).expect("create_reader");
-    let state = raw.serialize_reader(reader).expect("serialize_reader");
-    let partitions = raw.partitions(reader).expect("partitions");
-    raw.close_reader(reader);
-    raw.close(source);
+    let (state, partitions) = raw.plan_batch_read(NAME, &options);
     let mut ids = Vec::new();
     for (i, partition) in partitions.iter().enumerate() {
         let task = task(i as i64, i as i32, None);
@@ -488,14 +482,7 @@ fn run_stream_write(raw: &Raw, table: &Path) {
 fn run_stream_read(raw: &Raw, out: &Path) {
     let log = out.join("offsets");
     let options = vec![("rows_per_micro_batch".to_string(), "20000".to_string())];
-    let source = raw.create(NAME, &options).expect("create");
-    let schema = raw.schema(source).expect("schema").expect("a schema");
-    let reader = raw
-        .create_stream_reader(source, &schema)
-        .expect("create_stream_reader");
-    let state = raw
-        .serialize_stream_reader(reader)
-        .expect("serialize_stream_reader");
+    let (source, reader, state) = raw.open_stream(NAME, &options);
     let last = log_lines(&log).last().cloned();
     let (mut index, mut start) = match last {
         Some(line) => {

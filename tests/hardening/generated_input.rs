@@ -451,13 +451,7 @@ proptest! {
         which in 0usize..4,
     ) {
         let raw = library();
-        let source = raw.create(NAME, &[]).expect("create");
-        let schema = raw.schema(source).expect("schema").expect("a schema");
-        let reader = raw.create_reader(source, &schema).expect("create_reader");
-        let state = raw.serialize_reader(reader).expect("serialize_reader");
-        let partitions = raw.partitions(reader).expect("partitions");
-        raw.close_reader(reader);
-        raw.close(source);
+        let (state, partitions) = raw.plan_batch_read(NAME, &[]);
         let partition = &partitions[which % partitions.len()];
         let task = task(1, 0, None);
         let outcome = raw.read(

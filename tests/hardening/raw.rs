@@ -505,6 +505,41 @@ impl Raw {
         // SAFETY: closed once.
         unsafe { self.table.close_data_writer.expect("close_data_writer")(writer) }
     }
+
+    /// A batch read of data source `name` planned with its own schema, as a driver plans it:
+    /// the reader's state and the partitions; the handles are closed. Panics on a failure.
+    pub fn plan_batch_read(
+        &self,
+        name: &str,
+        options: &[(String, String)],
+    ) -> (Vec<u8>, Vec<Vec<u8>>) {
+        let source = self.create(name, options).expect("create");
+        let schema = self.schema(source).expect("schema").expect("a schema");
+        let reader = self.create_reader(source, &schema).expect("create_reader");
+        let state = self.serialize_reader(reader).expect("serialize_reader");
+        let partitions = self.partitions(reader).expect("partitions");
+        self.close_reader(reader);
+        self.close(source);
+        (state, partitions)
+    }
+
+    /// A stream of data source `name` opened with its own schema: the source, the stream
+    /// reader and its state. The caller closes both handles. Panics on a failure.
+    pub fn open_stream(
+        &self,
+        name: &str,
+        options: &[(String, String)],
+    ) -> (Handle, Handle, Vec<u8>) {
+        let source = self.create(name, options).expect("create");
+        let schema = self.schema(source).expect("schema").expect("a schema");
+        let reader = self
+            .create_stream_reader(source, &schema)
+            .expect("create_stream_reader");
+        let state = self
+            .serialize_stream_reader(reader)
+            .expect("serialize_stream_reader");
+        (source, reader, state)
+    }
 }
 
 fn ffi_schema(schema: &mut FFI_ArrowSchema) -> *mut ArrowSchema {

@@ -432,7 +432,6 @@ impl BenchCall {
         }
     }
 
-    /// Adds what the call counted; its time is the library's.
     /// Adds what the call counted; `call` is the time the whole call took, of which the
     /// connector's share is the library's and the rest is left out of the measure.
     fn count(&self, counts: &mut Counts, call: Duration) {

@@ -18,6 +18,29 @@ fn ids(partition_id: i32) -> TaskIds {
     }
 }
 
+/// A batch read planned as the driver plans it, with the source's own schema: the schema's
+/// IPC bytes, the partitions and the reader's state.
+struct Planned {
+    schema_bytes: Vec<u8>,
+    partitions: Vec<Vec<u8>>,
+    state: Option<Vec<u8>>,
+}
+
+fn plan(
+    library: &'static sparkds_jni::loaded::Loaded,
+    name: &str,
+    opts: &[(&str, &str)],
+) -> Planned {
+    let source = ops::create(library, name, &options(opts)).expect("create");
+    let schema_bytes = source.schema().expect("schema").expect("a schema");
+    let reader = source.create_reader(&schema_bytes).expect("createReader");
+    Planned {
+        partitions: reader.partitions().expect("partitions"),
+        state: reader.serialize().expect("serialize"),
+        schema_bytes,
+    }
+}
+
 /// Every row of every partition, read back through the descriptors.
 fn read_all(
     library: &'static sparkds_jni::loaded::Loaded,
@@ -183,20 +206,19 @@ fn a_stream_of_micro_batches_reads_between_its_offsets_and_commits_them() {
 #[test]
 fn is_interrupted_asks_the_task_context() {
     let library = load(c_range());
-    let source = ops::create(
+    let Planned {
+        schema_bytes,
+        partitions,
+        state,
+    } = plan(
         library,
         "c_range",
-        &options(&[
+        &[
             ("end", "100"),
             ("batch_rows", "10"),
             ("num_partitions", "1"),
-        ]),
-    )
-    .expect("create");
-    let schema_bytes = source.schema().expect("schema").expect("a schema");
-    let reader = source.create_reader(&schema_bytes).expect("createReader");
-    let partitions = reader.partitions().expect("partitions");
-    let state = reader.serialize().expect("serialize");
+        ],
+    );
     let killed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = killed.clone();
     let mut stream = ops::read(
@@ -231,20 +253,19 @@ fn is_interrupted_asks_the_task_context() {
 #[test]
 fn tasks_on_several_threads_read_their_partitions_at_once() {
     let library = load(c_range());
-    let source = ops::create(
+    let Planned {
+        schema_bytes,
+        partitions,
+        state,
+    } = plan(
         library,
         "c_range",
-        &options(&[
+        &[
             ("end", "40000"),
             ("num_partitions", "4"),
             ("batch_rows", "1000"),
-        ]),
-    )
-    .expect("create");
-    let schema_bytes = source.schema().expect("schema").expect("a schema");
-    let reader = source.create_reader(&schema_bytes).expect("createReader");
-    let partitions = reader.partitions().expect("partitions");
-    let state = reader.serialize().expect("serialize");
+        ],
+    );
     let sums: Vec<i64> = std::thread::scope(|scope| {
         let tasks: Vec<_> = partitions
             .iter()
@@ -303,12 +324,10 @@ fn pruning_to_a_column_the_reader_does_not_have_names_the_columns_it_has() {
 #[test]
 fn a_library_built_with_the_rust_sdk_reads_in_place_too() {
     let library = load(&crate::helpers::example("rust_range"));
-    let source = ops::create(library, "rust_range", &options(&[("end", "1000")])).expect("create");
-    let schema_bytes = source.schema().expect("schema").expect("a schema");
-    let schema = Arc::new(sparkds_jni::ipc::schema_from_ipc(&schema_bytes, "schema").expect("ipc"));
-    let reader = source.create_reader(&schema_bytes).expect("createReader");
-    let partitions = reader.partitions().expect("partitions");
-    let state = reader.serialize().expect("serialize");
+    let planned = plan(library, "rust_range", &[("end", "1000")]);
+    let schema_bytes = &planned.schema_bytes;
+    let schema = Arc::new(sparkds_jni::ipc::schema_from_ipc(schema_bytes, "schema").expect("ipc"));
+    let (partitions, state) = (planned.partitions, planned.state);
     let batches = read_all(library, &schema, state.as_deref(), &partitions);
     let all = arrow_select::concat::concat_batches(&schema, &batches).expect("concat");
     assert_eq!(

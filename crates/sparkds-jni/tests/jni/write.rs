@@ -50,11 +50,10 @@ fn task(partition_id: i32) -> TaskIds {
     }
 }
 
-#[test]
-fn a_batch_write_moves_described_batches_to_the_library_and_commits_the_messages() {
-    // A copy of its own, so that the log function given at load is this test's.
-    let dir = fresh_dir("write-log");
-    let path = dir.join(sparkds_jni::discovery::library_file_name("range"));
+/// The range fixture loaded from a copy of its own in `dir_name`, so that the log function
+/// given at load is this test's: what the library logs goes to the list returned.
+fn range_logging_to_a_list(dir_name: &str) -> (&'static loaded::Loaded, Arc<Mutex<Vec<String>>>) {
+    let path = fresh_dir(dir_name).join(sparkds_jni::discovery::library_file_name("range"));
     std::fs::copy(fixture(None), &path).expect("copied");
     let log: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = log.clone();
@@ -64,6 +63,12 @@ fn a_batch_write_moves_described_batches_to_the_library_and_commits_the_messages
         }))
     })
     .expect("loads");
+    (library, log)
+}
+
+#[test]
+fn a_batch_write_moves_described_batches_to_the_library_and_commits_the_messages() {
+    let (library, log) = range_logging_to_a_list("write-log");
 
     let source = ops::create(library, "range", &[]).expect("create");
     let writer = source
@@ -204,17 +209,7 @@ fn text_files_writes_what_a_batch_read_of_it_returns() {
 
 #[test]
 fn a_streaming_write_commits_each_epoch_with_its_id() {
-    let dir = fresh_dir("write-streaming");
-    let path = dir.join(sparkds_jni::discovery::library_file_name("range"));
-    std::fs::copy(fixture(None), &path).expect("copied");
-    let log: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = log.clone();
-    let library = loaded::load(&path, None, "4.3.0", move |_| {
-        Some(Box::new(move |_level, message| {
-            sink.lock().expect("the log").push(message.to_string())
-        }))
-    })
-    .expect("loads");
+    let (library, log) = range_logging_to_a_list("write-streaming");
     let source = ops::create(library, "range", &[]).expect("create");
     assert_eq!(source.capabilities() & 8, 8, "SPARK_DS_STREAMING_WRITE");
     let writer = source
