@@ -357,7 +357,8 @@ impl ColumnBuilder {
     /// The column of the values pushed so far; the builder starts a new one.
     ///
     /// # Errors
-    /// Nested values that `arrow-json` cannot decode as the column's type.
+    /// Nested values that `arrow-json` cannot decode as the column's type, or a decimal type
+    /// that Arrow refuses.
     pub fn finish(&mut self) -> Result<ArrayRef, String> {
         Ok(match &mut self.builder {
             Builder::Int32(b) => Arc::new(b.finish()),
@@ -371,11 +372,8 @@ impl ColumnBuilder {
                     DataType::Decimal128(p, s) => (*p, *s),
                     _ => (38, 0),
                 };
-                Arc::new(
-                    b.finish()
-                        .with_precision_and_scale(p, s)
-                        .expect("checked when the builder was made"),
-                )
+                let decimals = b.finish().with_precision_and_scale(p, s);
+                Arc::new(decimals.map_err(|e| format!("column `{}`: {e}", self.field.name()))?)
             }
             Builder::Timestamp(b) => {
                 let tz = match self.field.data_type() {
