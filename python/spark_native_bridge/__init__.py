@@ -19,15 +19,10 @@ import os
 import shutil
 import tempfile
 import zipfile
-from typing import Optional, Type
+from typing import Optional, Tuple, Type
 
-from ._native import (
-    NativeDataSourceError,
-    data_source_name,
-    file_fingerprint,
-    library_file_name,
-    sha256_of,
-)
+from ._native import NativeDataSourceError, data_source_name, library_file_name, load_private_copy
+from ._private import copy as _private_copy
 
 __all__ = [
     "register",
@@ -49,9 +44,10 @@ def register(spark, library_path: str, name: Optional[str] = None) -> Type:
     Windows). Spark then reads and writes it with ``format(name)``, in batch and streaming
     queries, as far as the library declares the capabilities.
 
-    The library is loaded here once, to fail early if it is not a valid library. The executors
-    load the build with the same SHA-256 checksum, from the same path or from their library
-    path.
+    The file is read once, hashed while it is copied into a private directory, and that copy
+    is loaded, here to fail early if it is not a valid library: its SHA-256 is the build that
+    every process runs. The executors load only a build with that checksum, found at the same
+    path or in their library path, each from a private copy too.
 
     Raises:
         ValueError: `name` is None and the file name does not follow the convention.
@@ -68,29 +64,27 @@ def register_package(spark, package_path: str, name: Optional[str] = None) -> Ty
     `spark`, and adds the package to the session's files, so that every executor extracts the
     library of its own platform from it: no node needs the library installed.
 
-    `name` may be left out when the package provides one data source. The driver extracts its
-    platform's library into a temporary directory; an executor loads the build with the same
-    SHA-256 checksum: from the driver's path if it sees it, else from the package, else from
-    its library path.
+    `name` may be left out when the package provides one data source. The package is copied
+    into a private directory and checked there as ``sparkds verify`` checks it (structure,
+    limits, manifest, names), then the library of this platform is read from that copy, hashed
+    and loaded: its SHA-256 is the build that every process runs. An executor loads only a
+    build with that checksum, from the session's copy of the package, else from its library
+    path.
 
     Raises:
         ValueError: the package is not a valid package, has no library for this platform, or
             does not provide `name`.
         NativeDataSourceError: the library cannot be loaded, or its table is invalid.
     """
-    from ._package import data_sources, extract_library
+    from ._package import read_library
+    from ._private import private_directory
 
     package_path = os.path.abspath(package_path)
-    provided = data_sources(package_path)
-    if name is None:
-        if len(provided) != 1:
-            raise ValueError(
-                f"{package_path} provides {len(provided)} data sources ({', '.join(provided)}): "
-                f"name the one to register"
-            )
-        name = provided[0]
-    name = name.lower()
-    path = extract_library(package_path, name)
+    with private_directory() as directory:
+        extracted = read_library(package_path, name, directory)
+        origin = f"{package_path} ({extracted.entry})"
+        library = _library(spark, None, extracted.name, extracted.sha256, os.path.basename(package_path))
+        load_private_copy(extracted.path, extracted.name, extracted.sha256, origin)
     try:
         context = spark.sparkContext
     except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
@@ -99,20 +93,53 @@ def register_package(spark, package_path: str, name: Optional[str] = None) -> Ty
         context.addFile(package_path)
     else:
         spark.addArtifacts(package_path, file=True)
-    return _register(spark, path, name, package=os.path.basename(package_path))
+    return _register_class(spark, library)
 
 
-def _register(spark, path: str, name: str, package: Optional[str] = None) -> Type:
-    from ._datasource import NativeDataSource, _Library
+def _register(spark, path: str, name: str) -> Type:
+    from ._private import open_regular, private_directory
 
-    library = _Library(
+    with private_directory() as directory:
+        source = open_regular(path)
+        if source is None:
+            raise NativeDataSourceError(name, "load", f"cannot load {path}: no such regular file")
+        with source:
+            copy, sha256, _ = _private_copy(source, directory, os.path.basename(path))
+        library = _library(spark, path, name, sha256, None)
+        load_private_copy(copy, name, sha256, path)
+    return _register_class(spark, library)
+
+
+def _library(spark, path: Optional[str], name: str, sha256: str, package: Optional[str]):
+    from ._datasource import _Library
+
+    return _Library(
         path=path,
-        sha256=sha256_of(path),
+        sha256=sha256,
         name=name,
-        fingerprint=file_fingerprint(path),
         package=package,
+        redaction=_redaction_patterns(spark),
     )
-    library.load()
+
+
+def _redaction_patterns(spark) -> Tuple[str, ...]:
+    """The session's spark.redaction.regex and spark.sql.redaction.options.regex, read on the
+    driver: the Python workers have no session to ask. Spark's defaults always apply too."""
+    patterns = []
+    for key in ("spark.redaction.regex", "spark.sql.redaction.options.regex"):
+        try:
+            value = spark.conf.get(key, None)
+        except Exception:  # noqa: BLE001 - a conf that cannot be read leaves the defaults
+            value = None
+        if value:
+            patterns.append(str(value))
+    return tuple(patterns)
+
+
+def _register_class(spark, library) -> Type:
+    from ._datasource import NativeDataSource
+
+    name = library.name
     class_name = "NativeDataSource_" + "".join(c if c.isalnum() else "_" for c in name)
     data_source = type(class_name, (NativeDataSource,), {"_library": library})
     spark.dataSource.register(data_source)

@@ -10,6 +10,7 @@ except in the stream reader, whose process lives as long as the query.
 
 import base64
 import ctypes
+import functools
 import json
 import uuid
 from contextlib import ExitStack
@@ -27,7 +28,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from . import _abi
-from ._native import NativeDataSourceError, TaskContext, load
+from ._native import NativeDataSourceError, TaskContext, load, redacting, secret_values
 
 try:  # pyspark 4.1 and later
     from pyspark.sql.datasource import DataSourceStreamArrowWriter
@@ -48,18 +49,30 @@ _BATCH_ID_PROPERTY = "streaming.sql.batchId"
 
 @dataclass(frozen=True)
 class _Library:
-    """What identifies a library across processes: its path, its build and the source name."""
+    """What identifies a library across processes: the data source name, the build (the SHA-256
+    of the bytes the driver loaded), where the driver found it (a hint: every process loads only
+    a copy of that build), and the session's redaction patterns."""
 
-    path: str
+    path: Optional[str]
     sha256: str
     name: str
-    # (size, mtime_ns) of the file at `path` when it was registered.
-    fingerprint: Tuple[int, int]
     # The file name of the session's package that holds the library, if it came from one.
     package: Optional[str] = None
+    # The session's spark.redaction.regex and spark.sql.redaction.options.regex, read on the
+    # driver; Spark's defaults apply in any case.
+    redaction: Tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.package is not None and not isinstance(self.package, str):
+            raise TypeError("_Library(path, sha256, name, package=None, redaction=()): package "
+                            "is the file name of a session's package")
 
     def load(self):
-        return load(self.path, self.name, self.sha256, self.fingerprint, self.package)
+        return load(self.path, self.name, self.sha256, self.package)
+
+    def redacting(self, options: Dict[str, str]):
+        """A context in which errors never carry the value of a secret option."""
+        return redacting(self.name, secret_values(options, self.redaction))
 
 
 def _to_arrow_schema(schema: StructType):
@@ -123,6 +136,18 @@ def _conform(batch, target, library: _Library, function: str):
     return pa.RecordBatch.from_arrays(columns, schema=target)
 
 
+def _redacted(method):
+    """Runs a method of a reader (which has `library` and `options`) so that its errors never
+    carry the value of a secret option."""
+
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with self.library.redacting(self.options):
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 # -- reads --------------------------------------------------------------------------------------
 
 
@@ -139,12 +164,19 @@ class NativePartition(InputPartition):
         return f"NativePartition({self.value}, {len(self.data)} bytes)"
 
 
-def _read(library: _Library, schema: StructType, partition: InputPartition) -> Iterator:
+def _read(
+    library: _Library, options: Dict[str, str], schema: StructType, partition: InputPartition
+) -> Iterator:
     """Reads one partition on an executor, yielding pyarrow RecordBatches as the native stream
     produces them."""
     if not isinstance(partition, NativePartition):
         # Spark plans one empty partition, InputPartition(None), when the library returned none.
         return
+    with library.redacting(options):
+        yield from _read_batches(library, schema, partition)
+
+
+def _read_batches(library: _Library, schema: StructType, partition: NativePartition) -> Iterator:
     native = library.load()
     target = _to_arrow_schema(schema)
     task = TaskContext()
@@ -178,6 +210,7 @@ class NativeReader(DataSourceReader):
         self.schema = schema
         self.arrow_schema = arrow_schema
 
+    @_redacted
     def partitions(self) -> List[InputPartition]:
         native = self.library.load()
         with ExitStack() as handles:
@@ -195,7 +228,7 @@ class NativeReader(DataSourceReader):
         return [NativePartition(i, state, data) for i, data in enumerate(parts)]
 
     def read(self, partition: InputPartition) -> Iterator:
-        return _read(self.library, self.schema, partition)
+        return _read(self.library, self.options, self.schema, partition)
 
 
 def _encode_offset(data: bytes) -> dict:
@@ -229,6 +262,7 @@ class NativeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         state["_handles"] = None
         return state
 
+    @_redacted
     def _reader(self):
         """The native library and stream reader, created on first use and kept until `stop`."""
         if self._handles is None:
@@ -259,11 +293,13 @@ class NativeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._handles = (native, handles, reader)
         return self._handles[0], self._handles[2]
 
+    @_redacted
     def initialOffset(self) -> dict:
         native, reader = self._reader()
         self._last = native.collect_one("initial_offset", reader)
         return _encode_offset(self._last)
 
+    @_redacted
     def latestOffset(self, start: Optional[dict] = None, limit=None) -> dict:
         # pyspark 4.0 and 4.1 call latestOffset() without `start`: the bridge then uses the last
         # offset it returned. `limit` is not passed on: version 1 has no admission control.
@@ -289,6 +325,7 @@ class NativeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._available_now = True
         self._target = None
 
+    @_redacted
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         native, reader = self._reader()
         first, last = _decode_offset(start), _decode_offset(end)
@@ -299,8 +336,9 @@ class NativeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return [NativePartition(i, state, data) for i, data in enumerate(parts)]
 
     def read(self, partition: InputPartition) -> Iterator:
-        return _read(self.library, self.schema, partition)
+        return _read(self.library, self.options, self.schema, partition)
 
+    @_redacted
     def commit(self, end: dict) -> None:
         native, reader = self._reader()
         if native.has("commit_offset"):
@@ -355,6 +393,11 @@ def _writer_info(spec: _WriteSpec, schema: _abi.ArrowSchema):
 def _with_writer(spec: _WriteSpec, action):
     """Creates the source and the native writer of `spec`, runs action(native, writer), and
     closes them."""
+    with spec.library.redacting(spec.options):
+        return _create_writer_and_run(spec, action)
+
+
+def _create_writer_and_run(spec: _WriteSpec, action):
     native = spec.library.load()
     with native.source(spec.options) as (source, capabilities):
         _check_write_capabilities(spec, capabilities)
@@ -425,6 +468,13 @@ def _write_task(
 ) -> NativeCommitMessage:
     """Writes the batches of one task on an executor: create_data_writer, write per batch,
     commit_data_writer, or abort_data_writer if anything fails."""
+    with spec.library.redacting(spec.options):
+        return _write_batches(spec, state, epoch_id, batches)
+
+
+def _write_batches(
+    spec: _WriteSpec, state: Optional[bytes], epoch_id: int, batches: Iterator
+) -> NativeCommitMessage:
     native = spec.library.load()
     target = _schema_from_bytes(spec.arrow_schema)
     task = TaskContext()
@@ -540,6 +590,10 @@ class NativeDataSource(DataSource):
         return {str(key): str(value) for key, value in self.options.items()}
 
     def schema(self) -> StructType:
+        with self._library.redacting(self._options()):
+            return self._native_schema_of_source()
+
+    def _native_schema_of_source(self) -> StructType:
         native = self._library.load()
         with native.source(self._options()) as (source, _capabilities):
             if not native.has("schema"):

@@ -7,15 +7,15 @@ library's ``last_error`` message, read at once on the calling thread, as the hea
 """
 
 import ctypes
-import hashlib
 import logging
 import os
+import re
 import sys
 import threading
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from . import _abi
+from . import _abi, _private
 from ._abi import ArrowArray, ArrowArrayStream, ArrowSchema
 
 __all__ = ["NativeDataSourceError", "Library", "load", "library_file_name", "data_source_name"]
@@ -80,84 +80,79 @@ def data_source_name(library_path: str) -> str:
     )
 
 
-def sha256_of(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for chunk in iter(lambda: file.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _search_path(file_name: str) -> List[str]:
     """Where Spark 4.4 looks for an installed library: the library path, then <prefix>/lib for
-    each <prefix>/bin of PATH. Used on a node where the driver's path does not exist."""
+    each <prefix>/bin of PATH. Only absolute directories count: `.`, an empty element or a
+    relative directory would make the library depend on the worker's current directory, which
+    whoever starts a process chooses."""
     variable = {"darwin": "DYLD_LIBRARY_PATH", "win32": "PATH"}.get(sys.platform, "LD_LIBRARY_PATH")
-    directories = [d for d in os.environ.get(variable, "").split(os.pathsep) if d]
+    directories = [d for d in os.environ.get(variable, "").split(os.pathsep) if os.path.isabs(d)]
     for entry in os.environ.get("PATH", "").split(os.pathsep):
-        if os.path.basename(entry.rstrip(os.sep)) == "bin":
-            directories.append(os.path.join(os.path.dirname(entry.rstrip(os.sep)), "lib"))
+        entry = entry.rstrip(os.sep)
+        if os.path.isabs(entry) and os.path.basename(entry) == "bin":
+            directories.append(os.path.join(os.path.dirname(entry), "lib"))
     return [os.path.join(d, file_name) for d in directories]
 
 
-def file_fingerprint(path: str) -> Tuple[int, int]:
-    """The size and modification time of a file: a cheap stand-in for its checksum on the node
-    where the checksum was computed."""
-    status = os.stat(path)
-    return status.st_size, status.st_mtime_ns
+def _candidates(path: Optional[str], name: str, package: Optional[str], directory: str):
+    """The builds a process may load, in order, each as (where it came from, private copy,
+    SHA-256): the session's package, the driver's path, the library search path. Each is read
+    once, into `directory`, while it is hashed."""
+    if package is not None:
+        from ._package import PackageError, from_session_files
+
+        try:
+            extracted = from_session_files(package, name, directory)
+        except FileNotFoundError:
+            extracted = None
+        except PackageError as error:
+            raise NativeDataSourceError(name, "load", str(error)) from None
+        if extracted is not None:
+            yield (
+                f"the session's package {package} ({extracted.entry})",
+                extracted.path,
+                extracted.sha256,
+            )
+    file_name = os.path.basename(path) if path else library_file_name(name)
+    seen = set()
+    for index, candidate in enumerate(([path] if path else []) + _search_path(file_name)):
+        if candidate in seen:
+            continue
+        seen.add(candidate)
+        source = _private.open_regular(candidate)
+        if source is None:
+            continue
+        with source:
+            copy, checksum, _ = _private.copy(source, directory, f"{index}-{file_name}")
+        yield candidate, copy, checksum
 
 
 def _resolve(
-    path: str,
+    path: Optional[str],
     name: str,
     expected_sha256: Optional[str],
-    fingerprint: Optional[Tuple[int, int]] = None,
-    package: Optional[str] = None,
-) -> Tuple[str, str]:
-    """The file to load and its checksum: the library of `package` (a file of the session, see
-    `_package.from_session_files`) when there is one, else `path` itself, or on a node where it
-    does not exist, the first library of the same file name in the search path whose checksum
-    matches.
-
-    A file at `path` with the size and modification time of `fingerprint` is taken as the
-    expected build without hashing it again: every Python worker that Spark spawns loads the
-    library, and a debug build can weigh a hundred megabytes.
-    """
-    def candidates():
-        # A library that came in a package is taken from the package that the session shipped,
-        # where there is one: the driver's path is only where the driver extracted it.
-        if package is not None:
-            from ._package import PackageError, from_session_files
-
-            try:
-                extracted = from_session_files(package, name)
-            except PackageError as error:
-                raise NativeDataSourceError(name, "load", str(error)) from None
-            if extracted is not None:
-                yield extracted
-        yield path
-        yield from _search_path(os.path.basename(path))
-
-    for candidate in candidates():
-        if not os.path.isfile(candidate):
-            continue
-        if (
-            expected_sha256 is not None
-            and fingerprint is not None
-            and candidate == path
-            and file_fingerprint(candidate) == tuple(fingerprint)
-        ):
-            return candidate, expected_sha256
-        checksum = sha256_of(candidate)
+    package: Optional[str],
+    directory: str,
+) -> Tuple[str, str, str]:
+    """The private copy to load, its checksum and where it came from: the first candidate whose
+    SHA-256 is `expected_sha256` (the driver's), or the first one at all without it."""
+    seen = []
+    for origin, copy, checksum in _candidates(path, name, package, directory):
         if expected_sha256 is None or checksum == expected_sha256:
-            return candidate, checksum
-    build = f" with SHA-256 {expected_sha256}" if expected_sha256 else ""
-    shipped = f", in the session's package {package}" if package is not None else ""
+            return copy, checksum, origin
+        os.unlink(copy)
+        seen.append(f"{origin} (SHA-256 {checksum})")
+    if expected_sha256 is None:
+        raise NativeDataSourceError(name, "load", f"cannot load {path}: no such regular file")
+    found = f"; found only {', '.join(seen)}" if seen else "; found no candidate at all"
+    where = [f"the session's package {package}"] if package is not None else []
+    where += [path] if path else []
+    where.append("the library path of this node")
     raise NativeDataSourceError(
         name,
         "load",
-        f"NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND: no library {os.path.basename(path)}{build} at "
-        f"{path}{shipped} nor in the library path of this node: install the same build on every "
-        f"node",
+        f"NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND: no build of `{name}` with the driver's SHA-256 "
+        f"{expected_sha256} in {', '.join(where)}{found}: install the same build on every node",
     )
 
 
@@ -227,21 +222,25 @@ class TaskContext:
 class Library:
     """A loaded native data source library: its table, and typed calls to its functions."""
 
-    def __init__(self, path: str, name: str, sha256: str) -> None:
+    def __init__(self, path: str, name: str, sha256: str, origin: Optional[str] = None) -> None:
+        # `path` is the private copy whose bytes hash to `sha256`; `origin`, where they came from.
         self.path = path
         self.name = name
         self.sha256 = sha256
+        self.origin = origin or path
         try:
             self._dll = ctypes.CDLL(path)
         except OSError as error:
-            raise NativeDataSourceError(name, "load", f"cannot load {path}: {error}") from None
+            raise NativeDataSourceError(
+                name, "load", f"cannot load {self.origin} (SHA-256 {sha256}): {error}"
+            ) from None
         try:
             init = self._dll.spark_ds_init
         except AttributeError:
             raise NativeDataSourceError(
                 name,
                 "load",
-                f"{path} does not export spark_ds_init: it is not a native data "
+                f"{self.origin} does not export spark_ds_init: it is not a native data "
                 "source library (mark spark_ds_init with SPARK_DS_EXPORT)",
             ) from None
         init.restype = ctypes.c_int
@@ -461,38 +460,122 @@ class Library:
         self.call(function, writer, epoch_id, pointers, lengths, count)
 
 
-_LIBRARIES: Dict[Tuple[str, str], Library] = {}
+# One build per data source name and process, keyed by name: Python workers are reused, and a
+# worker that loaded a build never runs another one under the same name.
+_LIBRARIES: Dict[str, Library] = {}
 _LOCK = threading.Lock()
 
 
+def _replaced(name: str, loaded: str, wanted: str) -> NativeDataSourceError:
+    return NativeDataSourceError(
+        name,
+        "load",
+        f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.REPLACED: this process loaded the build of `{name}` "
+        f"with SHA-256 {loaded}, and the driver now uses the build with SHA-256 {wanted}: a "
+        f"process never runs two builds of one data source; restart the application to use the "
+        f"new build",
+    )
+
+
 def load(
-    path: str,
+    path: Optional[str],
     name: str,
     expected_sha256: Optional[str] = None,
-    fingerprint: Optional[Tuple[int, int]] = None,
     package: Optional[str] = None,
 ) -> Library:
-    """The library at `path`, loaded once per process.
+    """The library of data source `name`, loaded once per process.
 
-    With `expected_sha256`, only that build is loaded (the driver's, as Spark 4.4 requires), and a
-    process that loaded another build from the same path refuses to run mixed builds.
+    With `expected_sha256`, only that build is loaded (the driver's, as Spark 4.4 requires): the
+    candidates (the session's `package`, `path`, the library search path) are each read once into
+    a private copy and hashed, and the first copy with that checksum is loaded. A process that
+    loaded another build of `name` refuses to run mixed builds.
     """
     with _LOCK:
-        library = _LIBRARIES.get((path, name))
-        if library is not None:
-            if expected_sha256 is not None and library.sha256 != expected_sha256:
-                raise NativeDataSourceError(
-                    name,
-                    "load",
-                    f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.REPLACED: this Python "
-                    f"worker loaded another build of {path}: restart the application to use the "
-                    f"new build",
-                )
+        library = _LIBRARIES.get(name)
+        if library is not None and expected_sha256 is not None:
+            if library.sha256 != expected_sha256:
+                raise _replaced(name, library.sha256, expected_sha256)
             return library
-        file, checksum = _resolve(path, name, expected_sha256, fingerprint, package)
-        library = Library(file, name, checksum)
-        _LIBRARIES[(path, name)] = library
+        with _private.private_directory() as directory:
+            copy, checksum, origin = _resolve(path, name, expected_sha256, package, directory)
+            return _load_copy(copy, name, checksum, origin)
+
+
+def load_private_copy(copy: str, name: str, sha256: str, origin: str) -> Library:
+    """Loads `copy`, a private copy whose bytes hash to `sha256` (see `_private`), as the build of
+    `name` for this process."""
+    with _LOCK:
+        return _load_copy(copy, name, sha256, origin)
+
+
+def _load_copy(copy: str, name: str, sha256: str, origin: str) -> Library:
+    library = _LIBRARIES.get(name)
+    if library is not None:
+        if library.sha256 != sha256:
+            raise _replaced(name, library.sha256, sha256)
         return library
+    library = Library(copy, name, sha256, origin)
+    _LIBRARIES[name] = library
+    return library
+
+
+# -- redaction ----------------------------------------------------------------------------------
+
+# Spark's defaults of spark.redaction.regex and spark.sql.redaction.options.regex, and the text
+# that replaces a redacted value (org.apache.spark.util.Utils.REDACTION_REPLACEMENT_TEXT).
+REDACTION_PATTERNS: Tuple[str, ...] = ("(?i)secret|password|token|access[.]?key", "(?i)url")
+REDACTED = "*********(redacted)"
+
+
+def _compiled(patterns: Sequence[str]) -> List["re.Pattern[str]"]:
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error:
+            # A Java pattern that Python cannot read: every key is then taken as secret, rather
+            # than none.
+            compiled.append(re.compile(""))
+    return compiled
+
+
+def secret_values(options: Dict[str, str], patterns: Sequence[str] = REDACTION_PATTERNS) -> List[str]:
+    """The values of the options that Spark would redact: those whose key (or value) matches one
+    of `patterns`, longest first so that no part of a longer secret survives a shorter one."""
+    compiled = _compiled(tuple(REDACTION_PATTERNS) + tuple(patterns))
+    secrets = {
+        str(value)
+        for key, value in options.items()
+        if str(value) and any(p.search(str(key)) or p.search(str(value)) for p in compiled)
+    }
+    return sorted(secrets, key=len, reverse=True)
+
+
+def scrub(text: str, secrets: Sequence[str]) -> str:
+    """`text` with every secret value replaced by Spark's redaction text."""
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+@contextmanager
+def redacting(name: str, secrets: Sequence[str]) -> Iterator[None]:
+    """Re-raises any error whose message holds a secret value with that value redacted: a library
+    may echo an option in its last_error, and Spark prints the message in the query's error, in
+    its logs and on the console."""
+    try:
+        yield
+    except NativeDataSourceError as error:
+        if not secrets or scrub(str(error), secrets) == str(error):
+            raise
+        raise NativeDataSourceError(
+            error.data_source, error.function, scrub(error.native_message, secrets), error.code
+        ) from None
+    except Exception as error:  # noqa: BLE001 - only errors that carry a secret are replaced
+        text = str(error)
+        if not secrets or scrub(text, secrets) == text:
+            raise
+        raise NativeDataSourceError(name, "?", f"{type(error).__name__}: {scrub(text, secrets)}") from None
 
 
 def _spark_version() -> str:
