@@ -212,23 +212,20 @@ def _zip64_sizes(values: Dict[str, int], extra: bytes) -> None:
         at += 4 + field_len
 
 
-def _read_directory(file: BinaryIO, end: End, length: int, limits: Limits) -> List[Entry]:
-    """Every central directory header that the directory's bytes hold, read by size as zipfile
-    reads them: a directory holding more or fewer headers than the end record declares is
-    refused, so no reader can find entries that the count hides."""
+def _read_directory(file: BinaryIO, end: End, length: int) -> List[Entry]:
+    """Every central directory header that the end record declares, and nothing after them:
+    readers that count headers and readers that read the directory to its end (Python's zipfile)
+    then see the same entries."""
     if end.directory_offset + end.directory_size > length:
         raise ValueError("the central directory lies outside the file")
     data = _read_at(file, end.directory_offset, end.directory_size)
     entries: List[Entry] = []
     at = 0
-    while at < len(data):
-        if len(entries) == max(end.entries, limits.entries) + 1:
-            break
+    for index in range(end.entries):
         header = data[at : at + 46]
         if len(header) < 46 or header[:4] != _CENTRAL:
             raise ValueError(
-                f"central directory header {len(entries) + 1} of {end.entries} is missing or "
-                f"damaged"
+                f"central directory header {index + 1} of {end.entries} is missing or damaged"
             )
         (made_by, _, flags, method, _, _, crc, compressed, size, name_len, extra_len,
          comment_len, _, _, external, offset) = struct.unpack_from("<HHHHHHIIIHHHHHII", header, 4)
@@ -237,8 +234,7 @@ def _read_directory(file: BinaryIO, end: End, length: int, limits: Limits) -> Li
         following = extra_at + extra_len + comment_len
         if following > len(data):
             raise ValueError(
-                f"central directory header {len(entries) + 1} of {end.entries} runs past the "
-                f"directory"
+                f"central directory header {index + 1} of {end.entries} runs past the directory"
             )
         values = {"compressed": compressed, "size": size, "offset": offset}
         _zip64_sizes(values, data[extra_at : extra_at + extra_len])
@@ -254,13 +250,10 @@ def _read_directory(file: BinaryIO, end: End, length: int, limits: Limits) -> Li
             )
         )
         at = following
-    if len(entries) != end.entries:
-        more = "more" if len(entries) > end.entries else "fewer"
+    if at != len(data):
         raise ValueError(
-            f"the central directory holds {more} headers ({len(entries)}"
-            f"{' or more' if at < len(data) else ''}) than the {end.entries} its end record "
-            f"declares: zip readers that count and readers that read to the end would see "
-            f"different entries"
+            f"the central directory holds {len(data) - at} bytes after the {end.entries} entries "
+            f"the end record declares"
         )
     return entries
 
@@ -415,42 +408,40 @@ def _overlaps(entries: List[Entry], end: End) -> List[Finding]:
 
 
 def _one_reader(file: BinaryIO, end: End, entries: List[Entry], length: int) -> List[Finding]:
-    """The rules that keep every zip reader on the same entries: one end record after the
-    directory, ending the file; the directory ending where the end record starts; nothing before
-    the first entry."""
+    """Findings when another zip reader could see other entries than these: zip readers differ
+    in how they find the end record and in whether they shift offsets to skip data before the
+    archive, so a package is read only when there is one way to read it (the rules of
+    ``one_reading`` in archive.rs)."""
     findings = []
 
     def refuse(message: str) -> None:
-        findings.append(Finding("(package)", "archive", message))
+        findings.append(Finding(
+            "(package)", "archive", f"{message}: write the package again with `sparkds package`"
+        ))
 
     directory_end = end.directory_offset + end.directory_size
-    if end.record_end != length:
-        refuse(
-            f"the end of central directory record ends at byte {end.record_end} but the file "
-            f"has {length}: bytes after the archive, or a comment that lies about its length, "
-            f"let zip readers find different records; write the package again with "
-            f"`sparkds package` or `zip`"
-        )
-    if directory_end <= length:
-        after = _read_at(file, directory_end, length - directory_end)
-        count = after.count(_END)
-        if count != 1:
-            refuse(
-                f"{count} end of central directory signatures follow the central directory: a "
-                f"package has exactly one, or zip readers may each pick another; write the "
-                f"package again with `sparkds package` or `zip`"
-            )
     if directory_end != end.position:
         refuse(
-            f"the central directory ends at byte {directory_end} but the end record starts at "
-            f"byte {end.position}: zip readers that trust the offsets and readers that trust "
-            f"the end record would see different entries; write the package again"
+            f"the central directory ends at byte {directory_end}, but the end record starts at "
+            f"byte {end.position}: readers disagree on what lies between"
         )
-    if entries and min(e.offset for e in entries) != 0:
+    first = min((e.offset for e in entries), default=0)
+    if first != 0:
         refuse(
-            f"the first entry starts at byte {min(e.offset for e in entries)}, not 0: data "
-            f"before the archive (a prepended program or another archive) is not part of a "
-            f"package; write the package again with `sparkds package` or `zip`"
+            f"the first entry starts at byte {first}, not at the start of the file: some "
+            f"readers skip the data before the archive, others do not"
+        )
+    if end.record_end != length:
+        refuse(
+            f"the end record's comment ends at byte {end.record_end} but the file at byte "
+            f"{length}: data after the archive, or a second end record"
+        )
+    start = min(directory_end, length)
+    records = _read_at(file, start, length - start).count(_END)
+    if records > 1:
+        refuse(
+            f"the archive has {records} end records: readers pick different ones, and so see "
+            f"different entries"
         )
     return findings
 
@@ -491,14 +482,18 @@ def check_structure(
             f"{size_text(limits.directory_bytes)} is read: its entries carry oversized names, "
             f"extra fields or comments",
         )
+    # Where the records lie is known before the directory is read: data before or after the
+    # archive is named as such, even when it leaves the directory unreadable.
+    placement = _one_reader(file, end, [], length)
     try:
-        entries = _read_directory(file, end, length, limits)
+        entries = _read_directory(file, end, length)
     except ValueError as error:
-        return package(
-            "archive", f"{error}: write the package again with `sparkds package` or `zip`"
-        )
-    findings = _one_reader(file, end, entries, length)
-    findings.extend(_check_entries(entries, end, limits))
+        return placement + [Finding(
+            "(package)", "archive", f"{error}: write the package again with `sparkds package` "
+            f"or `zip`"
+        )], []
+    findings = _check_entries(entries, end, limits)
+    findings.extend(_one_reader(file, end, entries, length))
     return findings, entries
 
 
@@ -769,6 +764,14 @@ def check_library(key: str, path: str, data: bytes) -> List[Finding]:
             f"itself here",
         )
     shared = "build it as a shared library (`crate-type = [\"cdylib\"]`, or `-shared`)"
+    found = _format_of(data)
+    expected = "ELF" if key.startswith("linux") else "Mach-O" if key.startswith("osx") else "PE"
+    if found is not None and found != expected:
+        return refuse(
+            "format",
+            f"the library is {found} but `{key}` needs {expected}: build it for {key} or list it "
+            f"under its own platform",
+        )
     if key.startswith("linux"):
         if data[:4] != b"\x7fELF" or len(data) < 20:
             return refuse("format", f"the library is not a shared library (not ELF): {shared}")
@@ -816,6 +819,17 @@ def check_library(key: str, path: str, data: bytes) -> List[Finding]:
             return refuse("architecture", f"the library is PE for machine {machine:#x}, not x86_64")
         return []
     return []
+
+
+def _format_of(data: bytes) -> Optional[str]:
+    if data[:4] == b"\x7fELF":
+        return "ELF"
+    if data[:4] in (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe",
+                    b"\xfe\xed\xfa\xcf", b"\xfe\xed\xfa\xce"):
+        return "Mach-O"
+    if data[:2] == b"MZ":
+        return "PE"
+    return None
 
 
 @dataclass

@@ -45,7 +45,7 @@ def test_the_file_name_follows_the_platform():
 
 
 def spec(mode, streaming=False):
-    library = _Library(path="/x/lib.so", sha256="0", name="demo", fingerprint=(0, 0))
+    library = _Library(path="/x/lib.so", sha256="0", name="demo")
     return _WriteSpec(library, {}, b"", "query", mode, streaming)
 
 

@@ -372,7 +372,8 @@ def hostile_packages(tmp_path, c_range_library):
     def case(name, data, rule, words):
         cases.append((name, data, rule, words))
 
-    case("bytes before the archive", b"#!/bin/sh\nexit 0\n" + good, "archive", "")
+    case("bytes before the archive", b"#!/bin/sh\nexit 0\n" + good, "archive",
+         "readers disagree on what lies between")
     shifted = bytearray(b"\0" * 64 + good)
     for header, _ in central_headers(good):
         (local,) = struct.unpack_from("<I", shifted, 64 + header + 42)
@@ -380,16 +381,16 @@ def hostile_packages(tmp_path, c_range_library):
     shifted = with_end(bytes(shifted), offset=struct.unpack_from(
         "<I", good, end_record_at(good) + 16)[0] + 64)
     case("an archive whose entries start after other data", shifted, "archive",
-         "the first entry starts at byte 64, not 0")
+         "the first entry starts at byte 64, not at the start of the file")
     case("bytes after the end record", good + b"trailing", "archive",
-         "bytes after the archive")
+         "data after the archive")
     record = good[end_record_at(good):]
     second = bytearray(good)
     struct.pack_into("<H", second, end_record_at(good) + 20, len(record))
     case("a second end record in the comment", bytes(second) + record, "archive",
-         "end of central directory signatures follow the central directory")
+         "the archive has 2 end records")
     case("a directory holding more headers than declared", with_end(good, entries=1,
-         entries_disk=1), "archive", "holds more headers (2) than the 1 its end record")
+         entries_disk=1), "archive", "bytes after the 1 entries the end record declares")
     case("a directory holding fewer headers than declared", with_end(good, entries=3,
          entries_disk=3), "archive", "")
     directory_size = struct.unpack_from("<I", good, end_record_at(good) + 12)[0]
