@@ -32,8 +32,9 @@ mod reference;
 
 pub use datasource::log;
 pub use datasource::{
-    BatchRead, BatchReader, Batches, DataSource, DataWriter, Error, OptionValue, Options, Result,
-    StreamRead, StreamReader, TaskContext, Write, WriteInfo, WriteMode, Writer,
+    is_secret_key, BatchRead, BatchReader, Batches, DataSource, DataWriter, Error, OptionValue,
+    Options, Result, Secret, StreamRead, StreamReader, TaskContext, Write, WriteInfo, WriteMode,
+    Writer, REDACTED,
 };
 
 /// The arrow-rs crates of this crate's API, so that a data source builds batches and schemas

@@ -1,13 +1,16 @@
 //! The options of a query, `.option(key, value)` in Spark, with typed accessors whose errors
-//! name the option and the form it expects.
+//! name the option and the form it expects, and never repeat the value of a secret option.
 
+use std::fmt;
 use std::path::PathBuf;
 
+use super::secret::{is_secret_key, Secret, REDACTED};
 use super::{Error, Result};
 
 /// The options that Spark passed to `create`. Keys match without regard to case, as Spark's
-/// own options do.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// own options do. Its `Debug` shows the value of a secret option ([`is_secret_key`]) as
+/// [`REDACTED`], and so do its errors.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Options {
     entries: Vec<(String, String)>,
 }
@@ -32,6 +35,21 @@ impl Options {
             .rev()
             .find(|(k, _)| k.eq_ignore_ascii_case(key))
             .map(|(_, value)| value.as_str())
+    }
+
+    /// The value of the secret option `key` (a password, a token, a URL with credentials), or
+    /// `None` when the query did not set it: a [`Secret`], which no message shows by accident.
+    ///
+    /// ```
+    /// use spark_datasource::Options;
+    ///
+    /// let options = Options::new([("password", "hunter2")]);
+    /// let password = options.secret("password");
+    /// assert_eq!(format!("{password:?}"), "Some(Secret(*********(redacted)))");
+    /// assert_eq!(password.as_ref().map(|p| p.expose()), Some("hunter2"));
+    /// ```
+    pub fn secret(&self, key: &str) -> Option<Secret> {
+        self.get(key).map(Secret::new)
     }
 
     /// The value of `key` parsed as `T`, or `None` when the query did not set it.
@@ -92,11 +110,29 @@ impl Options {
     }
 }
 
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.iter().map(|(key, value)| (key, shown(key, value))))
+            .finish()
+    }
+}
+
+/// `value` as a message may show it: [`REDACTED`] when `key` is secret.
+fn shown<'v>(key: &str, value: &'v str) -> &'v str {
+    if is_secret_key(key) {
+        REDACTED
+    } else {
+        value
+    }
+}
+
 fn parse<T: OptionValue>(key: &str, value: &str) -> Result<T> {
     T::parse_option(value).ok_or_else(|| {
         Error::Option(format!(
-            "option `{key}` must be {}, got `{value}`",
-            T::EXPECTED
+            "option `{key}` must be {}, got `{}`",
+            T::EXPECTED,
+            shown(key, value)
         ))
     })
 }
@@ -138,6 +174,15 @@ impl OptionValue for bool {
             "false" => Some(false),
             _ => None,
         }
+    }
+}
+
+/// A secret read with `required::<Secret>` or `optional::<Secret>`, as with
+/// [`Options::secret`].
+impl OptionValue for Secret {
+    const EXPECTED: &'static str = "a secret";
+    fn parse_option(value: &str) -> Option<Self> {
+        Some(Secret::new(value))
     }
 }
 
@@ -226,6 +271,46 @@ mod tests {
             "option `path` must be a local path or a file: URI, got `s3://bucket/t`"
         );
         assert!(path("").is_err() && path("file:relative").is_err());
+    }
+
+    #[test]
+    fn a_malformed_secret_option_names_the_option_without_its_value() {
+        let options = Options::new([("Access.Key", "AKIA-not-a-number")]);
+        let error = options.required::<i64>("access.key").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "option `access.key` must be an integer, got `*********(redacted)`"
+        );
+    }
+
+    #[test]
+    fn a_missing_secret_says_how_to_set_it() {
+        let error = Options::default().required::<Secret>("token").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "missing option `token`: set it with .option(\"token\", ...), it must be a secret"
+        );
+    }
+
+    #[test]
+    fn a_secret_option_is_read_as_a_secret() {
+        let options = Options::new([("PASSWORD", "hunter2")]);
+        let password = options.secret("password");
+        assert_eq!(password.as_ref().map(Secret::expose), Some("hunter2"));
+        assert_eq!(options.secret("token"), None);
+    }
+
+    #[test]
+    fn debug_redacts_the_values_of_secret_options() {
+        let options = Options::new([
+            ("end", "5"),
+            ("jdbcUrl", "jdbc:pg://u:pw@h"),
+            ("token", "t"),
+        ]);
+        assert_eq!(
+            format!("{options:?}"),
+            r#"{"end": "5", "jdbcUrl": "*********(redacted)", "token": "*********(redacted)"}"#
+        );
     }
 
     #[test]
