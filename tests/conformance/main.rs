@@ -9,3 +9,4 @@ mod command_line;
 mod crash_isolation;
 mod good_library;
 mod layout;
+mod secret_options;

@@ -123,7 +123,8 @@ impl BenchArgs {
 pub struct BenchReport {
     /// The library measured.
     pub library: String,
-    /// The options given to the source.
+    /// The options given to the source, a secret value shown as
+    /// [`REDACTED`](crate::redact::REDACTED).
     pub options: Vec<(String, String)>,
     /// The columns asked for; `None` for every column.
     pub columns: Option<Vec<String>>,
@@ -255,7 +256,7 @@ pub fn bench(args: &BenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
     }
     let report = BenchReport {
         library: path.display().to_string(),
-        options: target.options.clone(),
+        options: crate::redact::redacted(&target.options),
         columns: args.columns.clone(),
         repeat: args.repeat,
         reference: reference.is_some(),
@@ -1080,7 +1081,7 @@ impl<'c> Stream<'c> {
             Some(message) => Error::Library {
                 function: "read".into(),
                 context: Some(format!("{}, `{callback}` of the stream", self.context)),
-                message,
+                message: crate::redact::scrub(&message),
             },
             None => self.violation(
                 7,

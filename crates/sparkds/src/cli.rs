@@ -23,7 +23,15 @@ use crate::{ddl, render, sample};
 pub fn parse_option(arg: &str) -> std::result::Result<(String, String), String> {
     match arg.split_once('=') {
         Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
-        _ => Err(format!(
+        // What follows `=`, or an argument without one that names a secret
+        // (`password:hunter2`), may be a secret value: it is not repeated.
+        Some(_) => Err("an option needs a key before `=`, such as `end=20`".to_string()),
+        None if crate::redact::is_secret_key(arg) => Err(
+            "an option whose key looks secret must be written key=value, such as `password=...`; \
+             the argument is not shown, since it may hold the secret"
+                .to_string(),
+        ),
+        None => Err(format!(
             "option `{arg}` must be written key=value, such as `{}=20`",
             if arg.is_empty() {
                 "end"
@@ -31,6 +39,35 @@ pub fn parse_option(arg: &str) -> std::result::Result<(String, String), String> 
                 arg.trim_end_matches('=')
             }
         )),
+    }
+}
+
+/// Parses an option with [`parse_option`]. Its error is the message alone: clap's own would
+/// repeat the argument, which may hold a secret value.
+#[derive(Clone)]
+struct OptionParser;
+
+impl clap::builder::TypedValueParser for OptionParser {
+    type Value = (String, String);
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<Self::Value, clap::Error> {
+        let message = match value.to_str() {
+            Some(text) => match parse_option(text) {
+                Ok(option) => return Ok(option),
+                Err(message) => message,
+            },
+            None => "an option must be UTF-8 text, written key=value".to_string(),
+        };
+        Err(clap::Error::raw(
+            clap::error::ErrorKind::ValueValidation,
+            format!("{message}\n"),
+        )
+        .with_cmd(cmd))
     }
 }
 
@@ -53,7 +90,7 @@ pub struct Target {
     #[arg(long, value_name = "DDL")]
     pub schema: Option<String>,
     /// The options of the data source, as `.option(key, value)` gives them.
-    #[arg(value_name = "KEY=VALUE", value_parser = parse_option)]
+    #[arg(value_name = "KEY=VALUE", value_parser = OptionParser)]
     pub options: Vec<(String, String)>,
     /// Call the library in this process. By default the command runs again in a child process
     /// (`check`: one per protocol), so that a library that aborts the process is reported.
@@ -456,5 +493,21 @@ mod tests {
         );
         assert_eq!(parse_option("end=20"), Ok(("end".into(), "20".into())));
         assert_eq!(parse_option("a=b=c"), Ok(("a".into(), "b=c".into())));
+    }
+
+    #[test]
+    fn an_option_that_may_hold_a_secret_is_not_repeated() {
+        assert_eq!(
+            parse_option("=hunter2"),
+            Err("an option needs a key before `=`, such as `end=20`".to_string())
+        );
+        assert_eq!(
+            parse_option("db.password:hunter2"),
+            Err(
+                "an option whose key looks secret must be written key=value, such as \
+                 `password=...`; the argument is not shown, since it may hold the secret"
+                    .to_string()
+            )
+        );
     }
 }

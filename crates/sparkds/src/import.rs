@@ -237,7 +237,7 @@ pub(crate) fn stream_error(
                 "{}, `{callback}` of the stream",
                 context.unwrap_or("stream")
             )),
-            message,
+            message: crate::redact::scrub(&message),
         },
         other => {
             let got = match other {

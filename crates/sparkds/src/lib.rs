@@ -46,6 +46,9 @@
 //!   library; an accepted limit never exceeded per partition; a killed task stops within one
 //!   batch; a micro-batch replayed by a new query gives the same rows.
 //!
+//! No message of the host repeats the value of a secret option (a key with `password`, `token`,
+//! `url`, ...): see [`redact`].
+//!
 //! Not checked, because a host cannot see it: whether buffers are as long as the arrays say
 //! (rule 20's other half; the C data interface carries no buffer sizes), reads of `SparkDsHost`
 //! beyond its size (5), function signatures (6: compile against the header with
@@ -80,6 +83,7 @@ mod locate;
 #[cfg(feature = "package")]
 pub mod package;
 mod read;
+pub mod redact;
 pub mod render;
 pub mod sample;
 mod sink;

@@ -377,6 +377,7 @@ impl Library {
         options: &[(String, String)],
     ) -> Result<Source<'_>> {
         let options: Vec<(String, String)> = self.options.iter().chain(options).cloned().collect();
+        crate::redact::remember_options(&options);
         let create = self.table.create.ok_or_else(|| {
             Violation::new("create", 4, "is NULL; every library implements `create`")
         })?;
@@ -395,7 +396,14 @@ impl Library {
             .collect::<Result<Vec<_>>>()?;
         let values = options
             .iter()
-            .map(|(k, v)| c(v, &format!("the value of option `{k}`")))
+            .map(|(k, v)| {
+                CString::new(v.as_str()).map_err(|_| {
+                    Error::usage(format!(
+                        "the value of option `{k}` `{}` contains a NUL byte; remove it",
+                        crate::redact::shown(k, &v.replace('\0', "\\0"))
+                    ))
+                })
+            })
             .collect::<Result<Vec<_>>>()?;
         let key_ptrs: Vec<*const c_char> = keys.iter().map(|k| k.as_ptr()).collect();
         let value_ptrs: Vec<*const c_char> = values.iter().map(|v| v.as_ptr()).collect();
@@ -462,7 +470,7 @@ impl Library {
             Ok(message) => Error::Library {
                 function: function.into(),
                 context: context.map(str::to_string),
-                message,
+                message: crate::redact::scrub(&message),
             },
             Err(problem) => Violation::new(
                 function,
@@ -845,9 +853,7 @@ unsafe extern "C" fn log_callback(context: *mut c_void, level: i32, message: *co
             String::from("(NULL message)")
         } else {
             // SAFETY: see the contract above.
-            unsafe { CStr::from_ptr(message) }
-                .to_string_lossy()
-                .into_owned()
+            crate::redact::scrub(&unsafe { CStr::from_ptr(message) }.to_string_lossy())
         };
         if let Some(forward) = &collector.forward {
             forward(level, &message);
