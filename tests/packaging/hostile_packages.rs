@@ -423,6 +423,45 @@ fn cases(dir: &Path) -> Vec<Case> {
         bzip2,
         ("[archive]", "method 12"),
     );
+
+    // Packages that zip readers read differently: one reader decides, or none does.
+    let good = package_of(&library, &[]);
+    let mut prefixed = b"#!/bin/sh\nexit 0\n".to_vec();
+    prefixed.extend_from_slice(&good);
+    case(
+        "data before the archive",
+        prefixed,
+        (
+            "[archive]",
+            "central directory header 1 of 2 is missing or damaged",
+        ),
+    );
+    let mut two_ends = good.clone();
+    two_ends.extend_from_slice(&good[good.len() - 22..]);
+    case(
+        "two end records",
+        two_ends,
+        ("[archive]", "the archive has 2 end records"),
+    );
+    let mut trailing = good.clone();
+    trailing.extend_from_slice(b"trailing bytes");
+    case(
+        "data after the archive",
+        trailing,
+        ("[archive]", "data after the archive"),
+    );
+    let mut hidden = good.clone();
+    let end = hidden.len() - 22;
+    // The end record declares one entry less than the directory holds (both counts).
+    for at in [end + 8, end + 10] {
+        let count = u16::from_le_bytes([hidden[at], hidden[at + 1]]) - 1;
+        hidden[at..at + 2].copy_from_slice(&count.to_le_bytes());
+    }
+    case(
+        "a directory holding more entries than declared",
+        hidden,
+        ("[archive]", "after the 1 entries the end record declares"),
+    );
     cases
 }
 
@@ -527,6 +566,95 @@ fn hostile_packages_are_refused_with_their_rule_in_bounded_time_and_memory() {
         RSS_BOUND_KIB / 1024
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Whether the JVM plugin's discovery (the JNI library's logic) runs the library of `package`:
+/// `Err` with its reason when it refuses the package or cannot load what it holds. The demo
+/// library's `spark_ds_init` fails on purpose: reaching it is running the library.
+fn jvm_plugin_runs(package: &Path, private: &Path) -> Result<(), String> {
+    let search = sparkds_jni::discovery::Search {
+        session_packages: vec![package.to_path_buf()],
+        ..Default::default()
+    };
+    let found =
+        sparkds_jni::discovery::resolve("demo", &search, &|_, _| {}).map_err(|e| e.to_string())?;
+    match sparkds_jni::loaded::load_build(found.build, None, private, "4.3.0", |_| None) {
+        Err(e) if e.message.contains("cannot load the library") => Err(e.to_string()),
+        _ => Ok(()),
+    }
+}
+
+/// Whether the Python bridge's package check (`python3 -m spark_native_bridge.verify`) accepts
+/// `package`: `Err` with what it printed when it refuses it.
+fn bridge_accepts(package: &Path) -> Result<(), String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let output = Command::new(std::env::var("PYTHON").unwrap_or_else(|_| "python3".into()))
+        .args(["-m", "spark_native_bridge.verify"])
+        .arg(package)
+        .env("PYTHONPATH", root.join("python"))
+        .output()
+        .expect("python3 runs");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    match output.status.code() {
+        Some(0) => Ok(()),
+        Some(1) => Err(printed),
+        other => panic!("the bridge's verify failed to run ({other:?}): {printed}"),
+    }
+}
+
+#[test]
+fn the_jvm_plugin_and_the_bridge_refuse_every_hostile_package_as_verify_does() {
+    if !cfg!(target_os = "linux") {
+        return; // The crafted libraries are ELF files.
+    }
+    let dir = TempDir::new().expect("temp dir");
+    let private = dir.path().join("private");
+    fs::create_dir(&private).expect("a directory");
+    let library = fs::read(CLibrary::new("demo").build(dir.path())).expect("library");
+    let good = dir.path().join("good.sparkpkg");
+    fs::write(&good, package_of(&library, &[])).expect("write");
+    jvm_plugin_runs(&good, &private).expect("the JVM plugin runs a valid package's library");
+    bridge_accepts(&good).expect("the bridge accepts a valid package");
+
+    let mut failures = Vec::new();
+    let mut table = vec![format!(
+        "{:<46} {:<28} bridge",
+        "hostile package", "JVM plugin"
+    )];
+    for (index, case) in cases(dir.path()).iter().enumerate() {
+        let path = dir.path().join(format!("case{index}.sparkpkg"));
+        fs::write(&path, &case.package).expect("write the package");
+        let jvm = jvm_plugin_runs(&path, &private);
+        if jvm.is_ok() {
+            failures.push(format!("{}: the JVM plugin ran its library", case.name));
+        }
+        // The bridge checks the package's structure and manifest before anything is read; a
+        // library that is not one for this platform fails when it is loaded, as in the plugin.
+        let bridge = if case.expect.0 == "[format]" {
+            None
+        } else {
+            let result = bridge_accepts(&path);
+            if result.is_ok() {
+                failures.push(format!("{}: the bridge accepted the package", case.name));
+            }
+            Some(result)
+        };
+        let shown = |refused: bool| if refused { "refused" } else { "ACCEPTED" };
+        table.push(format!(
+            "{:<46} {:<28} {}",
+            case.name,
+            shown(jvm.is_err()),
+            bridge.map_or("(checked at load)", |r| shown(r.is_err()))
+        ));
+    }
+    println!("{}", table.join("\n"));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Nothing was left in the private directory: each load's copy is removed.
+    assert_eq!(fs::read_dir(&private).expect("listed").count(), 0);
 }
 
 fn row(name: &str, run: &Run, rule: &str) -> String {

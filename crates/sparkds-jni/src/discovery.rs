@@ -1,31 +1,31 @@
 //! Finding the library of a data source, as the specification's "Finding Native Data Sources"
 //! says: the session's packages (the last added first), then the configured packages (only one
 //! may provide a name), then the installed libraries by file name, in the native library path.
-//! A package's library for this platform is extracted under `<extractDir>/<SHA-256 of the
-//! package>/`. On an executor, [`locate_build`] finds the driver's build by its checksum.
+//! A package's library is read from the package into memory (never extracted to a shared
+//! place), and every library is found as a [`Build`]: its bytes and their SHA-256, which is
+//! what gets loaded. On an executor, [`locate_build`] finds the driver's build by its checksum.
+//! Only absolute directories of the library path are searched: a relative one (`.`, `bin`, an
+//! empty entry) would make the current directory of the process decide what runs.
 
 use std::fs::{self, File};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use sparkds::package::{is_valid_data_source_name, Manifest, Platform, ABI_VERSION, MANIFEST_NAME};
 use zip::ZipArchive;
 
-use crate::checksum::{sha256_bytes, sha256_file};
+use crate::build::{read_bounded, Build, Origin, MAX_LIBRARY_BYTES};
 use crate::error::{Error, ErrorClass, Result};
 
-/// The largest manifest and library that a package may hold: bounds what an unreadable or
-/// hostile package makes this process allocate.
+/// The largest manifest that a package may hold: bounds what an unreadable or hostile package
+/// makes this process allocate.
 const MAX_MANIFEST_BYTES: u64 = 1 << 20;
-const MAX_LIBRARY_BYTES: u64 = 1 << 30;
 
 /// Where a library was found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Found {
-    /// The library file (extracted, for a package).
-    pub path: PathBuf,
-    /// Its SHA-256, lower-case hex.
-    pub sha256: String,
+    /// Its bytes, their SHA-256 and where they came from (a file, or a package's entry).
+    pub build: Build,
     /// Where it was found, for messages: `session package <path>`, `configured package <path>`
     /// or `library path <dir>`.
     pub place: String,
@@ -38,10 +38,13 @@ pub struct Search {
     pub session_packages: Vec<PathBuf>,
     /// `.sparkpkg` files, and directories holding them, of `spark.sql.dataSource.native.paths`.
     pub configured_packages: Vec<PathBuf>,
-    /// The native library path, in order.
+    /// The native library path, in order; relative entries are ignored.
     pub library_dirs: Vec<PathBuf>,
-    /// Where packages are extracted.
-    pub extract_dir: PathBuf,
+}
+
+/// The directories of `dirs` that are absolute, in order.
+pub fn absolute_dirs(dirs: &[PathBuf]) -> impl Iterator<Item = &PathBuf> {
+    dirs.iter().filter(|d| d.is_absolute())
 }
 
 /// The platform of this process, as manifests name it; `None` on a platform that packages
@@ -105,10 +108,13 @@ pub fn resolve(name: &str, search: &Search, log: &dyn Fn(i32, &str)) -> Result<F
     // The session's packages: the one added last wins.
     for package in search.session_packages.iter().rev() {
         match provider(package, &name, platform) {
-            Ok(Some(entry)) => match extract(package, &entry, &search.extract_dir) {
-                Ok(path) => {
+            Ok(Some(entry)) => match read_entry(package, &entry) {
+                Ok(build) => {
                     report(&skipped, log);
-                    return found(path, format!("session package {}", package.display()));
+                    return Ok(Found {
+                        build,
+                        place: format!("session package {}", package.display()),
+                    });
                 }
                 Err(reason) => skipped.push(Skipped {
                     package: package.clone(),
@@ -146,10 +152,13 @@ pub fn resolve(name: &str, search: &Search, log: &dyn Fn(i32, &str)) -> Result<F
         ));
     }
     if let Some((package, entry)) = providers.pop() {
-        match extract(&package, &entry, &search.extract_dir) {
-            Ok(path) => {
+        match read_entry(&package, &entry) {
+            Ok(build) => {
                 report(&skipped, log);
-                return found(path, format!("configured package {}", package.display()));
+                return Ok(Found {
+                    build,
+                    place: format!("configured package {}", package.display()),
+                });
             }
             Err(reason) => skipped.push(Skipped {
                 package,
@@ -162,11 +171,20 @@ pub fn resolve(name: &str, search: &Search, log: &dyn Fn(i32, &str)) -> Result<F
 
     // The installed libraries, by file name.
     let file = library_file_name(&name);
-    for dir in &search.library_dirs {
+    for dir in absolute_dirs(&search.library_dirs) {
         let path = dir.join(&file);
         if path.is_file() {
             report(&skipped, log);
-            return found(path, format!("library path {}", dir.display()));
+            let build = Build::read_file(&path).map_err(|e| {
+                Error::new(
+                    ErrorClass::NotFound,
+                    format!("cannot read the library {}: {e}", path.display()),
+                )
+            })?;
+            return Ok(Found {
+                build,
+                place: format!("library path {}", dir.display()),
+            });
         }
     }
 
@@ -195,24 +213,8 @@ fn report(skipped: &[Skipped], log: &dyn Fn(i32, &str)) {
     }
 }
 
-fn found(path: PathBuf, place: String) -> Result<Found> {
-    let sha256 = sha256_file(&path).map_err(|e| {
-        Error::new(
-            ErrorClass::NotFound,
-            format!("cannot read the library {}: {e}", path.display()),
-        )
-    })?;
-    Ok(Found {
-        path,
-        sha256,
-        place,
-    })
-}
-
 fn not_found(name: &str, file: &str, search: &Search, skipped: &[Skipped]) -> Error {
-    let dirs: Vec<String> = search
-        .library_dirs
-        .iter()
+    let dirs: Vec<String> = absolute_dirs(&search.library_dirs)
         .map(|d| d.display().to_string())
         .collect();
     let packages: Vec<String> = search
@@ -380,7 +382,8 @@ fn read_manifest(package: &Path) -> std::result::Result<Manifest, String> {
     Manifest::parse(&bytes).map_err(|e| format!("its manifest is not valid: {e}"))
 }
 
-/// Why an entry name could escape the directory it is extracted to, if it could.
+/// Why an entry name could point outside the package's root, if it could: such a manifest is
+/// refused, as `sparkds verify` refuses it.
 fn unsafe_entry(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         return Some("the path is empty");
@@ -403,15 +406,8 @@ fn unsafe_entry(name: &str) -> Option<&'static str> {
     None
 }
 
-/// Extracts `entry` of `package` to `<extract_dir>/<SHA-256 of the package>/<entry>`, unless
-/// a file with the same bytes is there already, and returns its path.
-fn extract(
-    package: &Path,
-    entry: &str,
-    extract_dir: &Path,
-) -> std::result::Result<PathBuf, String> {
-    let package_sum = sha256_file(package).map_err(|e| format!("cannot read the package: {e}"))?;
-    let target = extract_dir.join(&package_sum).join(entry);
+/// Reads the library `entry` of `package` into memory, after the checks of [`open_archive`].
+fn read_entry(package: &Path, entry: &str) -> std::result::Result<Build, String> {
     let mut archive = open_archive(package)?;
     let file = archive.by_name(entry).map_err(|_| {
         format!("the manifest names the library `{entry}`, which the package does not hold")
@@ -422,83 +418,96 @@ fn extract(
             file.size()
         ));
     }
-    let mut bytes = Vec::new();
-    file.take(MAX_LIBRARY_BYTES)
-        .read_to_end(&mut bytes)
+    let bytes = read_bounded(file, &format!("the library `{entry}`"))
         .map_err(|e| format!("cannot read the library `{entry}`: {e}"))?;
-    if target.is_file() && sha256_file(&target).ok() == Some(sha256_bytes(&bytes)) {
-        return Ok(target);
-    }
-    let dir = target
-        .parent()
-        .ok_or_else(|| format!("the library entry `{entry}` has no directory"))?;
-    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    // Written aside, then renamed: another JVM extracting the same package at the same time,
-    // or one loading it, never sees half a library.
-    let temporary = dir.join(format!(
-        ".{}.{}.{:?}.partial",
-        target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let written = File::create(&temporary)
-        .and_then(|mut f| f.write_all(&bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| fs::rename(&temporary, &target));
-    if let Err(e) = written {
-        let _ = fs::remove_file(&temporary);
-        return Err(format!("cannot extract it to {}: {e}", target.display()));
-    }
-    Ok(target)
+    Ok(Build::new(
+        bytes,
+        Origin::Package {
+            package: package.to_path_buf(),
+            entry: entry.to_string(),
+        },
+    ))
 }
 
-/// On an executor: the driver's build of `name`, whose SHA-256 is `sha256`: `driver_path` if
-/// it has that checksum, else the first library named after `name` in `library_dirs` that has
-/// it.
+/// Where an executor looks for the driver's build.
+#[derive(Debug, Clone, Default)]
+pub struct DriverBuild {
+    /// The data source name.
+    pub name: String,
+    /// The SHA-256 of the driver's build.
+    pub sha256: String,
+    /// The driver's library file, or the driver's package when `entry` is set: only a hint,
+    /// since this node may hold something else there.
+    pub driver_path: PathBuf,
+    /// The package's entry that the driver loaded, for a build that came in a package.
+    pub entry: Option<String>,
+    /// Copies of the driver's package on this node (the session's files), tried first.
+    pub package_files: Vec<PathBuf>,
+}
+
+/// On an executor: the driver's build. The candidates are the copies of the driver's package
+/// on this node, the driver's path, then the libraries named after the data source in
+/// `library_dirs`; each is read and hashed, and only the one whose SHA-256 is the driver's is
+/// returned.
 ///
 /// # Errors
 ///
-/// NOT_FOUND, naming the builds found and their checksums.
-pub fn locate_build(
-    name: &str,
-    sha256: &str,
-    driver_path: &Path,
-    library_dirs: &[PathBuf],
-) -> Result<PathBuf> {
-    let name = data_source_name(name)?;
-    let wanted = sha256.to_ascii_lowercase();
+/// NOT_FOUND, naming the driver's checksum and every candidate seen with its own.
+pub fn locate_build(wanted: &DriverBuild, library_dirs: &[PathBuf]) -> Result<Build> {
+    let name = data_source_name(&wanted.name)?;
+    let sha256 = wanted.sha256.to_ascii_lowercase();
     let mut seen = Vec::new();
-    let file = library_file_name(&name);
-    let candidates = std::iter::once(driver_path.to_path_buf())
-        .chain(library_dirs.iter().map(|d| d.join(&file)));
-    for path in candidates {
-        if !path.is_file() {
-            continue;
+    let mut consider = |candidate: std::result::Result<Build, String>,
+                        what: &dyn Fn() -> String| {
+        match candidate {
+            Ok(build) if build.sha256 == sha256 => Some(build),
+            Ok(build) => {
+                seen.push(format!("{} (SHA-256 {})", build.origin, build.sha256));
+                None
+            }
+            Err(reason) => {
+                seen.push(format!("{} ({reason})", what()));
+                None
+            }
         }
-        match sha256_file(&path) {
-            Ok(sum) if sum == wanted => return Ok(path),
-            Ok(sum) => seen.push(format!("{} (SHA-256 {sum})", path.display())),
-            Err(e) => seen.push(format!("{} (unreadable: {e})", path.display())),
+    };
+    if let Some(entry) = &wanted.entry {
+        let packages = wanted.package_files.iter().chain([&wanted.driver_path]);
+        for package in packages.filter(|p| p.is_file()) {
+            let build = read_entry(package, entry);
+            if let Some(build) = consider(build, &|| package.display().to_string()) {
+                return Ok(build);
+            }
         }
     }
-    let dirs: Vec<String> = library_dirs
-        .iter()
+    let file = library_file_name(&name);
+    let files = wanted
+        .entry
+        .is_none()
+        .then(|| wanted.driver_path.clone())
+        .into_iter()
+        .chain(absolute_dirs(library_dirs).map(|d| d.join(&file)));
+    for path in files.filter(|p| p.is_file()) {
+        let build = Build::read_file(&path).map_err(|e| format!("unreadable: {e}"));
+        if let Some(build) = consider(build, &|| path.display().to_string()) {
+            return Ok(build);
+        }
+    }
+    let dirs: Vec<String> = absolute_dirs(library_dirs)
         .map(|d| d.display().to_string())
         .collect();
     Err(Error::new(
         ErrorClass::NotFound,
         format!(
-            "native data source `{name}`: this executor has no build with the driver's SHA-256 {wanted}: {}; searched {} and the native library path ({}); install the driver's build ({}) on every node, at the same path or in the native library path",
+            "native data source `{name}`: this executor has no build with the driver's SHA-256 {sha256}: {}; searched {}{} and the native library path ({}); install the driver's build on every node, at the same path or in the native library path, or add it in a package",
             if seen.is_empty() {
                 "it has none".to_string()
             } else {
                 format!("it has {}", seen.join(", "))
             },
-            driver_path.display(),
+            wanted.driver_path.display(),
+            wanted.entry.as_ref().map(|e| format!(" (entry `{e}`)")).unwrap_or_default(),
             if dirs.is_empty() { "empty".to_string() } else { dirs.join(", ") },
-            driver_path.display()
         ),
     ))
 }

@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
 use jni::objects::{JByteArray, JClass, JLongArray, JObject, JObjectArray, JString};
-use jni::sys::{jboolean, jbyteArray, jint, jlong, jlongArray, jobjectArray, jstring};
+use jni::sys::{jboolean, jbyteArray, jint, jlong, jlongArray, jobjectArray};
 use jni::JNIEnv;
 use sparkds::steps::TaskIds;
 
-use crate::discovery::{self, Search};
+use crate::discovery::{self, DriverBuild, Search};
 use crate::error::{Error, Result};
 use crate::jvm::handles::{self, Kind};
 use crate::jvm::{self, guard};
@@ -137,7 +137,8 @@ native! {
         session_packages: JObjectArray<'l>,
         configured_packages: JObjectArray<'l>,
         library_dirs: JObjectArray<'l>,
-        extract_dir: JString<'l>,
+        private_dir: JString<'l>,
+        spark_version: JString<'l>,
     ) -> jobjectArray = std::ptr::null_mut(),
     |env| {
         let name = jvm::string(env, &name, "name")?;
@@ -149,46 +150,56 @@ native! {
                 "configuredPackages",
             )?),
             library_dirs: paths(jvm::strings(env, &library_dirs, "libraryDirs")?),
-            extract_dir: PathBuf::from(jvm::string(env, &extract_dir, "extractDir")?),
         };
+        let private_dir = PathBuf::from(jvm::string(env, &private_dir, "privateDir")?);
+        let version = jvm::string(env, &spark_version, "sparkVersion")?;
         let log_name = name.to_lowercase();
         let found = discovery::resolve(&name, &search, &|level, message| {
             jvm::log(&log_name, level, message)
         })?;
-        let path = found.path.display().to_string();
-        jvm::new_strings(env, &[&path, &found.sha256, &found.place])
+        let origin = found.build.origin.clone();
+        // Loaded now, from the bytes that were hashed: the checksum returned is what runs.
+        let loaded =
+            loaded::load_build(found.build, None, &private_dir, &version, crate::library_log)?;
+        let path = origin.path().display().to_string();
+        let entry = origin.entry().unwrap_or_default();
+        jvm::new_strings(env, &[&path, &loaded.sha256, &found.place, entry])
     }
 }
 
 native! {
-    locateBuild(
+    loadBuild(
         name: JString<'l>,
         sha256: JString<'l>,
         driver_path: JString<'l>,
+        entry: JString<'l>,
+        package_files: JObjectArray<'l>,
         library_dirs: JObjectArray<'l>,
-    ) -> jstring = std::ptr::null_mut(),
+        private_dir: JString<'l>,
+        spark_version: JString<'l>,
+    ) -> jlong = 0,
     |env| {
-        let name = jvm::string(env, &name, "name")?;
         let sha256 = jvm::string(env, &sha256, "sha256")?;
-        let driver_path = jvm::string(env, &driver_path, "driverPath")?;
+        // Once this JVM loaded the build, no file is read again: the cache is keyed by content.
+        if let Some(loaded) = loaded::by_checksum(&sha256) {
+            return Ok(library_handle(loaded));
+        }
+        let entry = jvm::optional_string(env, &entry)?.filter(|e| !e.is_empty());
+        let wanted = DriverBuild {
+            name: jvm::string(env, &name, "name")?,
+            sha256,
+            driver_path: PathBuf::from(jvm::string(env, &driver_path, "driverPath")?),
+            entry,
+            package_files: paths(jvm::strings(env, &package_files, "packageFiles")?),
+        };
         let dirs = paths(jvm::strings(env, &library_dirs, "libraryDirs")?);
-        let path = discovery::locate_build(&name, &sha256, driver_path.as_ref(), &dirs)?;
-        Ok(env
-            .new_string(path.display().to_string())
-            .map_err(jvm::jni_error)?
-            .into_raw())
-    }
-}
-
-native! {
-    load(path: JString<'l>, sha256: JString<'l>, spark_version: JString<'l>) -> jlong = 0,
-    |env| {
-        let path = jvm::string(env, &path, "path")?;
-        let sha256 = jvm::optional_string(env, &sha256)?;
+        let private_dir = PathBuf::from(jvm::string(env, &private_dir, "privateDir")?);
         let version = jvm::string(env, &spark_version, "sparkVersion")?;
-        let loaded = loaded::load(
-            path.as_ref(),
-            sha256.as_deref(),
+        let build = discovery::locate_build(&wanted, &dirs)?;
+        let loaded = loaded::load_build(
+            build,
+            Some(&wanted.sha256),
+            &private_dir,
             &version,
             crate::library_log,
         )?;
@@ -238,6 +249,15 @@ native! {
     close(source: jlong),
     // SAFETY: a handle of `create`, closed once.
     |_| unsafe { handles::close::<SourceHandle>(source) }
+}
+
+native! {
+    treatAsSecret(values: JObjectArray<'l>),
+    |env| {
+        let values = jvm::strings(env, &values, "values")?;
+        sparkds::redact::treat_as_secret(values.iter().map(String::as_str));
+        Ok(())
+    }
 }
 
 // ---- Batch read (driver) ------------------------------------------------------------------

@@ -12,6 +12,7 @@
 //! JVM.
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod build;
 pub mod checksum;
 pub mod descriptor;
 pub mod discovery;
@@ -21,6 +22,7 @@ pub mod ipc;
 mod jvm;
 pub mod loaded;
 pub mod ops;
+pub mod private_copy;
 
 use std::ffi::c_void;
 

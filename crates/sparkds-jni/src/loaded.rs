@@ -1,6 +1,9 @@
-//! Libraries loaded by this JVM: each path once, with the checksum it had then. A later load
-//! of the same path returns the same library, unless the file changed since (REPLACED): mixing
-//! two builds in one application would hand one build the partitions and states of the other.
+//! Libraries loaded by this JVM, each build once, by its SHA-256. A build is loaded from a
+//! private copy of the bytes that were hashed ([`crate::private_copy`]), so the checksum that
+//! the driver registers is the checksum of what runs. Each place a build came from (a library
+//! file, or a package's entry) is remembered with its checksum: another build found there later
+//! is REPLACED, since mixing two builds in one application would hand one build the partitions
+//! and states of the other.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -8,38 +11,54 @@ use std::sync::{Mutex, PoisonError};
 
 use sparkds::{HostOptions, Library, LogFunction};
 
-use crate::checksum::sha256_file;
+use crate::build::{Build, Origin};
 use crate::error::{Error, ErrorClass, Result};
+use crate::private_copy::PrivateCopy;
 
 /// A library loaded by this JVM, never unloaded.
 #[derive(Debug)]
 pub struct Loaded {
     pub library: &'static Library,
-    /// The path it was loaded from, as given (made absolute).
+    /// Where its bytes came from, the first time it was loaded (made absolute).
     pub path: PathBuf,
-    /// The SHA-256 of the file when it was loaded.
+    /// The SHA-256 of the bytes that were loaded.
     pub sha256: String,
     /// The data source name of its file name, for messages.
     pub name: String,
 }
 
-static LOADED: Mutex<Option<HashMap<PathBuf, &'static Loaded>>> = Mutex::new(None);
+#[derive(Default)]
+struct Registry {
+    /// Every build loaded, by checksum.
+    by_sha256: HashMap<String, &'static Loaded>,
+    /// The checksum of the build loaded from each place.
+    by_origin: HashMap<Origin, String>,
+}
 
-/// Loads the library at `path` once per process, with `spark_version` in its `SparkDsHost` and
-/// the log function that `log_for` makes for its data source name.
+static LOADED: Mutex<Option<Registry>> = Mutex::new(None);
+
+/// The build with checksum `sha256` when this JVM loaded it already: the cache that spares an
+/// executor reading and hashing the library for every task. Keyed by content, so no file on
+/// disk is trusted for it.
+pub fn by_checksum(sha256: &str) -> Option<&'static Loaded> {
+    let registry = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
+    registry
+        .as_ref()
+        .and_then(|r| r.by_sha256.get(&sha256.to_ascii_lowercase()).copied())
+}
+
+/// Reads the library at `path` and loads it as [`load_build`] does, its private copy in the
+/// system's temporary directory.
 ///
 /// # Errors
 ///
-/// NOT_FOUND when there is no file at `path`; REPLACED when the file changed since this process
-/// loaded it, or does not have the checksum `sha256`; INIT_FAILED or UNSUPPORTED_ABI_VERSION
-/// when the library breaks the loading rules.
+/// NOT_FOUND when there is no file at `path`; otherwise as [`load_build`].
 pub fn load(
     path: &Path,
     sha256: Option<&str>,
     spark_version: &str,
     log_for: impl FnOnce(&str) -> Option<LogFunction>,
 ) -> Result<&'static Loaded> {
-    // Not canonicalized: a symbolic link moved to a new build is a new build at the same path.
     let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     if !path.is_file() {
         return Err(Error::new(
@@ -50,59 +69,78 @@ pub fn load(
             ),
         ));
     }
-    let now = sha256_file(&path).map_err(|e| {
+    let build = Build::read_file(&path).map_err(|e| {
         Error::new(
             ErrorClass::NotFound,
             format!("cannot read the library {}: {e}", path.display()),
         )
     })?;
-    let wanted = sha256.map(str::to_ascii_lowercase);
-    let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
-    let loaded = loaded.get_or_insert_with(HashMap::new);
-    if let Some(known) = loaded.get(&path) {
-        if now != known.sha256 {
-            return Err(replaced(format!(
-                "the library {} was replaced since this JVM loaded it (SHA-256 {} then, {now} now); restart the application to use the new build",
-                path.display(),
-                known.sha256
-            )));
-        }
-        if let Some(wanted) = wanted.filter(|w| *w != known.sha256) {
-            return Err(replaced(format!(
-                "this JVM loaded the build {} of {}, but the build {wanted} was asked for; restart the application so that it loads one build",
-                known.sha256,
-                path.display()
-            )));
-        }
-        return Ok(known);
-    }
-    if let Some(wanted) = wanted.filter(|w| *w != now) {
+    load_build(build, sha256, Path::new(""), spark_version, log_for)
+}
+
+/// Loads `build` once per process, from a private copy under `private_base`, with
+/// `spark_version` in its `SparkDsHost` and the log function that `log_for` makes for its data
+/// source name. A build this JVM loaded already is returned as it is.
+///
+/// # Errors
+///
+/// REPLACED when the build is not the one `sha256` asks for, or when another build came from
+/// the same place before; INIT_FAILED when no private copy can be written, or when the library
+/// breaks the loading rules (UNSUPPORTED_ABI_VERSION for another version).
+pub fn load_build(
+    build: Build,
+    sha256: Option<&str>,
+    private_base: &Path,
+    spark_version: &str,
+    log_for: impl FnOnce(&str) -> Option<LogFunction>,
+) -> Result<&'static Loaded> {
+    if let Some(wanted) = sha256
+        .map(str::to_ascii_lowercase)
+        .filter(|w| *w != build.sha256)
+    {
         return Err(replaced(format!(
-            "the library {} has the SHA-256 {now}, but the build {wanted} was asked for: it was replaced after it was found; run the query again, or install the same build on every node",
-            path.display()
+            "the library {} has the SHA-256 {}, but the build {wanted} was asked for: it was replaced after it was found; run the query again, or install the same build on every node",
+            build.origin, build.sha256
         )));
     }
-    let name = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stem = name.strip_prefix("lib").unwrap_or(&name);
-    let name = stem
-        .strip_prefix("spark_datasource_")
-        .unwrap_or(stem)
-        .to_lowercase();
+    let mut registry = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
+    let registry = registry.get_or_insert_with(Registry::default);
+    if let Some(then) = registry.by_origin.get(&build.origin) {
+        if *then != build.sha256 {
+            return Err(replaced(format!(
+                "the library {} was replaced since this JVM loaded it (SHA-256 {then} then, {} now); restart the application to use the new build",
+                build.origin, build.sha256
+            )));
+        }
+    }
+    if let Some(known) = registry.by_sha256.get(&build.sha256).copied() {
+        registry
+            .by_origin
+            .insert(build.origin, known.sha256.clone());
+        return Ok(known);
+    }
+    let name = build.data_source_name();
+    let copy = PrivateCopy::write(&build, private_base).map_err(|e| {
+        Error::new(
+            ErrorClass::InitFailed,
+            format!("the library {} cannot be loaded: {e}", build.origin),
+        )
+    })?;
     let options = HostOptions {
         spark_version: Some(spark_version.to_string()),
         log: log_for(&name),
     };
-    let library = Library::load_with(&path, options).map_err(|e| Error::from_load(&path, e))?;
+    let library = Library::load_with(copy.path(), options)
+        .map_err(|e| Error::from_load(build.origin.path(), e))?;
+    copy.loaded();
     let entry: &'static Loaded = Box::leak(Box::new(Loaded {
         library: Box::leak(Box::new(library)),
-        path: path.clone(),
-        sha256: now,
+        path: build.origin.path().to_path_buf(),
+        sha256: build.sha256.clone(),
         name,
     }));
-    loaded.insert(path, entry);
+    registry.by_sha256.insert(build.sha256.clone(), entry);
+    registry.by_origin.insert(build.origin, build.sha256);
     Ok(entry)
 }
 

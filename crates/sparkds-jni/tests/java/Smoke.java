@@ -37,6 +37,16 @@ public final class Smoke {
     System.out.println("ok " + what);
   }
 
+  /** Finds the library of {@code name} in the directory of {@code path}, loaded by its build. */
+  static long load(String name, String path) {
+    String[] dirs = {new java.io.File(path).getAbsoluteFile().getParent()};
+    String[] found = Native.resolve(name, new String[0], new String[0], dirs, "", "4.3.0");
+    check(found[0].equals(new java.io.File(path).getAbsolutePath()) && found[3].isEmpty(),
+        "resolve names the file it found, and no package entry");
+    return Native.loadBuild(
+        name, found[1], found[0], found[3], new String[0], new String[0], "", "4.3.0");
+  }
+
   public static void main(String[] args) throws Exception {
     Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
     f.setAccessible(true);
@@ -44,8 +54,8 @@ public final class Smoke {
     String cRange = args[0];
     String range = args[1];
 
-    long library = Native.load(cRange, null, "4.3.0");
-    check(library != 0 && library == Native.load(cRange, null, "4.3.0"), "load once per path");
+    long library = load("c_range", cRange);
+    check(library != 0 && library == load("c_range", cRange), "load once per build");
 
     long source = Native.create(library, "c_range", new String[] {"end"}, new String[] {"100"});
     check((Native.capabilities(source) & 3) == 3, "capabilities");
@@ -93,14 +103,15 @@ public final class Smoke {
       check(e.getMessage().startsWith("the source handle is 0"), "a 0 handle throws: " + e.getMessage());
     }
     try {
-      Native.load("/nonexistent/libspark_datasource_x.so", null, "4.3.0");
+      Native.loadBuild("x", "0".repeat(64), "/nonexistent/libspark_datasource_x.so", "",
+          new String[0], new String[0], "", "4.3.0");
       check(false, "a missing library throws");
     } catch (NativeDataSourceException e) {
       check(e.errorClass.equals("NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND"), "a missing library throws NOT_FOUND");
     }
 
     // A write: one batch of two int64 in off-heap memory, moved to the library as a copy.
-    long fixture = Native.load(range, null, "4.3.0");
+    long fixture = load("range", range);
     long writeSource = Native.create(fixture, "range", new String[0], new String[0]);
     Schema writeSchema = new Schema(List.of(new org.apache.arrow.vector.types.pojo.Field(
         "id", FieldType.notNullable(new ArrowType.Int(64, true)), null)));

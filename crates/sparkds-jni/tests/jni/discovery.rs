@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use sparkds::package::{write_package, PackageSpec, Platform};
-use sparkds_jni::discovery::{self, current_platform, library_file_name, Search};
+use sparkds_jni::build::Origin;
+use sparkds_jni::discovery::{self, current_platform, library_file_name, DriverBuild, Search};
 use sparkds_jni::error::ErrorClass;
 
 use crate::helpers::{c_range, fresh_dir};
@@ -52,11 +53,8 @@ fn installed(dir: &Path, name: &str) -> PathBuf {
     path
 }
 
-fn search(dir: &Path) -> Search {
-    Search {
-        extract_dir: dir.join("extracted"),
-        ..Search::default()
-    }
+fn search(_dir: &Path) -> Search {
+    Search::default()
 }
 
 fn quiet(_: i32, _: &str) {}
@@ -74,12 +72,10 @@ fn session_packages_come_first_the_last_added_winning_then_configured_then_insta
     let mut s = search(&dir);
     s.library_dirs = vec![dir.join("empty"), lib_dir.clone()];
     let found = discovery::resolve("c_range", &s, &quiet).expect("installed");
-    assert_eq!(found.path, installed_path);
+    assert_eq!(found.build.origin, Origin::File(installed_path));
     assert_eq!(found.place, format!("library path {}", lib_dir.display()));
-    assert_eq!(
-        found.sha256,
-        sparkds_jni::checksum::sha256_file(c_range()).expect("sum")
-    );
+    let c_range_sum = sparkds_jni::checksum::sha256_file(c_range()).expect("sum");
+    assert_eq!(found.build.sha256, c_range_sum);
 
     // A configured directory of packages wins over the installed library.
     s.configured_packages = vec![configured.clone()];
@@ -88,26 +84,41 @@ fn session_packages_come_first_the_last_added_winning_then_configured_then_insta
         found.place,
         format!("configured package {}", configured_package.display())
     );
-    let package_sum = sparkds_jni::checksum::sha256_file(&configured_package).expect("sum");
+    // Read from the package, never extracted: the checksum is the entry's.
     assert_eq!(
-        found.path,
-        s.extract_dir
-            .join(package_sum)
-            .join(platform().key())
-            .join(library_file_name("c_range"))
+        found.build.origin,
+        Origin::Package {
+            package: configured_package.clone(),
+            entry: format!("{}/{}", platform().key(), library_file_name("c_range")),
+        }
     );
-    assert_eq!(
-        found.sha256,
-        sparkds_jni::checksum::sha256_file(c_range()).expect("sum")
-    );
+    assert_eq!(found.build.sha256, c_range_sum);
 
     // The session's packages win, the last added first.
     s.session_packages = vec![first.clone(), second.clone()];
     let found = discovery::resolve("c_range", &s, &quiet).expect("session");
     assert_eq!(found.place, format!("session package {}", second.display()));
-    // Extracting again reuses the file.
-    let again = discovery::resolve("c_range", &s, &quiet).expect("session again");
-    assert_eq!(again, found);
+    assert_eq!(found.build.origin.path(), second);
+}
+
+#[test]
+fn relative_directories_of_the_library_path_are_not_searched() {
+    let dir = fresh_dir("relative");
+    installed(&dir.join("lib"), "c_range");
+    // A relative entry, resolved against the current directory, would find the library.
+    let cwd = std::env::current_dir().expect("cwd");
+    let up: PathBuf = cwd.components().skip(1).map(|_| "..").collect();
+    let relative = up.join(dir.join("lib").strip_prefix("/").expect("absolute"));
+    assert!(relative.join(library_file_name("c_range")).is_file());
+    let mut s = search(&dir);
+    s.library_dirs = vec![PathBuf::from(""), PathBuf::from("."), relative];
+    let e = discovery::resolve("c_range", &s, &quiet);
+    let e = e.expect_err("relative directories are ignored");
+    assert_eq!(e.class, ErrorClass::NotFound);
+    assert!(
+        e.message.contains("in the native library path (empty)"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -271,27 +282,76 @@ fn an_executor_finds_the_drivers_build_by_its_checksum_or_names_the_builds_it_ha
     let sum = sparkds_jni::checksum::sha256_file(&driver).expect("sum");
     let elsewhere = dir.join("node");
     let node = installed(&elsewhere, "c_range");
+    let wanted = |driver_path: &Path| DriverBuild {
+        name: "c_range".into(),
+        sha256: sum.clone(),
+        driver_path: driver_path.to_path_buf(),
+        ..DriverBuild::default()
+    };
     // The driver's path has the build: it wins.
-    assert_eq!(
-        discovery::locate_build("c_range", &sum, &driver, std::slice::from_ref(&elsewhere))
-            .expect("found"),
-        driver
-    );
+    let build =
+        discovery::locate_build(&wanted(&driver), std::slice::from_ref(&elsewhere)).expect("found");
+    assert_eq!(build.origin, Origin::File(driver.clone()));
     // Not at the driver's path: the library path.
     let gone = dir.join("gone").join(library_file_name("c_range"));
-    assert_eq!(
-        discovery::locate_build("c_range", &sum, &gone, std::slice::from_ref(&elsewhere))
-            .expect("found"),
-        node
-    );
-    // Another build only.
+    let build =
+        discovery::locate_build(&wanted(&gone), std::slice::from_ref(&elsewhere)).expect("found");
+    assert_eq!(build.origin, Origin::File(node.clone()));
+    // Another build at the driver's path and in the library path: refused, naming both
+    // checksums.
     std::fs::write(&node, b"another build").expect("replaced");
+    std::fs::write(&driver, b"a third build").expect("replaced");
     let other_sum = sparkds_jni::checksum::sha256_bytes(b"another build");
-    let e = discovery::locate_build("c_range", &sum, &gone, std::slice::from_ref(&elsewhere))
+    let third_sum = sparkds_jni::checksum::sha256_bytes(b"a third build");
+    let e = discovery::locate_build(&wanted(&driver), std::slice::from_ref(&elsewhere))
         .expect_err("not this build");
     assert_eq!(e.class, ErrorClass::NotFound);
     assert!(e.message.starts_with(&format!(
-        "native data source `c_range`: this executor has no build with the driver's SHA-256 {sum}: it has {} (SHA-256 {other_sum})",
+        "native data source `c_range`: this executor has no build with the driver's SHA-256 {sum}: it has {} (SHA-256 {third_sum}), {} (SHA-256 {other_sum})",
+        driver.display(),
         node.display()
     )), "{e}");
+}
+
+#[test]
+fn an_executor_takes_the_drivers_package_build_from_its_session_copy() {
+    let dir = fresh_dir("locate-package");
+    let package_path = package(&dir, "c-1.0.sparkpkg", "c_range");
+    let sum = sparkds_jni::checksum::sha256_file(c_range()).expect("sum");
+    let entry = format!("{}/{}", platform().key(), library_file_name("c_range"));
+    let copy = dir.join("copy.sparkpkg");
+    std::fs::copy(&package_path, &copy).expect("copied");
+    let wanted = DriverBuild {
+        name: "c_range".into(),
+        sha256: sum.clone(),
+        driver_path: dir.join("not-on-this-node.sparkpkg"),
+        entry: Some(entry.clone()),
+        package_files: vec![copy.clone()],
+    };
+    let build = discovery::locate_build(&wanted, &[]).expect("from the copy");
+    assert_eq!(
+        build.origin,
+        Origin::Package {
+            package: copy.clone(),
+            entry: entry.clone()
+        }
+    );
+    assert_eq!(build.sha256, sum);
+    // A session copy holding another build is not taken.
+    let other = package(&dir, "other.sparkpkg", "c_range");
+    let other_package = dir.join("other-copy.sparkpkg");
+    std::fs::copy(&other, &other_package).expect("copied");
+    let wanted = DriverBuild {
+        sha256: "0".repeat(64),
+        package_files: vec![other_package.clone()],
+        ..wanted
+    };
+    let e = discovery::locate_build(&wanted, &[]).expect_err("another build");
+    assert!(
+        e.message.contains(&format!(
+            "it has `{entry}` of the package {} (SHA-256 {sum})",
+            other_package.display()
+        )),
+        "{e}"
+    );
 }

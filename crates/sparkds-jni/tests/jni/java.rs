@@ -71,7 +71,7 @@ fn the_native_class_drives_the_jni_library_in_a_jvm() {
     );
     assert_eq!(
         stdout.lines().filter(|l| l.starts_with("ok ")).count(),
-        15,
+        18,
         "{stdout}"
     );
     // The JNI library prints nothing on stdout: every line is the test's.

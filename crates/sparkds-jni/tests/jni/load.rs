@@ -90,3 +90,51 @@ fn a_missing_file_is_not_found_and_a_broken_library_is_invalid() {
     assert_eq!(e.class, ErrorClass::InitFailed);
     assert!(e.message.contains("(rule 2)"), "{e}");
 }
+
+#[test]
+fn the_bytes_that_were_hashed_are_the_bytes_that_run_whatever_the_path_holds_by_then() {
+    let dir = fresh_dir("hashed-then-replaced");
+    let path = dir.join(library_file_name("c_range"));
+    // A build of its own (bytes appended, which the loader ignores), so that no other test of
+    // this process has loaded it.
+    let mut bytes = std::fs::read(c_range()).expect("c_range");
+    bytes.extend_from_slice(b"hashed-then-replaced");
+    std::fs::write(&path, &bytes).expect("written");
+    let build = sparkds_jni::build::Build::read_file(&path).expect("read");
+    assert_eq!(build.sha256, sparkds_jni::checksum::sha256_bytes(&bytes));
+
+    // Between the check and the load, someone replaces the file with another library.
+    std::fs::copy(fixture(None), &path).expect("replaced");
+    let loaded =
+        loaded::load_build(build, None, &dir, "4.3.0", sparkds_jni::library_log).expect("loads");
+    assert_eq!(loaded.sha256, sparkds_jni::checksum::sha256_bytes(&bytes));
+    // What runs is c_range, the build that was hashed (its table is c_range's, not the
+    // fixture's); and nothing of its private copy is left in `dir`.
+    let functions =
+        |path: &std::path::Path| sparkds::Library::load(path).expect("loads").functions();
+    assert_ne!(functions(c_range()), functions(&fixture(None)));
+    assert_eq!(loaded.library.functions(), functions(c_range()));
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .expect("listed")
+        .map(|e| e.expect("an entry").file_name())
+        .collect();
+    assert_eq!(
+        left,
+        [std::ffi::OsString::from(library_file_name("c_range"))]
+    );
+}
+
+#[test]
+fn a_build_already_loaded_is_found_by_its_checksum_without_reading_a_file() {
+    let dir = fresh_dir("by-checksum");
+    let path = dir.join(library_file_name("c_range"));
+    let mut bytes = std::fs::read(c_range()).expect("c_range");
+    bytes.extend_from_slice(b"by-checksum");
+    std::fs::write(&path, &bytes).expect("written");
+    let sum = sparkds_jni::checksum::sha256_bytes(&bytes);
+    assert!(loaded::by_checksum(&sum).is_none());
+    let first = load(&path, Some(&sum)).expect("loads");
+    std::fs::remove_file(&path).expect("removed");
+    let again = loaded::by_checksum(&sum.to_uppercase()).expect("by its checksum");
+    assert!(std::ptr::eq(first, again));
+}

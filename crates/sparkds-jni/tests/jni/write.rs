@@ -50,11 +50,14 @@ fn task(partition_id: i32) -> TaskIds {
     }
 }
 
-/// The range fixture loaded from a copy of its own in `dir_name`, so that the log function
-/// given at load is this test's: what the library logs goes to the list returned.
+/// The range fixture loaded from a build of its own (a copy with `dir_name` appended, which the
+/// loader ignores but which changes its SHA-256: a JVM loads each build once), so that the log
+/// function given at load is this test's: what the library logs goes to the list returned.
 fn range_logging_to_a_list(dir_name: &str) -> (&'static loaded::Loaded, Arc<Mutex<Vec<String>>>) {
     let path = fresh_dir(dir_name).join(sparkds_jni::discovery::library_file_name("range"));
-    std::fs::copy(fixture(None), &path).expect("copied");
+    let mut bytes = std::fs::read(fixture(None)).expect("the fixture");
+    bytes.extend_from_slice(dir_name.as_bytes());
+    std::fs::write(&path, bytes).expect("copied");
     let log: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = log.clone();
     let library = loaded::load(&path, None, "4.3.0", move |_| {

@@ -145,7 +145,62 @@ pub fn check(
             )]))
         }
     };
-    Ok(Ok(check_entries(&directory, &end, limits)))
+    let mut findings = check_entries(&directory, &end, limits);
+    findings.extend(one_reading(file, &end, &directory, len)?);
+    Ok(Ok(findings))
+}
+
+/// Findings when another zip reader could see other entries than these: zip readers differ in
+/// how they find the end record and in whether they shift offsets to skip data before the
+/// archive, so a package is read only when there is one way to read it. The JVM plugin and the
+/// Python bridge check packages with these same rules before their zip library opens them.
+fn one_reading(
+    file: &mut File,
+    end: &End,
+    entries: &[Declared],
+    len: u64,
+) -> std::io::Result<Vec<Finding>> {
+    let mut findings = Vec::new();
+    let mut push = |message: String| {
+        findings.push(Finding::new(
+            "(package)",
+            Rule::Archive,
+            format!("{message}: write the package again with `sparkds package`"),
+        ))
+    };
+    let directory_end = end.directory_offset + end.directory_size;
+    if directory_end != end.position {
+        push(format!(
+            "the central directory ends at byte {directory_end}, but the end record starts at byte {}: readers disagree on what lies between",
+            end.position
+        ));
+    }
+    if let Some(first) = entries.iter().map(|e| e.offset).min().filter(|o| *o != 0) {
+        push(format!(
+            "the first entry starts at byte {first}, not at the start of the file: some readers skip the data before the archive, others do not"
+        ));
+    }
+    if end.record_at + 22 + u64::from(end.comment_len) != len {
+        push(format!(
+            "the end record's comment ends at byte {} but the file at byte {len}: data after the archive, or a second end record",
+            end.record_at + 22 + u64::from(end.comment_len)
+        ));
+    }
+    // From the end of the central directory to the end of the file there is only the end
+    // record (and its ZIP64 forms): a second end record there gives readers two archives.
+    let from = directory_end.min(len);
+    let mut tail = vec![0; (len - from) as usize];
+    file.seek(SeekFrom::Start(from))?;
+    file.read_exact(&mut tail)?;
+    let records = (0..tail.len().saturating_sub(3))
+        .filter(|&i| u32_at(&tail, i) == END_SIGNATURE)
+        .count();
+    if records > 1 {
+        push(format!(
+            "the archive has {records} end records: readers pick different ones, and so see different entries"
+        ));
+    }
+    Ok(findings)
 }
 
 /// The end of central directory record, ZIP64 or not.
@@ -153,8 +208,11 @@ struct End {
     entries: u64,
     directory_size: u64,
     directory_offset: u64,
-    /// Where the end record starts: the central directory ends there.
+    /// Where the end record starts (its ZIP64 form, if any): the central directory ends there.
     position: u64,
+    /// Where the classic end record starts, and the length of its comment.
+    record_at: u64,
+    comment_len: u16,
 }
 
 const END_SIGNATURE: u32 = 0x0605_4b50;
@@ -194,6 +252,8 @@ fn end_record(file: &mut File, len: u64) -> std::io::Result<Option<End>> {
         directory_size: u64::from(u32_at(&tail, at + 12)),
         directory_offset: u64::from(u32_at(&tail, at + 16)),
         position: start + at as u64,
+        record_at: start + at as u64,
+        comment_len: u16_at(&tail, at + 20),
     };
     let zip64 = end.entries == 0xffff
         || end.directory_size == 0xffff_ffff
@@ -265,6 +325,15 @@ fn read_directory(file: &mut File, end: &End, len: u64) -> Result<Vec<Declared>,
         entries.push(entry);
         at = next;
     }
+    if at != bytes.len() {
+        // Some readers read headers until the directory's size is used up, others stop at the
+        // declared count: the entries that one sees and the other does not are refused.
+        return Err(format!(
+            "the central directory holds {} bytes after the {} entries the end record declares",
+            bytes.len() - at,
+            end.entries
+        ));
+    }
     Ok(entries)
 }
 
@@ -292,8 +361,23 @@ fn zip64_sizes(entry: &mut Declared, mut extra: &[u8]) {
     }
 }
 
-/// File types a Unix mode can carry besides regular files, directories and links (links are
-/// reported with the paths, see `verify_package`).
+/// Why an entry's name could point outside the directory a package is unpacked to, if it
+/// could: an absolute path, a drive, or `..`.
+pub fn unsafe_path(name: &str) -> Option<String> {
+    let absolute =
+        name.starts_with('/') || name.starts_with('\\') || name.as_bytes().get(1) == Some(&b':');
+    if absolute {
+        return Some(
+            "the path is absolute: paths in a package are relative to its root".to_string(),
+        );
+    }
+    if name.split(['/', '\\']).any(|part| part == "..") {
+        return Some("the path contains `..`: paths in a package must stay inside it".to_string());
+    }
+    None
+}
+
+/// File types a Unix mode can carry besides regular files, directories and links.
 fn special_type(mode: u32) -> Option<&'static str> {
     match mode & 0o170_000 {
         0o010_000 => Some("a named pipe"),
@@ -353,6 +437,9 @@ fn check_entries(entries: &[Declared], end: &End, limits: &Limits) -> Vec<Findin
                 } else {
                     folded.insert(key, name.to_string());
                 }
+                if let Some(problem) = unsafe_path(name) {
+                    push(Rule::UnsafePath, problem);
+                }
                 let lower = name.to_ascii_lowercase();
                 if [".sparkpkg", ".zip", ".jar"]
                     .iter()
@@ -371,6 +458,15 @@ fn check_entries(entries: &[Declared], end: &End, limits: &Limits) -> Vec<Findin
             push(
                 Rule::Duplicate,
                 "the archive holds more than one entry of this name: which one is unpacked depends on the tool, so keep one".to_string(),
+            );
+        }
+        if entry
+            .unix_mode()
+            .is_some_and(|mode| mode & 0o170_000 == 0o120_000)
+        {
+            push(
+                Rule::UnsafePath,
+                "the entry is a symbolic link: a package holds regular files only, so it cannot point outside the directory it is unpacked to".to_string(),
             );
         }
         if let Some(kind) = entry.unix_mode().and_then(special_type) {
@@ -552,6 +648,8 @@ mod tests {
             directory_size: 100,
             directory_offset: start,
             position: start + 100,
+            record_at: start + 100,
+            comment_len: 0,
         }
     }
 

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use zip::ZipArchive;
 
-pub use archive::Limits;
+pub use archive::{unsafe_path, Limits};
 pub use binary::{parse_glibc_version, Policy};
 
 use crate::package::error;
@@ -241,21 +241,9 @@ pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
     let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
     for index in 0..archive.len() {
         let entry = archive.by_index(index).map_err(error::zip_read(path))?;
+        // Names and types were checked with the structure (`archive::check`): absolute paths,
+        // `..` and links never get here.
         let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
-        if let Some(problem) = unsafe_path(&name) {
-            report
-                .findings
-                .push(Finding::new(&name, Rule::UnsafePath, problem));
-            continue;
-        }
-        if entry.is_symlink() {
-            report.findings.push(Finding::new(
-                &name,
-                Rule::UnsafePath,
-                "the entry is a symbolic link: a package holds regular files only, so it cannot point outside the directory it is unpacked to".to_string(),
-            ));
-            continue;
-        }
         let is_dir = entry.is_dir();
         let size = entry.size();
         entries.insert(
@@ -435,21 +423,6 @@ fn check_third_party(
         );
     }
     Ok(())
-}
-
-/// Why an entry name could escape the directory a package is unpacked to (zip-slip), if it could.
-fn unsafe_path(name: &str) -> Option<String> {
-    let absolute =
-        name.starts_with('/') || name.starts_with('\\') || name.as_bytes().get(1) == Some(&b':');
-    if absolute {
-        return Some(
-            "the path is absolute: paths in a package are relative to its root".to_string(),
-        );
-    }
-    if name.split(['/', '\\']).any(|part| part == "..") {
-        return Some("the path contains `..`: paths in a package must stay inside it".to_string());
-    }
-    None
 }
 
 /// Reads one entry, at most `cap` bytes and never more than it declares, so a header that lies

@@ -12,7 +12,6 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.SparkFiles;
-import org.apache.spark.util.Utils;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -49,7 +48,9 @@ final class Discovery {
   }
 
   /**
-   * The native library path of this process: java.library.path (which holds LD_LIBRARY_PATH,
+   * The native library path of this process, absolute directories only (a relative entry, such
+   * as the "." that Windows' java.library.path ends with or an empty PATH element, would let the
+   * current directory decide what runs): java.library.path (which holds LD_LIBRARY_PATH,
    * and so spark.driver.extraLibraryPath and spark.executor.extraLibraryPath), then
    * {@code <prefix>/lib} for each {@code <prefix>/bin} of PATH. {@code extra} is the
    * extraLibraryPath of this process's role, added in case the launcher did not put it in
@@ -63,7 +64,7 @@ final class Discovery {
     if (path != null) {
       for (String entry : path.split(File.pathSeparator)) {
         File bin = new File(entry);
-        if (bin.getName().equals("bin") && bin.getParentFile() != null) {
+        if (bin.isAbsolute() && bin.getName().equals("bin") && bin.getParentFile() != null) {
           dirs.add(new File(bin.getParentFile(), "lib").getPath());
         }
       }
@@ -76,7 +77,7 @@ final class Discovery {
       return;
     }
     for (String entry : list.split(File.pathSeparator)) {
-      if (!entry.isEmpty()) {
+      if (!entry.isEmpty() && new File(entry).isAbsolute()) {
         dirs.add(entry);
       }
     }
@@ -154,8 +155,18 @@ final class Discovery {
     return paths.toArray(new String[0]);
   }
 
-  /** Where the driver extracts the libraries of packages: under Spark's local directory. */
-  static String extractDir(SparkConf conf) {
-    return new File(Utils.getLocalDir(conf), "sparkds-packages").getPath();
+  /**
+   * Where the JNI library writes the private copies that it loads libraries from (each in a
+   * directory of its own, mode 0700, removed once loaded): the directory of the session's files,
+   * under Spark's local directory, since the system's temporary directory may forbid executing
+   * what is in it. The JNI library falls back to that temporary directory when this one is
+   * missing.
+   */
+  static String privateDir() {
+    try {
+      return new File(SparkFiles.getRootDirectory()).getAbsolutePath();
+    } catch (RuntimeException e) {
+      return "";
+    }
   }
 }

@@ -1,34 +1,37 @@
 package dev.sparkds.spark;
 
 import dev.sparkds.spark.jni.Native;
+import java.io.File;
 import java.io.Serializable;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
+import org.apache.spark.SparkFiles;
 
 /**
- * The build of a library that the driver resolved: its name, its path on the driver and its
- * SHA-256. Executors load only that build.
+ * The build of a library that the driver resolved and loaded: its name, where the driver found
+ * it (a library file, or a package and its entry) and the SHA-256 of the bytes it loaded.
+ * Executors load only that build.
  */
 public final class LibraryRef implements Serializable {
-  private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 2L;
 
-  /** Where this JVM found each driver build: by checksum and driver path. */
-  private static final ConcurrentHashMap<String, String> LOCATED = new ConcurrentHashMap<>();
+  private static final String SESSION_PACKAGE = "session package ";
 
   private final String name;
   private final String path;
   private final String sha256;
   private final String origin;
+  private final String entry;
 
-  public LibraryRef(String name, String path, String sha256, String origin) {
+  public LibraryRef(String name, String path, String sha256, String origin, String entry) {
     this.name = name;
     this.path = path;
     this.sha256 = sha256;
     this.origin = origin;
+    this.entry = entry;
   }
 
-  /** Finds the library of data source {@code name}, on the driver. */
+  /** Finds and loads the library of data source {@code name}, on the driver. */
   static LibraryRef resolve(String name) {
     SparkContext context = SparkContext.getOrCreate();
     SparkConf conf = context.getConf();
@@ -39,14 +42,16 @@ public final class LibraryRef implements Serializable {
             Discovery.sessionPackages(context),
             Discovery.configuredPackages(conf),
             Discovery.driverLibraryDirs(conf),
-            Discovery.extractDir(conf));
-    return new LibraryRef(name, found[0], found[1], found[2]);
+            Discovery.privateDir(),
+            sparkVersion());
+    return new LibraryRef(name, found[0], found[1], found[2], found[3]);
   }
 
   public String name() {
     return name;
   }
 
+  /** The library file, or the package, where the driver found the library. */
   public String path() {
     return path;
   }
@@ -60,26 +65,52 @@ public final class LibraryRef implements Serializable {
     return origin;
   }
 
-  /**
-   * Loads the library on the driver, at the path where it was found. The JNI library loads a
-   * path once per JVM, and throws INVALID_NATIVE_DATA_SOURCE_LIBRARY.REPLACED when the file
-   * changed since.
-   */
+  /** The package's entry of the library, or "" for an installed library file. */
+  public String entry() {
+    return entry;
+  }
+
+  /** The driver's build on the driver, which {@link #resolve} loaded. */
   long driverHandle() {
-    return Native.load(path, sha256, sparkVersion());
+    return Native.loadBuild(
+        name,
+        sha256,
+        path,
+        entry,
+        new String[0],
+        Discovery.driverLibraryDirs(SparkContext.getOrCreate().getConf()),
+        Discovery.privateDir(),
+        sparkVersion());
   }
 
   /**
-   * Loads the driver's build on an executor: from the driver's path if that file is the same
-   * build, else from the executor's native library path; NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND
-   * when no file there is that build. The search runs once per JVM and build.
+   * Loads the driver's build on an executor, once per JVM: from the session's copy of the
+   * driver's package, or the driver's path if that holds the same build, else from the
+   * executor's native library path; NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND, naming both
+   * checksums, when no file there is that build.
    */
   public long executorHandle() {
-    String located =
-        LOCATED.computeIfAbsent(
-            sha256 + "\0" + path,
-            key -> Native.locateBuild(name, sha256, path, Discovery.executorLibraryDirs()));
-    return Native.load(located, sha256, sparkVersion());
+    return Native.loadBuild(
+        name,
+        sha256,
+        path,
+        entry,
+        sessionCopies(),
+        Discovery.executorLibraryDirs(),
+        Discovery.privateDir(),
+        sparkVersion());
+  }
+
+  /** The copy of the driver's session package that this node got with the session's files. */
+  private String[] sessionCopies() {
+    if (entry.isEmpty() || !origin.startsWith(SESSION_PACKAGE)) {
+      return new String[0];
+    }
+    try {
+      return new String[] {SparkFiles.get(new File(path).getName())};
+    } catch (RuntimeException e) {
+      return new String[0];
+    }
   }
 
   static String sparkVersion() {
@@ -93,6 +124,7 @@ public final class LibraryRef implements Serializable {
 
   @Override
   public String toString() {
-    return name + " (" + path + ", sha256 " + sha256 + ")";
+    String where = entry.isEmpty() ? path : entry + " of " + path;
+    return name + " (" + where + ", sha256 " + sha256 + ")";
   }
 }

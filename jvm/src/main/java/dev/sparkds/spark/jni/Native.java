@@ -57,38 +57,50 @@ public final class Native {
    * the session's packages ({@code sessionPackages}, .sparkpkg files in the order the session
    * added them: the last added wins), then the configured packages ({@code configuredPackages}:
    * .sparkpkg files and directories holding them; more than one providing {@code name} is an
-   * error), then the installed libraries, by file name, in {@code libraryDirs} in order. A
-   * package's library for this platform is extracted under {@code extractDir}. Unreadable
-   * packages, or packages of an unsupported version, are skipped and logged, unless no other
-   * place provides {@code name} and their manifest lists it (then their error is thrown).
+   * error), then the installed libraries, by file name, in the absolute directories of
+   * {@code libraryDirs} in order (relative entries are ignored). Unreadable packages, or
+   * packages of an unsupported version, are skipped and logged, unless no other place provides
+   * {@code name} and their manifest lists it (then their error is thrown).
    *
-   * @return {path of the library file, its SHA-256 in lower-case hex, where it was found}
+   * <p>The library found is read once, hashed and loaded from a private copy of those bytes
+   * (a directory that the JNI library creates under {@code privateDir} with mode 0700, removed
+   * once the library is loaded), so the checksum returned is the checksum of what runs; a
+   * package's library is read from the package, never extracted to a shared place. Throws
+   * INVALID_NATIVE_DATA_SOURCE_LIBRARY.REPLACED when this JVM loaded another build from the
+   * same place.
+   *
+   * @param sparkVersion given to the library in SparkDsHost.spark_version
+   * @return {the library file or the package it came from, its SHA-256 in lower-case hex, where
+   *     it was found, the package's entry or "" for a library file}
    */
   public static native String[] resolve(
       String name,
       String[] sessionPackages,
       String[] configuredPackages,
       String[] libraryDirs,
-      String extractDir);
+      String privateDir,
+      String sparkVersion);
 
   /**
-   * On an executor: the path of the build whose SHA-256 is {@code sha256}: {@code driverPath}
-   * if that file has this checksum, else the first library named after {@code name} in
-   * {@code libraryDirs} that has it. Throws NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND (naming the
-   * builds found and their checksums) when none has it.
+   * The handle of the build whose SHA-256 is {@code sha256}, loaded once per JVM (later calls
+   * return the same handle without reading any file). The first time, the candidates are read
+   * and hashed, and only the one with this checksum is loaded, from a private copy as in
+   * {@link #resolve}: for a build that came in a package ({@code entry} not empty), the entry of
+   * each of {@code packageFiles} (the session's copies of the package on this node), then of the
+   * package at {@code driverPath}; for a library file, {@code driverPath}; then the library
+   * named after {@code name} in each absolute directory of {@code libraryDirs}. The driver's
+   * path is only a hint. Throws NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND, naming the driver's
+   * checksum and every candidate's, when none has it.
    */
-  public static native String locateBuild(
-      String name, String sha256, String driverPath, String[] libraryDirs);
-
-  /**
-   * Loads the library at {@code path} once per JVM (later calls return the same handle) and
-   * calls spark_ds_init, checking the table as conformance.md's loading rules say. Throws
-   * INVALID_NATIVE_DATA_SOURCE_LIBRARY.REPLACED when the file no longer has the checksum it had
-   * when this JVM loaded it, or when {@code sha256} (may be null) differs from it.
-   *
-   * @param sparkVersion given to the library in SparkDsHost.spark_version
-   */
-  public static native long load(String path, String sha256, String sparkVersion);
+  public static native long loadBuild(
+      String name,
+      String sha256,
+      String driverPath,
+      String entry,
+      String[] packageFiles,
+      String[] libraryDirs,
+      String privateDir,
+      String sparkVersion);
 
   /** The SPARK_DS_* capability bits that a source declared in create. */
   public static native long capabilities(long source);
@@ -97,6 +109,13 @@ public final class Native {
 
   /** create: a source for data source {@code name} with the user's options. */
   public static native long create(long library, String name, String[] keys, String[] values);
+
+  /**
+   * Scrubs {@code values} from every later message of every library in this JVM (errors and
+   * logs), as the values of options with a secret key (Spark's default redaction patterns)
+   * already are: the values of the options that the session's own patterns find.
+   */
+  public static native void treatAsSecret(String[] values);
 
   /** schema: the source's schema, or null when the library has no schema function. */
   public static native byte[] schema(long source);
