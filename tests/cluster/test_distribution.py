@@ -122,10 +122,11 @@ def test_a_package_for_another_platform_is_refused_with_its_platforms(spark, tmp
     manifest = {
         "abiVersion": 1,
         "dataSources": ["elsewhere"],
-        "libraries": {"plan9-mips": "plan9-mips/libspark_datasource_elsewhere.so"},
+        "libraries": {"osx-aarch64": "osx-aarch64/libspark_datasource_elsewhere.dylib"},
     }
     with zipfile.ZipFile(package, "w") as archive:
         archive.writestr("spark-native-datasource.json", json.dumps(manifest))
+        archive.writestr("osx-aarch64/libspark_datasource_elsewhere.dylib", b"\xcf\xfa\xed\xfe")
 
-    with pytest.raises(ValueError, match="has no library for .* \\(it has: plan9-mips\\)"):
+    with pytest.raises(ValueError, match="has no library for .* \\(it has: osx-aarch64\\)"):
         register_package(spark, package)
