@@ -1,5 +1,6 @@
 """Helpers of the JVM plugin's tests."""
 
+import contextlib
 import os
 import sys
 
@@ -68,3 +69,32 @@ def make_package(path: str, name: str, library: str, platform: str, abi_version:
         archive.writestr("spark-native-datasource.json", json.dumps(manifest))
         archive.write(library, member)
     return path
+
+
+@contextlib.contextmanager
+def captured(spark, logger_name, level):
+    """What `logger_name` (the root logger for "") logs at `level` or above while the block
+    runs, as `LEVEL name message` lines: a log4j appender on that logger, removed afterwards."""
+    jvm = spark._jvm
+    core = jvm.org.apache.logging.log4j.core
+    manager = jvm.org.apache.logging.log4j.LogManager
+    logger = manager.getLogger(logger_name) if logger_name else manager.getRootLogger()
+    writer = jvm.java.io.StringWriter()
+    layout = core.layout.PatternLayout.newBuilder().withPattern("%p %c %m%n").build()
+    appender = core.appender.WriterAppender.createAppender(
+        layout, None, writer, "sparkds-test", False, True
+    )
+    appender.start()
+    previous = logger.getLevel()
+    logger.addAppender(appender)
+    # The root's level is its configuration's, which every logger without one of its own uses.
+    set_level = core.config.Configurator.setRootLevel if not logger_name else logger.setLevel
+    set_level(getattr(jvm.org.apache.logging.log4j.Level, level))
+    lines = []
+    try:
+        yield lines
+    finally:
+        logger.removeAppender(appender)
+        set_level(previous)
+        appender.stop()
+        lines.extend(writer.toString().splitlines())

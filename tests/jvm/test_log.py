@@ -1,37 +1,9 @@
 """The library's log (SparkDsHost.log) in Spark's log: one log4j logger per library,
 `dev.sparkds.spark.native.<name>`, at the level the library gave."""
 
-import contextlib
-
-from jvm_helpers import native
+from jvm_helpers import captured, native
 
 LOGGER = "dev.sparkds.spark.native.jvm_types"
-
-
-@contextlib.contextmanager
-def captured(spark, logger_name, level):
-    """What `logger_name` logs at `level` or above while the block runs, as `LEVEL name message`
-    lines: a log4j appender on that logger, removed afterwards."""
-    jvm = spark._jvm
-    core = jvm.org.apache.logging.log4j.core
-    logger = jvm.org.apache.logging.log4j.LogManager.getLogger(logger_name)
-    writer = jvm.java.io.StringWriter()
-    layout = core.layout.PatternLayout.newBuilder().withPattern("%p %c %m%n").build()
-    appender = core.appender.WriterAppender.createAppender(
-        layout, None, writer, "sparkds-test", False, True
-    )
-    appender.start()
-    previous = logger.getLevel()
-    logger.addAppender(appender)
-    logger.setLevel(getattr(jvm.org.apache.logging.log4j.Level, level))
-    lines = []
-    try:
-        yield lines
-    finally:
-        logger.removeAppender(appender)
-        logger.setLevel(previous)
-        appender.stop()
-        lines.extend(writer.toString().splitlines())
 
 
 def test_the_library_log_reaches_sparks_log_at_its_level(spark):

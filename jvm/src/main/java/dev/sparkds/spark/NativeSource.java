@@ -22,8 +22,17 @@ final class NativeSource implements AutoCloseable {
     this.handle = handle;
   }
 
+  /**
+   * Calls create with {@code options}; first, the values that the session's redaction settings
+   * call secret are scrubbed from what the library says (the JNI library scrubs those of its
+   * default patterns itself).
+   */
   static NativeSource open(LibraryRef library, SourceOptions options) {
     long lib = library.driverHandle();
+    String[] secrets = Redaction.secretValues(options.asMap());
+    if (secrets.length > 0) {
+      Native.treatAsSecret(secrets);
+    }
     long handle = Native.create(lib, options.name(), options.keys(), options.values());
     return new NativeSource(library, options, handle);
   }

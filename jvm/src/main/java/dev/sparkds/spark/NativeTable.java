@@ -60,9 +60,13 @@ public final class NativeTable implements SupportsRead, SupportsWrite {
     return schema;
   }
 
+  /**
+   * The options, shown by SHOW TBLPROPERTIES, DESCRIBE TABLE EXTENDED and plans: a secret
+   * value is {@code *********(redacted)}, as Spark shows its own sources' (see Redaction).
+   */
   @Override
   public Map<String, String> properties() {
-    return options.asMap();
+    return Redaction.redact(options.asMap());
   }
 
   @Override

@@ -1,0 +1,92 @@
+package dev.sparkds.spark;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+import org.apache.spark.sql.internal.SQLConf;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Secret options, by Spark's rule: a key that matches {@code spark.sql.redaction.options.regex}
+ * or {@code spark.redaction.regex} of the session, or their defaults (which the SDK's
+ * {@code is_secret_key} implements for the Rust side), has a value that nothing shows.
+ */
+final class Redaction {
+  /** What Spark shows instead of a secret value. */
+  static final String REPLACEMENT = "*********(redacted)";
+
+  static final String OPTIONS_REGEX = "spark.sql.redaction.options.regex";
+  static final String SECRETS_REGEX = "spark.redaction.regex";
+
+  /** Spark's defaults of the two settings: a session may add keys, never remove these. */
+  private static final Pattern DEFAULT_OPTIONS = Pattern.compile("(?i)url");
+
+  private static final Pattern DEFAULT_SECRETS =
+      Pattern.compile("(?i)secret|password|token|access[.]?key");
+
+  private Redaction() {}
+
+  /** Whether the value of option {@code key} is secret in this session (or by default). */
+  static boolean isSecretKey(String key) {
+    if (DEFAULT_OPTIONS.matcher(key).find() || DEFAULT_SECRETS.matcher(key).find()) {
+      return true;
+    }
+    SQLConf conf = SQLConf.get();
+    for (String setting : new String[] {OPTIONS_REGEX, SECRETS_REGEX}) {
+      Pattern pattern = sessionPattern(conf, setting);
+      if (pattern != null && pattern.matcher(key).find()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static Pattern sessionPattern(SQLConf conf, String setting) {
+    String regex = conf.getConfString(setting, null);
+    if (regex == null || regex.isEmpty()) {
+      return null;
+    }
+    try {
+      return Pattern.compile(regex);
+    } catch (PatternSyntaxException e) {
+      // Spark refuses the same pattern where it uses it; the defaults still apply here.
+      return null;
+    }
+  }
+
+  /**
+   * {@code options} as a plan or a table's properties may show them: Spark's own redaction
+   * with the session's settings ({@code SQLConf.redactOptions}, which also hides a value that
+   * itself matches), and every secret key of {@link #isSecretKey}. The order is kept.
+   */
+  static Map<String, String> redact(Map<String, String> options) {
+    scala.collection.immutable.Map<String, String> byScala =
+        SQLConf.get()
+            .redactOptions(
+                scala.collection.immutable.Map$.MODULE$.from(
+                    CollectionConverters.asScala(options)));
+    Map<String, String> bySpark = CollectionConverters.asJava(byScala);
+    LinkedHashMap<String, String> shown = new LinkedHashMap<>();
+    for (Map.Entry<String, String> entry : options.entrySet()) {
+      String key = entry.getKey();
+      boolean secret = isSecretKey(key) || REPLACEMENT.equals(bySpark.get(key));
+      shown.put(key, secret ? REPLACEMENT : entry.getValue());
+    }
+    return shown;
+  }
+
+  /** The non-empty values of the secret options of {@code options}. */
+  static String[] secretValues(Map<String, String> options) {
+    List<String> values = new ArrayList<>();
+    for (Map.Entry<String, String> entry : options.entrySet()) {
+      String value = entry.getValue();
+      if (value != null && !value.isEmpty() && isSecretKey(entry.getKey())) {
+        values.add(value);
+      }
+    }
+    return values.toArray(new String[0]);
+  }
+}
