@@ -3,7 +3,7 @@ added with addFile / addArtifact), configured packages, and their order."""
 
 import os
 
-from jvm_helpers import executed_plan, install, make_package, native, platform_key
+from jvm_helpers import executed_plan, install, make_package, native, platform_key, sha256_of
 
 
 def test_a_library_installed_while_the_session_runs_is_found(spark, c_range_library, dirs):
@@ -15,7 +15,13 @@ def test_a_library_installed_while_the_session_runs_is_found(spark, c_range_libr
     assert path in executed_plan(df)
 
 
-def test_a_session_package_is_found_and_extracted(spark, c_range_library, tmp_path):
+def private_copies_left(spark):
+    """What the plugin left of its private copies in the directory of the session's files."""
+    root = spark.sparkContext._jvm.org.apache.spark.SparkFiles.getRootDirectory()
+    return [name for name in os.listdir(root) if name.startswith("sparkds-load-")]
+
+
+def test_a_session_package_is_found_and_loaded_from_the_package(spark, c_range_library, tmp_path):
     package = make_package(
         str(tmp_path / "pkg_range-1.0.sparkpkg"), "pkg_range", c_range_library, platform_key()
     )
@@ -26,8 +32,10 @@ def test_a_session_package_is_found_and_extracted(spark, c_range_library, tmp_pa
     df = native(spark, "pkg_range", end=6).load()
 
     assert sorted(r.id for r in df.collect()) == list(range(6))
-    plan = executed_plan(df)
-    assert "sparkds-packages" in plan, "the library is extracted under Spark's local dir"
+    assert package in executed_plan(df), "the plan names the package the library came from"
+    # Read from the package and loaded from a private copy that is gone once loaded: nothing
+    # was extracted where another user could replace it.
+    assert private_copies_left(spark) == []
 
 
 def test_a_configured_package_directory_is_searched(spark, c_range_library, dirs):
@@ -54,7 +62,7 @@ def test_a_session_package_comes_before_an_installed_library(
     plan = executed_plan(native(spark, "both_range", end=2).load())
 
     assert installed not in plan
-    assert "sparkds-packages" in plan
+    assert package in plan
 
 
 def test_a_package_without_this_platform_is_reported(spark, c_range_library, tmp_path):
@@ -88,17 +96,51 @@ def test_a_second_class_loader_loads_the_plugin_again(spark, jar, c_range_librar
     assert native_class != jvm.dev.sparkds.spark.jni.Native._java_lang_class
 
     string = jvm.java.lang.String._java_lang_class
-    types = gateway.new_array(jvm.java.lang.Class, 3)
-    for i in range(3):
-        types[i] = string
-    load = native_class.getMethod("load", types)
-    arguments = gateway.new_array(jvm.java.lang.Object, 3)
-    arguments[0] = c_range_library
-    arguments[1] = None
-    arguments[2] = "4.3.0"
+    no_strings = gateway.new_array(jvm.java.lang.String, 0)
+    strings = no_strings.getClass()
+    kinds = [string, string, string, string, strings, strings, string, string]
+    types = gateway.new_array(jvm.java.lang.Class, len(kinds))
+    for i, kind in enumerate(kinds):
+        types[i] = kind
+    load = native_class.getMethod("loadBuild", types)
+    values = ["c_range", sha256_of(c_range_library), c_range_library, "", no_strings,
+              no_strings, "", "4.3.0"]
+    arguments = gateway.new_array(jvm.java.lang.Object, len(values))
+    for i, value in enumerate(values):
+        arguments[i] = value
 
     handle = load.invoke(None, arguments)
 
     assert handle != 0
     # The first loader's plugin still works.
     assert native(spark, "c_range", end=3).load().count() == 3
+
+
+def test_an_executor_loads_the_drivers_package_build_from_its_copy_of_the_session_files(
+    spark, c_range_library, tmp_path
+):
+    # A build of its own (bytes appended), so that this JVM has not loaded it yet.
+    library = install(c_range_library, str(tmp_path), "copy_range", extra=b"copy_range")
+    package = make_package(
+        str(tmp_path / "copy_range-1.0.sparkpkg"), "copy_range", library, platform_key()
+    )
+    spark.sparkContext.addFile(package)
+    entry = f"{platform_key()}/{os.path.basename(library)}"
+    ref_class = spark._jvm.dev.sparkds.spark.LibraryRef
+    # The driver's path does not exist on this node: the session's copy serves.
+    missing = "/nonexistent/copy_range-1.0.sparkpkg"
+    other_build = "0" * 63 + "2"
+    wrong = ref_class("copy_range", missing, other_build, "session package " + missing, entry)
+    try:
+        wrong.executorHandle()
+        raise AssertionError("another build was loaded")
+    except AssertionError:
+        raise
+    except Exception as error:  # noqa: BLE001 - py4j's error carries the Java exception
+        text = str(error)
+    assert "NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND" in text
+    assert other_build in text and sha256_of(library) in text, "both checksums are named"
+
+    ref = ref_class("copy_range", missing, sha256_of(library), "session package " + missing, entry)
+    assert ref.executorHandle() != 0
+    assert private_copies_left(spark) == []

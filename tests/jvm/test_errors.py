@@ -53,7 +53,7 @@ def test_an_executor_refuses_a_build_other_than_the_drivers(spark, c_range_libra
     # executor holds (local mode shares one JVM, so the executor's step is called directly).
     other_build = "0" * 63 + "1"
     ref = spark._jvm.dev.sparkds.spark.LibraryRef(
-        "c_range", c_range_library, other_build, "library path"
+        "c_range", c_range_library, other_build, "library path", ""
     )
 
     text = failure(lambda: ref.executorHandle())
