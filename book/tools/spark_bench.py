@@ -217,8 +217,7 @@ def worker_main(args):
 
     with open(path, "rb") as f:
         sha256 = hashlib.sha256(f.read()).hexdigest()
-    stat = os.stat(path)
-    library = _datasource._Library(path, sha256, name, (stat.st_size, stat.st_mtime_ns))
+    library = _datasource._Library(path, sha256, name)
     native = library.load()
     from contextlib import ExitStack
 

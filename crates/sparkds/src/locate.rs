@@ -89,9 +89,12 @@ pub fn sparkds_binary() -> Result<PathBuf> {
     if beside.is_file() {
         return Ok(beside);
     }
+    // Only absolute entries: an empty or relative one would run whatever the current
+    // directory holds under that name.
     std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
+        .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(&file))
         .find(|path| path.is_file())
         .ok_or_else(|| {
