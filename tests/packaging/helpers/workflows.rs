@@ -1,6 +1,8 @@
 //! The workflows under test: the template's `.github/workflows/ci.yml.liquid` rendered as
-//! cargo-generate renders it, the reusable workflows of `ci-templates/`, and the tools that read
-//! them (a YAML parser, actionlint, the matrix step run with Python).
+//! cargo-generate renders it (a short caller of the reusable workflows), the reusable workflows
+//! of `ci-templates/` and their copies (in `.github/workflows/`, where GitHub calls them, and in
+//! the template, for projects that call them locally), and the tools that read them (a YAML
+//! parser, actionlint, the matrix step run with Python).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,9 +13,85 @@ use serde_norway::Value;
 
 use super::repo_root;
 
-/// The repository and tag of the answer `sdk` that the workflows are rendered with.
-pub const SDK_GIT: &str = "https://example.org/spark-datasource-template.git";
+/// The repository and tag of the answer `sdk=git:...` that the workflows are rendered with.
+pub const SDK_GIT: &str = "https://github.com/example-owner/spark-datasource-template.git";
 pub const SDK_TAG: &str = "v0.1.0";
+
+/// One answer `sdk`, with the variables the template's hook derives from it, and the reusable
+/// workflows that the generated `ci.yml` must call: `<ci_workflows>/<file><ci_ref>`.
+#[derive(Debug, Clone)]
+pub struct Sdk {
+    pub answer: String,
+    pub kind: &'static str,
+    pub location: String,
+    pub tag: String,
+    pub ci_workflows: String,
+    pub ci_ref: String,
+}
+
+impl Sdk {
+    /// Whether the project calls the copies of the reusable workflows it carries.
+    pub fn is_local(&self) -> bool {
+        self.ci_ref.is_empty()
+    }
+}
+
+/// The canonical repository: `repository` of `[workspace.package]` in the root Cargo.toml.
+pub fn canonical_repository() -> String {
+    let text = std::fs::read_to_string(repo_root().join("Cargo.toml")).expect("read Cargo.toml");
+    text.lines()
+        .find_map(|line| line.strip_prefix("repository = "))
+        .map(|value| value.trim_matches('"').to_string())
+        .expect("the root Cargo.toml records the repository in [workspace.package]")
+}
+
+/// Every form of the answer `sdk`: a tag of a repository on github.com (whose workflows the
+/// project calls at that tag), a crates.io version (the canonical repository at `v<version>`),
+/// a checkout and a repository elsewhere (no repository GitHub can call: local copies).
+pub fn sdk_forms() -> Vec<Sdk> {
+    let canonical = canonical_repository();
+    let canonical = canonical
+        .strip_prefix("https://github.com/")
+        .expect("the canonical repository is on github.com");
+    vec![
+        Sdk {
+            answer: format!("git:{SDK_GIT}#{SDK_TAG}"),
+            kind: "git",
+            location: SDK_GIT.to_string(),
+            tag: SDK_TAG.to_string(),
+            ci_workflows: "example-owner/spark-datasource-template/.github/workflows".to_string(),
+            ci_ref: format!("@{SDK_TAG}"),
+        },
+        Sdk {
+            answer: "version:0.1.0".to_string(),
+            kind: "version",
+            location: "0.1.0".to_string(),
+            tag: String::new(),
+            ci_workflows: format!("{canonical}/.github/workflows"),
+            ci_ref: "@v0.1.0".to_string(),
+        },
+        Sdk {
+            answer: "path:/opt/checkouts/spark-datasource-template".to_string(),
+            kind: "path",
+            location: "/opt/checkouts/spark-datasource-template".to_string(),
+            tag: String::new(),
+            ci_workflows: "./.github/workflows".to_string(),
+            ci_ref: String::new(),
+        },
+        Sdk {
+            answer: "git:https://example.org/spark-datasource-template.git#v0.1.0".to_string(),
+            kind: "git",
+            location: "https://example.org/spark-datasource-template.git".to_string(),
+            tag: "v0.1.0".to_string(),
+            ci_workflows: "./.github/workflows".to_string(),
+            ci_ref: String::new(),
+        },
+    ]
+}
+
+/// The reusable workflows that a generated project calls, and carries when it calls them
+/// locally.
+pub const CALLED_WORKFLOWS: [&str; 2] = ["native-datasource.yml", "rust-checks.yml"];
 
 /// Every platform, in the template's order.
 pub const ALL_PLATFORMS: [&str; 5] = [
@@ -51,9 +129,37 @@ pub fn ci_template_workflows() -> Vec<PathBuf> {
     files
 }
 
+/// The reusable workflow `name` of `ci-templates/workflows/`, parsed.
+pub fn ci_template(name: &str) -> Value {
+    let path = repo_root().join("ci-templates/workflows").join(name);
+    parse(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {name}: {e}")))
+}
+
+/// The copies of the reusable workflows, each with the source it must equal: every file of
+/// `ci-templates/workflows/` in `.github/workflows/` (GitHub calls a reusable workflow of another
+/// repository only from there, and follows no symbolic link), and the called ones in
+/// `template/.github/workflows/` (for projects that call them locally).
+pub fn workflow_copies() -> Vec<(PathBuf, PathBuf)> {
+    let mut copies = Vec::new();
+    for source in ci_template_workflows() {
+        let name = source.file_name().expect("a file name").to_owned();
+        copies.push((
+            repo_root().join(".github/workflows").join(&name),
+            source.clone(),
+        ));
+        if CALLED_WORKFLOWS.iter().any(|called| name == *called) {
+            copies.push((
+                repo_root().join("template/.github/workflows").join(&name),
+                source,
+            ));
+        }
+    }
+    copies
+}
+
 /// Renders the template workflow with the `liquid` crate and the variables cargo-generate gives
-/// it (`template_version` comes from the template's pre hook).
-pub fn render_with_liquid(crate_name: &str, platforms: &[&str]) -> String {
+/// it (`template_version` and the `sdk_*` and `ci_*` variables come from the template's pre hook).
+pub fn render_with_liquid(crate_name: &str, platforms: &[&str], sdk: &Sdk) -> String {
     let source = std::fs::read_to_string(template_workflow()).expect("read the template workflow");
     let template = liquid::ParserBuilder::with_stdlib()
         .build()
@@ -68,11 +174,13 @@ pub fn render_with_liquid(crate_name: &str, platforms: &[&str]) -> String {
         "crate_name": crate_name,
         "project-name": crate_name,
         "template_version": "0.1.0",
-        // The answer `sdk` as the template's hook splits it; `render_with_cargo_generate`
-        // gives cargo-generate the same one.
-        "sdk_kind": "git",
-        "sdk_location": SDK_GIT,
-        "sdk_tag": SDK_TAG,
+        // The answer `sdk` as the template's hook splits it; `generate_with_cargo_generate`
+        // gives cargo-generate the answer itself.
+        "sdk_kind": sdk.kind,
+        "sdk_location": sdk.location.clone(),
+        "sdk_tag": sdk.tag.clone(),
+        "ci_workflows": sdk.ci_workflows.clone(),
+        "ci_ref": sdk.ci_ref.clone(),
         "platforms": platforms,
         // The default answer; with a write capability the check gets a table path.
         "capabilities": [liquid::model::Value::scalar("batch_read")],
@@ -80,6 +188,11 @@ pub fn render_with_liquid(crate_name: &str, platforms: &[&str]) -> String {
     template
         .render(&globals)
         .expect("the template workflow renders")
+}
+
+/// The template workflow rendered for a project from a tag on github.com.
+pub fn render_from_git(crate_name: &str, platforms: &[&str]) -> String {
+    render_with_liquid(crate_name, platforms, &sdk_forms()[0])
 }
 
 /// Whether cargo-generate can be run here.
@@ -90,27 +203,32 @@ pub fn cargo_generate_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Generates a project with cargo-generate, exactly as a user does, into `dir`, and returns the
-/// rendered workflow.
-pub fn render_with_cargo_generate(dir: &Path, crate_name: &str, platforms: &[&str]) -> String {
+/// Generates a project with cargo-generate, exactly as a user does, into `dir`, and returns its
+/// directory.
+pub fn generate_with_cargo_generate(
+    dir: &Path,
+    crate_name: &str,
+    platforms: &[&str],
+    sdk: &Sdk,
+) -> PathBuf {
     let output = Command::new("cargo")
-        .args(["generate", "--silent", "--path"])
+        .args(["generate", "--silent", "--vcs", "none", "--path"])
         .arg(repo_root().join("template"))
         .args(["--name", crate_name, "--destination"])
         .arg(dir)
         .arg("-d")
-        .arg(format!("sdk=git:{SDK_GIT}#{SDK_TAG}"))
+        .arg(format!("sdk={}", sdk.answer))
         .arg("-d")
         .arg(format!("platforms={}", platforms.join(",")))
         .output()
         .expect("cargo generate runs");
     assert!(
         output.status.success(),
-        "cargo generate failed:\n{}",
+        "cargo generate -d sdk={} failed:\n{}",
+        sdk.answer,
         String::from_utf8_lossy(&output.stderr)
     );
-    std::fs::read_to_string(dir.join(crate_name).join(".github/workflows/ci.yml"))
-        .expect("the generated project has .github/workflows/ci.yml")
+    dir.join(crate_name)
 }
 
 /// Parses a workflow.
@@ -195,30 +313,6 @@ pub fn run_matrix_step(
     Ok(serde_norway::from_str(matrix).expect("the matrix is JSON"))
 }
 
-/// The `jobs:` section of a workflow, as text, without the `jobs:` line.
-fn jobs_text(workflow: &str) -> &str {
-    let start = workflow.find("\njobs:\n").expect("a jobs section") + "\njobs:\n".len();
-    workflow[start..].trim_end_matches('\n')
-}
-
-/// The template workflow with its jobs copied from `ci-templates/`: the values block and the
-/// header stay, the jobs are `rust-checks.yml`'s then `native-datasource.yml`'s, text for text.
-pub fn template_synced_from_ci_templates() -> String {
-    let source = std::fs::read_to_string(template_workflow()).expect("read the template workflow");
-    let read = |name: &str| {
-        std::fs::read_to_string(repo_root().join("ci-templates/workflows").join(name))
-            .expect("read a ci-template")
-    };
-    let raw = source.find("{% raw %}\n").expect("a raw block");
-    let jobs = raw + source[raw..].find("\njobs:\n").expect("a jobs section") + "\njobs:\n".len();
-    format!(
-        "{}{}\n\n{}\n{{% endraw %}}\n",
-        &source[..jobs],
-        jobs_text(&read("rust-checks.yml")),
-        jobs_text(&read("native-datasource.yml"))
-    )
-}
-
 /// One pinned action of `ci-templates/actions.lock`: `owner/name@commit`, the release tag of
 /// that commit, the `runs.using` of its `action.yml` there, and for a composite action the
 /// actions its steps use.
@@ -299,8 +393,8 @@ pub fn uses_lines(workflow: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The workflows that ship: the reusable ones of `ci-templates/` and the template's, rendered,
-/// each with a name for messages.
+/// The workflows that ship: the reusable ones of `ci-templates/` and the template's, rendered
+/// for each form of the answer `sdk`, each with a name for messages.
 pub fn shipped_workflows() -> Vec<(String, String)> {
     let mut sources: Vec<(String, String)> = ci_template_workflows()
         .iter()
@@ -311,9 +405,11 @@ pub fn shipped_workflows() -> Vec<(String, String)> {
             )
         })
         .collect();
-    sources.push((
-        "template ci.yml".to_string(),
-        render_with_liquid("rust_range", &ALL_PLATFORMS),
-    ));
+    for sdk in sdk_forms() {
+        sources.push((
+            format!("template ci.yml for sdk={}", sdk.answer),
+            render_with_liquid("rust_range", &ALL_PLATFORMS, &sdk),
+        ));
+    }
     sources
 }
