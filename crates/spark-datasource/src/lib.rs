@@ -20,6 +20,7 @@
 //! | `truncate`          | `SPARK_DS_TRUNCATE`         | (a writer that overwrites) |
 //! | `push_limit`        | (pushdown of batch reads)   | [`BatchReader::push_limit`] |
 //! | `prune_columns`     | (pushdown of batch reads)   | [`BatchReader::prune_columns`] |
+//! | `push_filters`      | (extension: `spark_ds_filters_init`) | [`BatchReader::push_filters`] |
 //!
 //! The header that this crate implements is [`HEADER`], the file `spark_datasource.h` of this
 //! crate; a library in another language compiles against the same file.
@@ -27,6 +28,7 @@
 
 mod datasource;
 mod ffi;
+pub mod filters;
 mod macros;
 mod reference;
 
@@ -39,11 +41,17 @@ pub use datasource::{
 
 /// The arrow-rs crates of this crate's API, so that a data source builds batches and schemas
 /// with the same version.
+pub use filters::Filter;
+
 pub use arrow_array;
 pub use arrow_schema;
 
 /// The text of `spark_datasource.h`, version 1, that this crate implements.
 pub const HEADER: &str = include_str!("../spark_datasource.h");
+
+/// The text of `spark_datasource_filters.h`, the filter pushdown extension (version
+/// [`filters::FILTERS_VERSION`]), which a library opts into with `push_filters` in `export!`.
+pub const FILTERS_HEADER: &str = include_str!("../spark_datasource_filters.h");
 
 /// `SPARK_DS_ABI_VERSION`: the version of the interface that this crate implements.
 pub const ABI_VERSION: i32 = ffi::header::SPARK_DS_ABI_VERSION;
@@ -53,6 +61,9 @@ pub const ABI_VERSION: i32 = ffi::header::SPARK_DS_ABI_VERSION;
 pub mod __private {
     pub use crate::ffi::entry::partition_read::{read_batch, read_stream};
     pub use crate::ffi::entry::{Export, ReadPartition};
+    pub use crate::ffi::filters::{
+        filter_table, filters_init, SparkDsFilterTable, SparkDsFiltersInitFunction,
+    };
     pub use crate::ffi::header::{SparkDsHost, SparkDsInitFunction, SparkDsLibrary};
     pub use crate::ffi::library::{
         base, declared, init, names, with_batch_read, with_micro_batch_read, with_prune_columns,

@@ -11,8 +11,9 @@
 ///
 /// The capabilities are `batch_read`, `micro_batch_read`, `batch_write`, `streaming_write`
 /// and `truncate` (the `SPARK_DS_*` bits that `create` returns), and the pushdowns of batch
-/// reads `push_limit` and `prune_columns`. Each needs its trait: see the crate's
-/// documentation. Use it once per library, at the root of the crate:
+/// reads `push_limit`, `prune_columns` and `push_filters` (the extension of
+/// `spark_datasource_filters.h`: it also exports `spark_ds_filters_init`). Each needs its
+/// trait: see the crate's documentation. Use it once per library, at the root of the crate:
 ///
 /// ```
 /// use std::sync::Arc;
@@ -167,6 +168,8 @@ macro_rules! export {
                 // SAFETY: the caller's duties are those of `bench`, which it forwards.
                 unsafe { $crate::__private::bench(&BENCH, call) }
             }
+
+            $($crate::__export_extension!($source, $capability);)+
         };
     };
     ($($tokens:tt)*) => {
@@ -230,15 +233,48 @@ macro_rules! __export_name {
     (prune_columns) => {
         $crate::__private::names::PRUNE_COLUMNS
     };
+    (push_filters) => {
+        $crate::__private::names::PUSH_FILTERS
+    };
     ($other:ident) => {
         ::std::compile_error!(::std::concat!(
             "unknown capability `",
             ::std::stringify!($other),
             "` in export!: the capabilities \
              are batch_read, micro_batch_read, batch_write, streaming_write, truncate, \
-             push_limit and prune_columns"
+             push_limit, prune_columns and push_filters"
         ))
     };
+}
+
+/// The symbols outside `spark_datasource.h` that a name of `export!` adds: `push_filters`
+/// exports `spark_ds_filters_init` and its table (`spark_datasource_filters.h`); no other name
+/// adds one, so a library that does not name it exports nothing new.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_extension {
+    ($source:ty, push_filters) => {
+        static FILTER_TABLE: $crate::__private::SparkDsFilterTable =
+            $crate::__private::filter_table::<$source>();
+
+        /// The entry point of the filter pushdown extension, `spark_ds_filters_init` of
+        /// `spark_datasource_filters.h`.
+        ///
+        /// # Safety
+        /// As the header says: `table` valid for writes.
+        #[unsafe(no_mangle)]
+        unsafe extern "C" fn spark_ds_filters_init(
+            host: *const $crate::__private::SparkDsHost,
+            table: *mut *const $crate::__private::SparkDsFilterTable,
+        ) -> ::std::ffi::c_int {
+            // SAFETY: the caller's duties are those of `filters_init`, which it forwards.
+            unsafe { $crate::__private::filters_init(&FILTER_TABLE, host, table) }
+        }
+
+        // The exported function has exactly the header's type.
+        const _: $crate::__private::SparkDsFiltersInitFunction = spark_ds_filters_init;
+    };
+    ($source:ty, $other:ident) => {};
 }
 
 /// The reader of partitions that a read capability adds to `Export`.

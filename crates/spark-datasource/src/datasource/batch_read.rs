@@ -5,6 +5,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::{Batches, DataSource, Error, Result, TaskContext};
+use crate::filters::Filter;
 
 /// A data source that supports batch reads (`SPARK_DS_BATCH_READ`).
 #[diagnostic::on_unimplemented(
@@ -37,6 +38,26 @@ pub trait BatchReader: Serialize + DeserializeOwned + 'static {
     fn push_limit(&mut self, limit: u64) -> Result<bool> {
         let _ = limit;
         Ok(false)
+    }
+
+    /// Offers the top-level conjuncts of the query's condition, before
+    /// [`BatchReader::push_limit`] and [`BatchReader::prune_columns`]; only called when
+    /// `export!` names `push_filters`, and by a host that knows the extension
+    /// (`spark_datasource_filters.h`). Return one answer per filter, in order: `true` when
+    /// every row that [`BatchReader::read`] returns makes the filter TRUE (Spark then does
+    /// not evaluate it again), `false` to leave it to Spark. Keep what you accept in the
+    /// reader: it reaches the executors serialized with it.
+    ///
+    /// Accepting none is correct, and is the default. A filter you do not understand
+    /// (including [`Filter::Unsupported`], which is never passed on as accepted) is answered
+    /// `false`, never an error. A column that only accepted filters use may be pruned
+    /// afterwards: apply the filter anyway. [`crate::filters::IntegerFilter`] and
+    /// [`crate::filters::filter_batch`] do the usual work.
+    ///
+    /// # Errors
+    /// A failure while accepting them (not a filter that is not understood).
+    fn push_filters(&mut self, filters: &[Filter]) -> Result<Vec<bool>> {
+        Ok(vec![false; filters.len()])
     }
 
     /// Gives the columns the query needs, a subset of the reader's schema in Spark's order.

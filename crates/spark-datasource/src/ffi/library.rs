@@ -30,6 +30,8 @@ pub mod names {
     pub const TRUNCATE: u64 = SPARK_DS_TRUNCATE;
     pub const PUSH_LIMIT: u64 = 1 << 32;
     pub const PRUNE_COLUMNS: u64 = 1 << 33;
+    /// The extension of `spark_datasource_filters.h`: its own symbol and table.
+    pub const PUSH_FILTERS: u64 = 1 << 34;
     /// The bits that are capabilities of the header.
     pub const CAPABILITIES: u64 =
         BATCH_READ | MICRO_BATCH_READ | BATCH_WRITE | STREAMING_WRITE | TRUNCATE;
@@ -57,9 +59,9 @@ pub const fn declared(union: u64, sum: u64) -> u64 {
          remove truncate"
     );
     assert!(
-        union & (PUSH_LIMIT | PRUNE_COLUMNS) == 0 || union & BATCH_READ != 0,
-        "export!: push_limit and prune_columns are pushdowns of batch reads: add batch_read, or \
-         remove them"
+        union & (PUSH_LIMIT | PRUNE_COLUMNS | PUSH_FILTERS) == 0 || union & BATCH_READ != 0,
+        "export!: push_limit, prune_columns and push_filters are pushdowns of batch reads: add \
+         batch_read, or remove them"
     );
     union & CAPABILITIES
 }

@@ -5,6 +5,7 @@
 //! - `header`: the mirror of the header's structs, constants and function types.
 //! - `library`: the `SparkDsLibrary` table that `export!` builds, and `spark_ds_init`'s body.
 //! - `entry`: one shim per function of the table, each behind the guard.
+//! - `filters`: the table of the filter pushdown extension, `spark_datasource_filters.h`.
 //! - `guard`: the panic guard and `last_error`.
 //! - `host`: the `SparkDsHost` and its log function.
 //! - `handle`: the `void*` handles of sources, readers and writers.
@@ -17,6 +18,7 @@ pub mod array_stream;
 pub mod batch_check;
 pub mod bytes;
 pub mod entry;
+pub mod filters;
 pub mod guard;
 pub mod handle;
 pub mod header;

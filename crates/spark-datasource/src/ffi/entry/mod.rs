@@ -7,6 +7,7 @@ pub mod source;
 
 pub mod batch_read;
 pub mod partition_read;
+pub mod push_filters;
 pub mod stream_read;
 pub mod write;
 
