@@ -359,3 +359,6 @@ impl std::ops::Not for Filter {
         self.negate()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,392 @@
+//! `cargo sparkds bench`: the command line of the measures of [`sparkds::bench`], and their
+//! report as a table or as JSON.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use sparkds::bench::{BenchProtocol, BenchReport, BenchSpec, Measure};
+use sparkds::{Error, Result};
+
+use crate::run::Target;
+
+/// `sparkds bench`: measures the reads of a library through the C interface, with the
+/// conformance checks and without them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Read only these columns, in this order (`prune_columns`).
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub columns: Option<Vec<String>>,
+    /// Run each measure this many times, the modes in turn, and report the fastest run of
+    /// each (its peak RSS is the highest of all runs).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeat: usize,
+    /// Measure only without the conformance checks (by default: with them, then without).
+    #[arg(long)]
+    pub no_checks: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Measure only this protocol. By default: the batch read and the micro-batch read that
+    /// the source declares.
+    #[arg(long, value_parser = protocol)]
+    pub protocol: Option<BenchProtocol>,
+    /// The number of micro-batches of a micro-batch read.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub micro_batches: usize,
+    /// The rows of a batch write, in all.
+    #[arg(long, default_value_t = 1 << 20, value_name = "N")]
+    pub write_rows: u64,
+    /// The rows of each batch that a batch write writes.
+    #[arg(long, default_value_t = 65536, value_name = "N")]
+    pub write_batch_rows: usize,
+    /// The tasks of a batch write, which share its rows.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub write_tasks: usize,
+}
+
+/// A protocol that `bench` measures.
+
+/// `--protocol`: a name of [`BenchProtocol`].
+fn protocol(name: &str) -> std::result::Result<BenchProtocol, String> {
+    name.parse().map_err(|e: Error| e.to_string())
+}
+
+impl BenchArgs {
+    /// The target to load: the `release` build of the current package unless `--lib`,
+    /// `--release` or `--profile` says otherwise, since a benchmark of a debug build measures
+    /// the debug build.
+    pub fn target(&self) -> Target {
+        let mut target = self.target.clone();
+        if target.lib.is_none() && target.profile.is_none() {
+            target.release = true;
+        }
+        target
+    }
+}
+
+
+/// Runs `cargo sparkds bench` in this process and writes its report.
+///
+/// # Errors
+///
+/// When the library cannot be found or loaded, or a read fails or breaks a rule.
+pub fn bench(args: &BenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    let target = args.target();
+    let path = target.library_path()?;
+    let spec = BenchSpec {
+        options: target.options.clone(),
+        schema: target.schema()?,
+        columns: args.columns.clone(),
+        repeat: args.repeat,
+        checks: !args.no_checks,
+        protocol: args.protocol,
+        micro_batches: args.micro_batches,
+        write_rows: args.write_rows,
+        write_batch_rows: args.write_batch_rows,
+        write_tasks: args.write_tasks,
+    };
+    let report = sparkds::bench::measure(&path, &spec)?;
+    let text = if args.json {
+        let json = serde_json::to_string_pretty(&report)
+            .map_err(|e| Error::Usage(format!("cannot write the report as JSON: {e}")))?;
+        format!("{json}\n")
+    } else {
+        render(&report)
+    };
+    out.write_all(text.as_bytes()).map_err(|e| Error::Io {
+        context: "cannot write the output".into(),
+        source: e,
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn si(value: f64) -> String {
+    const PREFIXES: [&str; 5] = ["", " k", " M", " G", " T"];
+    let mut value = value;
+    let mut prefix = 0;
+    while value.abs() >= 999.5 && prefix < PREFIXES.len() - 1 {
+        value /= 1000.0;
+        prefix += 1;
+    }
+    let digits = if value.abs() >= 99.95 {
+        0
+    } else if value.abs() >= 9.995 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.digits$}{}", PREFIXES[prefix])
+}
+
+/// Bytes in binary units: `512 B`, `1.50 MiB`, `12.3 GiB`.
+pub fn bytes(value: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = value;
+    let mut unit = 0;
+    while value.abs() >= 1023.5 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        return format!("{value:.0} B");
+    }
+    let digits = if value.abs() >= 99.95 {
+        0
+    } else if value.abs() >= 9.995 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.digits$} {}", UNITS[unit])
+}
+
+/// A duration in seconds with its share of a whole: `1.23 s (45%)`.
+fn seconds(part: f64, whole: f64) -> String {
+    let share = if whole > 0.0 {
+        part / whole * 100.0
+    } else {
+        0.0
+    };
+    format!("{part:.3} s ({share:.0}%)")
+}
+
+/// The report as a table, one row per measure, then the cost of the checks.
+pub fn render(report: &BenchReport) -> String {
+    let mut text = format!("sparkds bench {}\n", report.library);
+    let options: Vec<String> = report
+        .options
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    text.push_str(&format!(
+        "options: {}; columns: {}; best of {}; one task at a time\n\n",
+        if options.is_empty() {
+            "none".to_string()
+        } else {
+            options.join(" ")
+        },
+        report
+            .columns
+            .as_ref()
+            .map_or("all".to_string(), |c| c.join(",")),
+        report.repeat
+    ));
+    let header = [
+        "protocol",
+        "checks",
+        "rows",
+        "rows/s",
+        "Arrow bytes/s",
+        "batches/s",
+        "in library",
+        "in host",
+        "peak RSS",
+    ];
+    let rows: Vec<[String; 9]> = report
+        .measures
+        .iter()
+        .map(|m| {
+            [
+                m.protocol.clone(),
+                if m.in_process {
+                    "in-process"
+                } else if m.checks {
+                    "on"
+                } else {
+                    "off"
+                }
+                .to_string(),
+                m.rows.to_string(),
+                si(m.rows_per_second),
+                format!("{}/s", bytes(m.arrow_bytes_per_second)),
+                si(m.batches_per_second),
+                seconds(m.library_seconds, m.seconds),
+                seconds(m.host_seconds, m.seconds),
+                m.peak_rss_bytes
+                    .map_or("n/a".to_string(), |b| format!("+{}", bytes(b as f64))),
+            ]
+        })
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].len())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[&str]| -> String {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (cell, width))| {
+                if i < 2 {
+                    format!("{cell:<width$}")
+                } else {
+                    format!("{cell:>width$}")
+                }
+            })
+            .collect();
+        format!("{}\n", padded.join("  ").trim_end())
+    };
+    text.push_str(&line(&header));
+    for row in &rows {
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        text.push_str(&line(&cells));
+    }
+    let mut costs = String::new();
+    for reference in report.measures.iter().filter(|m| m.in_process) {
+        let ratio = |checks: bool| {
+            report
+                .measures
+                .iter()
+                .find(|m| !m.in_process && m.checks == checks && m.protocol == reference.protocol)
+                .filter(|_| reference.rows_per_second > 0.0)
+                .map(|m| m.rows_per_second / reference.rows_per_second)
+        };
+        let with_checks = ratio(true).map_or(String::new(), |r| format!(", {r:.2}x with them"));
+        if let Some(without) = ratio(false) {
+            costs.push_str(&format!(
+                "{}: through the C interface at {without:.2}x the in-process rate ({} rows/s) without the checks{with_checks}\n",
+                reference.protocol,
+                si(reference.rows_per_second)
+            ));
+        }
+    }
+    for on in report.measures.iter().filter(|m| m.checks) {
+        let off = report
+            .measures
+            .iter()
+            .find(|m| !m.checks && !m.in_process && m.protocol == on.protocol);
+        if let Some(off) = off.filter(|off| off.seconds > 0.0) {
+            costs.push_str(&format!(
+                "{}: the checks make the read {:.2}x slower: {:.3} s in the host with them, {:.3} s without\n",
+                on.protocol,
+                on.seconds / off.seconds,
+                on.host_seconds,
+                off.host_seconds
+            ));
+        }
+    }
+    if !report.reference {
+        costs.push_str(
+            "no in-process reference: the library does not export spark_ds_bench_v1 (spark_datasource::export! adds it)\n",
+        );
+    }
+    if !costs.is_empty() {
+        text.push('\n');
+        text.push_str(&costs);
+    }
+    text
+}
+
+#[cfg(test)]
+
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_bytes_reads_a_field_of_proc_status_in_bytes() {
+        let status = "Name:\tcargo-sparkds\nVmPeak:\t  200000 kB\nVmHWM:\t    4096 kB\nVmRSS:\t    2048 kB\nThreads:\t1\n";
+        assert_eq!(status_bytes(status, "VmHWM"), Some(4096 * 1024));
+        assert_eq!(status_bytes(status, "VmRSS"), Some(2048 * 1024));
+        assert_eq!(status_bytes(status, "Threads"), Some(1));
+        assert_eq!(status_bytes(status, "VmSwap"), None);
+        assert_eq!(status_bytes("VmHWM:\t lots kB\n", "VmHWM"), None);
+        assert_eq!(status_bytes("VmHWM:\t 12 MB\n", "VmHWM"), None);
+    }
+
+    #[test]
+    fn the_bench_call_has_the_size_of_the_sdk_s_version_1() {
+        // `SparkDsBenchCall` of spark-datasource's `reference` module is pinned to the same
+        // size by its own test: a field added on one side only fails one of them.
+        assert_eq!(std::mem::size_of::<BenchCall>(), 128);
+    }
+
+    #[test]
+    fn si_keeps_three_significant_digits() {
+        assert_eq!(si(0.0), "0.00");
+        assert_eq!(si(12.345), "12.3");
+        assert_eq!(si(999.0), "999");
+        assert_eq!(si(1_000.0), "1.00 k");
+        assert_eq!(si(45_600_000.0), "45.6 M");
+        assert_eq!(si(1.234e9), "1.23 G");
+    }
+
+    #[test]
+    fn bytes_uses_binary_units() {
+        assert_eq!(bytes(512.0), "512 B");
+        assert_eq!(bytes(1536.0), "1.50 KiB");
+        assert_eq!(bytes(4.0 * 1024.0 * 1024.0), "4.00 MiB");
+        assert_eq!(bytes(123.0 * 1024.0 * 1024.0 * 1024.0), "123 GiB");
+    }
+
+    #[test]
+    fn the_table_has_a_row_per_measure_and_the_cost_of_the_checks() {
+        // 1000 rows in 4 batches of 8000 bytes, 2 ms of it inside the library.
+        let measure = |wall_ms: f64, checks, in_process, peak_rss_bytes| {
+            let seconds = wall_ms / 1000.0;
+            Measure {
+                protocol: "batch-read".into(),
+                checks,
+                in_process,
+                rows: 1000,
+                batches: 4,
+                arrow_bytes: 8000,
+                seconds,
+                library_seconds: 0.002,
+                host_seconds: seconds - 0.002,
+                rows_per_second: 1000.0 / seconds,
+                arrow_bytes_per_second: 8000.0 / seconds,
+                batches_per_second: 4.0 / seconds,
+                peak_rss_bytes,
+            }
+        };
+        let report = BenchReport {
+            library: "libx.so".into(),
+            options: vec![("end".into(), "1000".into())],
+            columns: None,
+            repeat: 1,
+            reference: true,
+            measures: vec![
+                measure(10.0, true, false, Some(1024 * 1024)),
+                measure(5.0, false, false, None),
+                measure(4.0, false, true, None),
+            ],
+        };
+        let text = render(&report);
+        assert!(
+            text.contains("options: end=1000; columns: all; best of 1"),
+            "{text}"
+        );
+        assert!(text.contains("batch-read  on"), "{text}");
+        assert!(text.contains("100 k"), "{text}");
+        assert!(text.contains("0.002 s (20%)"), "{text}");
+        assert!(text.contains("+1.00 MiB"), "{text}");
+        assert!(text.contains("n/a"), "{text}");
+        assert!(
+            text.contains("the checks make the read 2.00x slower"),
+            "{text}"
+        );
+        assert!(text.contains("batch-read  in-process"), "{text}");
+        assert!(
+            text.contains("batch-read: through the C interface at 0.80x the in-process rate (250 k rows/s) without the checks, 0.40x with them"),
+            "{text}"
+        );
+        assert!(!text.contains("no in-process reference"), "{text}");
+        let without = render(&BenchReport {
+            reference: false,
+            measures: report.measures[..2].to_vec(),
+            ..report
+        });
+        assert!(
+            without
+                .contains("no in-process reference: the library does not export spark_ds_bench_v1"),
+            "{without}"
+        );
+    }
+}
