@@ -406,8 +406,8 @@ fn the_tutorial_listings_follow_the_template() {
 }
 
 /// The diffs of the upgrade chapter are what the template renders in `Cargo.toml` and
-/// `ci.yml`: each `-` line for the crates of 0.1.0, each `+` line for those of 0.2.0, from
-/// crates.io or a tag.
+/// `ci.yml`: each `-` line for the crates and workflows of 0.1.0, each `+` line for those of
+/// 0.2.0, from crates.io or a tag of a repository on GitHub.
 #[test]
 fn the_upgrade_diffs_are_what_the_template_renders() {
     let chapter = helpers::chapters()
@@ -439,7 +439,7 @@ fn the_upgrade_diffs_are_what_the_template_renders() {
             })
             .join("\n")
     };
-    let url = "<repository URL>";
+    let url = "https://github.com/<owner>/<repository>";
     let old = [
         rendered("version:0.1.0"),
         rendered(&format!("git:{url}#v0.1.0")),
