@@ -13,6 +13,9 @@
  * - a lazy stream that builds one batch per get_next and checks task->is_interrupted before each;
  * - push_limit and prune_columns on the driver, carried to the executors in the reader state;
  * - offsets of a micro-batch stream that are opaque bytes and repeatable;
+ * - filter pushdown, the extension of spark_datasource_filters.h: comparisons and IN on `id`
+ *   with integer literals (and AND of those) are accepted, become bounds and a set of ids, and
+ *   the partitions read only the ids that can match;
  * - errors reported through a thread-local last_error, with messages that name what was wrong.
  *
  * Byte formats (ours to choose: only this build of the library reads them):
@@ -20,7 +23,8 @@
  * - an offset is one little-endian int64, the number of rows of the stream so far;
  * - the reader state is a version byte, the number of columns, their ids (COLUMN_*), the
  *   nullability of each as one byte, then batch_rows and limit as little-endian int64 (limit -1
- *   when none).
+ *   when none), then the accepted filter on `id`: its smallest and largest id (int64), a byte 1
+ *   when only a set of ids is kept, and then the number of ids and the ids, sorted (int64 each).
  */
 
 #include <errno.h>
@@ -32,6 +36,7 @@
 #include <string.h>
 
 #include "spark_datasource.h"
+#include "spark_datasource_filters.h"
 
 /* POSIX, not C11: errno.h may lack it under a strict standard mode. */
 #ifndef ECANCELED
@@ -51,7 +56,7 @@ enum { COLUMN_ID = 0, COLUMN_LABEL = 1, NUM_COLUMNS = 2 };
 static const char* const COLUMN_NAMES[NUM_COLUMNS] = {"id", "label"};
 static const char* const COLUMN_FORMATS[NUM_COLUMNS] = {"l", "u"};
 
-#define STATE_VERSION 1
+#define STATE_VERSION 2
 #define ERROR_CAPACITY 1024
 
 /* ---------------------------------------------------------------------------------------------
@@ -314,11 +319,25 @@ static int import_columns(const char* function, const struct ArrowSchema* schema
  * Readers (driver)
  * ------------------------------------------------------------------------------------------- */
 
+/* The ids that the accepted filters keep: those in [min, max], and, when has_values, only the
+ * `count` sorted ids of `values` (owned). */
+typedef struct IdFilter {
+  int64_t min;
+  int64_t max;
+  int has_values;
+  int64_t count;
+  int64_t* values;
+} IdFilter;
+
+static const IdFilter ALL_IDS = {INT64_MIN, INT64_MAX, 0, 0, NULL};
+
 typedef struct RangeReader {
   RangeSource options;
   Columns columns;
   /* The limit accepted by push_limit, or -1. */
   int64_t limit;
+  /* The filters accepted by push_filters, as ids. */
+  IdFilter ids;
 } RangeReader;
 
 static int new_reader(const char* function, void* source, struct ArrowSchema* schema,
@@ -331,6 +350,7 @@ static int new_reader(const char* function, void* source, struct ArrowSchema* sc
   range->options = *(const RangeSource*)source;
   range->columns = columns;
   range->limit = -1;
+  range->ids = ALL_IDS;
   *reader = range;
   return 0;
 }
@@ -343,7 +363,10 @@ static int create_stream_reader(void* source, struct ArrowSchema* schema, void**
   return new_reader("create_stream_reader", source, schema, reader);
 }
 
-static void close_reader(void* reader) { free(reader); }
+static void close_reader(void* reader) {
+  if (reader != NULL) free(((RangeReader*)reader)->ids.values);
+  free(reader);
+}
 
 static int push_limit(void* reader, int64_t limit, int* accepted) {
   if (limit < 0) return fail(EINVAL, "push_limit: the limit must be non-negative, got %lld",
@@ -356,6 +379,275 @@ static int push_limit(void* reader, int64_t limit, int* accepted) {
 
 static int prune_columns(void* reader, struct ArrowSchema* required_schema) {
   return import_columns("prune_columns", required_schema, &((RangeReader*)reader)->columns);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Filter pushdown (driver): spark_datasource_filters.h
+ * ------------------------------------------------------------------------------------------- */
+
+/* A window of the message: `at` moves forward, never past `end`. */
+typedef struct Cursor {
+  const uint8_t* data;
+  int64_t at;
+  int64_t end;
+} Cursor;
+
+static int read_u8(Cursor* c, uint8_t* out) {
+  if (c->end - c->at < 1) return 0;
+  *out = c->data[c->at++];
+  return 1;
+}
+
+static int read_u32(Cursor* c, uint32_t* out) {
+  if (c->end - c->at < 4) return 0;
+  const uint8_t* p = c->data + c->at;
+  *out = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+  c->at += 4;
+  return 1;
+}
+
+/* Reads a little-endian signed integer of `width` bytes. */
+static int read_int(Cursor* c, int width, int64_t* out) {
+  if (c->end - c->at < width) return 0;
+  uint64_t bits = 0;
+  for (int i = 0; i < width; i++) bits |= (uint64_t)c->data[c->at + i] << (8 * i);
+  if (width < 8 && (bits >> (8 * width - 1)) & 1) bits |= ~(uint64_t)0 << (8 * width);
+  *out = (int64_t)bits;
+  c->at += width;
+  return 1;
+}
+
+/* What a value of a predicate is, as far as c_range cares. */
+enum { VALUE_OTHER = 0, VALUE_ID = 1, VALUE_INTEGER = 2, VALUE_NULL = 3 };
+
+/* Reads a value: the column `id`, an integer literal (INT8 to INT64) or a NULL literal of those
+ * types; anything else, including what it cannot parse, is VALUE_OTHER. */
+static int read_value(Cursor* c, int64_t* integer) {
+  uint8_t kind;
+  if (!read_u8(c, &kind)) return VALUE_OTHER;
+  if (kind == SPARK_DS_FILTER_VALUE_COLUMN) {
+    uint32_t parts, length;
+    if (!read_u32(c, &parts) || parts != 1 || !read_u32(c, &length)) return VALUE_OTHER;
+    if (c->end - c->at < (int64_t)length) return VALUE_OTHER;
+    int is_id = length == 2 && memcmp(c->data + c->at, "id", 2) == 0;
+    c->at += length;
+    return is_id ? VALUE_ID : VALUE_OTHER;
+  }
+  uint8_t type, null;
+  if (kind != SPARK_DS_FILTER_VALUE_LITERAL || !read_u8(c, &type)) return VALUE_OTHER;
+  if (type == SPARK_DS_FILTER_TYPE_NULL) return read_u8(c, &null) && null ? VALUE_NULL : VALUE_OTHER;
+  if (type < SPARK_DS_FILTER_TYPE_INT8 || type > SPARK_DS_FILTER_TYPE_INT64) return VALUE_OTHER;
+  if (!read_u8(c, &null) || null > 1) return VALUE_OTHER;
+  if (null) return VALUE_NULL;
+  /* INT8 is 1 byte, INT16 2, INT32 4, INT64 8. */
+  int width = 1 << (type - SPARK_DS_FILTER_TYPE_INT8);
+  return read_int(c, width, integer) ? VALUE_INTEGER : VALUE_OTHER;
+}
+
+static void id_filter_free(IdFilter* ids) {
+  free(ids->values);
+  *ids = ALL_IDS;
+}
+
+static int compare_ids(const void* a, const void* b) {
+  int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
+  return (x > y) - (x < y);
+}
+
+/* Narrows `into` to the ids that `other` keeps too. Returns 0, or ENOMEM. */
+static int id_filter_intersect(IdFilter* into, const IdFilter* other) {
+  if (other->min > into->min) into->min = other->min;
+  if (other->max < into->max) into->max = other->max;
+  if (!other->has_values) return 0;
+  if (!into->has_values) {
+    int64_t* copy = malloc(sizeof(int64_t) * (size_t)(other->count > 0 ? other->count : 1));
+    if (copy == NULL) return ENOMEM;
+    if (other->count > 0) memcpy(copy, other->values, sizeof(int64_t) * (size_t)other->count);
+    into->values = copy;
+    into->count = other->count;
+    into->has_values = 1;
+    return 0;
+  }
+  /* Both sorted: keep the ids of `into` that `other` has. */
+  int64_t kept = 0;
+  for (int64_t i = 0, j = 0; i < into->count && j < other->count;) {
+    if (into->values[i] < other->values[j]) {
+      i++;
+    } else if (into->values[i] > other->values[j]) {
+      j++;
+    } else {
+      into->values[kept++] = into->values[i++];
+      j++;
+    }
+  }
+  into->count = kept;
+  return 0;
+}
+
+/* Reads the predicate at `c` (its u32 length, then its body) and moves `c` past it. Returns 1
+ * and fills `out` when it is a condition on `id` that c_range applies exactly, 0 when it is not
+ * (it then answers 0), -1 when the length runs past the end (a malformed message), or -ENOMEM. */
+static int read_predicate(Cursor* c, IdFilter* out, int depth) {
+  uint32_t length;
+  if (!read_u32(c, &length) || c->end - c->at < (int64_t)length) return -1;
+  Cursor body = {c->data, c->at, c->at + length};
+  c->at += length;
+  *out = ALL_IDS;
+  uint8_t op;
+  if (depth > 64 || !read_u8(&body, &op)) return 0;
+  int64_t a_value = 0, b_value = 0;
+  switch (op) {
+    case SPARK_DS_FILTER_EQ:
+    case SPARK_DS_FILTER_LT:
+    case SPARK_DS_FILTER_LE:
+    case SPARK_DS_FILTER_GT:
+    case SPARK_DS_FILTER_GE: {
+      int a = read_value(&body, &a_value);
+      int b = read_value(&body, &b_value);
+      if (body.at != body.end) return 0;
+      /* Put `id` on the left: `5 < id` is `id > 5`. */
+      if (a != VALUE_ID && b == VALUE_ID) {
+        b = a;
+        a = VALUE_ID;
+        b_value = a_value;
+        if (op == SPARK_DS_FILTER_LT) op = SPARK_DS_FILTER_GT;
+        else if (op == SPARK_DS_FILTER_GT) op = SPARK_DS_FILTER_LT;
+        else if (op == SPARK_DS_FILTER_LE) op = SPARK_DS_FILTER_GE;
+        else if (op == SPARK_DS_FILTER_GE) op = SPARK_DS_FILTER_LE;
+      }
+      if (a != VALUE_ID || (b != VALUE_INTEGER && b != VALUE_NULL)) return 0;
+      if (b == VALUE_NULL) {
+        /* A comparison with NULL is never TRUE: no id. */
+        *out = (IdFilter){0, -1, 0, 0, NULL};
+        return 1;
+      }
+      int64_t v = b_value;
+      switch (op) {
+        case SPARK_DS_FILTER_EQ: out->min = out->max = v; break;
+        case SPARK_DS_FILTER_LT:
+          if (v == INT64_MIN) *out = (IdFilter){0, -1, 0, 0, NULL}; else out->max = v - 1;
+          break;
+        case SPARK_DS_FILTER_LE: out->max = v; break;
+        case SPARK_DS_FILTER_GT:
+          if (v == INT64_MAX) *out = (IdFilter){0, -1, 0, 0, NULL}; else out->min = v + 1;
+          break;
+        default: out->min = v; break;
+      }
+      return 1;
+    }
+    case SPARK_DS_FILTER_IN: {
+      int64_t ignored;
+      uint32_t count;
+      if (read_value(&body, &ignored) != VALUE_ID || !read_u32(&body, &count)) return 0;
+      /* Each value takes at least 2 bytes: a count beyond that is not a list c_range reads. */
+      if ((int64_t)count > (body.end - body.at) / 2) return 0;
+      int64_t* values = malloc(sizeof(int64_t) * (size_t)(count > 0 ? count : 1));
+      if (values == NULL) return -ENOMEM;
+      int64_t kept = 0;
+      for (uint32_t i = 0; i < count; i++) {
+        int64_t v;
+        int kind = read_value(&body, &v);
+        /* A NULL in the list is never equal: it adds no id. */
+        if (kind == VALUE_INTEGER) values[kept++] = v;
+        else if (kind != VALUE_NULL) {
+          free(values);
+          return 0;
+        }
+      }
+      if (body.at != body.end) {
+        free(values);
+        return 0;
+      }
+      qsort(values, (size_t)kept, sizeof(int64_t), compare_ids);
+      int64_t unique = 0;
+      for (int64_t i = 0; i < kept; i++) {
+        if (unique == 0 || values[unique - 1] != values[i]) values[unique++] = values[i];
+      }
+      *out = (IdFilter){unique > 0 ? values[0] : 0, unique > 0 ? values[unique - 1] : -1, 1,
+                        unique, values};
+      return 1;
+    }
+    case SPARK_DS_FILTER_AND: {
+      IdFilter left, right;
+      int l = read_predicate(&body, &left, depth + 1);
+      if (l < 0) return l == -1 ? 0 : l;
+      int r = read_predicate(&body, &right, depth + 1);
+      if (r < 0) {
+        id_filter_free(&left);
+        return r == -1 ? 0 : r;
+      }
+      int status = l == 1 && r == 1 && body.at == body.end ? id_filter_intersect(&left, &right)
+                                                            : -1;
+      id_filter_free(&right);
+      if (status != 0) {
+        id_filter_free(&left);
+        return status == ENOMEM ? -ENOMEM : 0;
+      }
+      *out = left;
+      return 1;
+    }
+    default:
+      /* Any other operator, known or not, is left to Spark. */
+      return 0;
+  }
+}
+
+/* Accepts the conjuncts on `id` that read_predicate understands; answers 0 for the others. */
+static int push_filters(void* reader, const uint8_t* filters, int64_t length,
+                        SparkDsSink accepted, void* sink) {
+  RangeReader* range = reader;
+  Cursor c = {filters, 0, filters == NULL ? 0 : length};
+  uint32_t count;
+  if (length < 0 || !read_u32(&c, &count) || (int64_t)count > (c.end - c.at) / 5) {
+    return fail(EINVAL, "push_filters: malformed filters at byte 0: no count of predicates "
+                "that fits the %lld bytes", (long long)length);
+  }
+  uint8_t* answers = malloc(count > 0 ? count : 1);
+  if (answers == NULL) return fail(ENOMEM, "c_range: out of memory");
+  IdFilter ids = range->ids;
+  range->ids = ALL_IDS;
+  for (uint32_t i = 0; i < count; i++) {
+    int64_t start = c.at;
+    IdFilter one;
+    int status = read_predicate(&c, &one, 0);
+    if (status == -1) {
+      free(answers);
+      range->ids = ids;
+      return fail(EINVAL, "push_filters: malformed filters at byte %lld: the predicate %u runs "
+                  "past the end of the message", (long long)start, i);
+    }
+    if (status == 1) status = id_filter_intersect(&ids, &one) == 0 ? 1 : -ENOMEM;
+    id_filter_free(&one);
+    if (status == -ENOMEM) {
+      free(answers);
+      range->ids = ids;
+      return fail(ENOMEM, "c_range: out of memory");
+    }
+    answers[i] = (uint8_t)status;
+  }
+  range->ids = ids;
+  if (c.at != c.end) {
+    free(answers);
+    return fail(EINVAL, "push_filters: malformed filters at byte %lld: bytes after the last "
+                "predicate", (long long)c.at);
+  }
+  accepted(sink, answers, (int64_t)count);
+  free(answers);
+  return 0;
+}
+
+/* The ids of [start, end) that the filter keeps can only lie in [*first, *last): narrows them,
+ * to an empty range when none can. */
+static void id_bounds(const IdFilter* ids, int64_t* first, int64_t* last) {
+  int64_t low = ids->min, high = ids->max;
+  if (ids->has_values) {
+    if (ids->count == 0) high = low - 1;
+    else if (ids->values[0] > low) low = ids->values[0];
+    if (ids->count > 0 && ids->values[ids->count - 1] < high) high = ids->values[ids->count - 1];
+  }
+  if (low > *first) *first = low;
+  if (high < *last - 1) *last = high + 1;
+  if (*last < *first) *last = *first;
 }
 
 /* Plans [start, end) as `num_partitions` ranges whose sizes differ by at most one row. */
@@ -379,11 +671,20 @@ static int add_partitions(const RangeReader* range, int64_t start, int64_t end, 
 
 static int partitions(void* reader, SparkDsSink add, void* sink) {
   const RangeReader* range = reader;
-  return add_partitions(range, 0, range->options.end, add, sink);
+  int64_t first = 0, last = range->options.end;
+  /* Only the ids that the accepted filters can keep are planned, hence read. */
+  id_bounds(&range->ids, &first, &last);
+  return add_partitions(range, first, last, add, sink);
 }
 
+/* The fixed part of the reader state, and the size of each id of its set. */
+#define STATE_FIXED_LENGTH(columns) (2 + 2 * (int64_t)(columns) + 16 + 17 + 8)
+
 static int serialize_state(const RangeReader* range, SparkDsSink add, void* sink) {
-  uint8_t bytes[2 + 2 * NUM_COLUMNS + 16];
+  const IdFilter* ids = &range->ids;
+  size_t capacity = (size_t)STATE_FIXED_LENGTH(NUM_COLUMNS) + 8 * (size_t)ids->count;
+  uint8_t* bytes = malloc(capacity);
+  if (bytes == NULL) return fail(ENOMEM, "c_range: out of memory");
   size_t length = 0;
   bytes[length++] = STATE_VERSION;
   bytes[length++] = (uint8_t)range->columns.count;
@@ -395,7 +696,16 @@ static int serialize_state(const RangeReader* range, SparkDsSink add, void* sink
   length += 8;
   put_i64(bytes + length, range->limit);
   length += 8;
+  put_i64(bytes + length, ids->min);
+  put_i64(bytes + length + 8, ids->max);
+  bytes[length + 16] = (uint8_t)ids->has_values;
+  put_i64(bytes + length + 17, ids->has_values ? ids->count : 0);
+  length += 25;
+  for (int64_t i = 0; ids->has_values && i < ids->count; i++, length += 8) {
+    put_i64(bytes + length, ids->values[i]);
+  }
   add(sink, bytes, (int64_t)length);
+  free(bytes);
   return 0;
 }
 
@@ -492,8 +802,14 @@ static void release_array(struct ArrowArray* array) {
   array->release = NULL;
 }
 
-/* Fills `out` with the int64 ids [first, first + length). */
-static int fill_id_array(int64_t first, int64_t length, struct ArrowArray* out) {
+/* The id of row `i` of a batch: ids[i], or first + i when the ids are consecutive (ids NULL). */
+static int64_t id_at(const int64_t* ids, int64_t first, int64_t i) {
+  return ids != NULL ? ids[i] : first + i;
+}
+
+/* Fills `out` with the int64 ids of a batch of `length` rows. */
+static int fill_id_array(const int64_t* ids, int64_t first, int64_t length,
+                         struct ArrowArray* out) {
   ArrayPrivate* private_data = calloc(1, sizeof(ArrayPrivate));
   /* malloc(0) may return NULL: keep at least one value so that buffers are never NULL. */
   int64_t* values = malloc(sizeof(int64_t) * (size_t)(length > 0 ? length : 1));
@@ -502,7 +818,7 @@ static int fill_id_array(int64_t first, int64_t length, struct ArrowArray* out) 
     free(values);
     return fail(ENOMEM, "c_range: out of memory");
   }
-  for (int64_t i = 0; i < length; i++) values[i] = first + i;
+  for (int64_t i = 0; i < length; i++) values[i] = id_at(ids, first, i);
   private_data->allocations[1] = values;
   private_data->buffers[0] = NULL; /* no nulls: no validity buffer */
   private_data->buffers[1] = values;
@@ -546,16 +862,16 @@ static int64_t write_label(int64_t id, char* out) {
   return LABEL_PREFIX_LENGTH + digits;
 }
 
-/* Fills `out` with the labels of the ids [first, first + length): "label <id>", or null for
- * every third id. */
-static int fill_label_array(int64_t first, int64_t length, struct ArrowArray* out) {
+/* Fills `out` with the labels of the ids of a batch: "label <id>", or null for every third id. */
+static int fill_label_array(const int64_t* ids, int64_t first, int64_t length,
+                            struct ArrowArray* out) {
   int64_t nulls = 0;
   size_t data_length = 0;
   for (int64_t i = 0; i < length; i++) {
-    if (label_is_null(first + i)) {
+    if (label_is_null(id_at(ids, first, i))) {
       nulls++;
     } else {
-      data_length += (size_t)(LABEL_PREFIX_LENGTH + decimal_digits(first + i));
+      data_length += (size_t)(LABEL_PREFIX_LENGTH + decimal_digits(id_at(ids, first, i)));
     }
   }
   if (data_length > INT32_MAX) {
@@ -577,7 +893,7 @@ static int fill_label_array(int64_t first, int64_t length, struct ArrowArray* ou
   int32_t position = 0;
   offsets[0] = 0;
   for (int64_t i = 0; i < length; i++) {
-    int64_t id = first + i;
+    int64_t id = id_at(ids, first, i);
     if (!label_is_null(id)) {
       if (validity != NULL) validity[i / 8] |= (uint8_t)(1u << (i % 8));
       position += (int32_t)write_label(id, data + position);
@@ -602,15 +918,16 @@ static int fill_label_array(int64_t first, int64_t length, struct ArrowArray* ou
   return 0;
 }
 
-/* Fills `out` with a batch of the ids [first, first + length): a struct array with no nulls. */
-static int fill_batch(const Columns* columns, int64_t first, int64_t length,
+/* Fills `out` with a batch of `length` ids, ids[0..length) or [first, first + length) when ids is
+ * NULL: a struct array with no nulls. */
+static int fill_batch(const Columns* columns, const int64_t* ids, int64_t first, int64_t length,
                       struct ArrowArray* out) {
   ArrayPrivate* private_data = calloc(1, sizeof(ArrayPrivate));
   if (private_data == NULL) return fail(ENOMEM, "c_range: out of memory");
   for (int i = 0; i < columns->count; i++) {
     int status = columns->ids[i] == COLUMN_ID
-                     ? fill_id_array(first, length, &private_data->children[i])
-                     : fill_label_array(first, length, &private_data->children[i]);
+                     ? fill_id_array(ids, first, length, &private_data->children[i])
+                     : fill_label_array(ids, first, length, &private_data->children[i]);
     if (status != 0) {
       for (int j = 0; j < i; j++) release_array(&private_data->children[j]);
       free(private_data);
@@ -643,6 +960,11 @@ typedef struct StreamPrivate {
   int64_t next;
   int64_t end;
   int64_t batch_rows;
+  /* With a set of ids (owned, sorted): the next one to return, and how many rows the limit
+   * still allows (-1: no limit). */
+  IdFilter ids;
+  int64_t index;
+  int64_t remaining;
   char error[ERROR_CAPACITY];
 } StreamPrivate;
 
@@ -668,6 +990,27 @@ static int stream_get_next(struct ArrowArrayStream* stream, struct ArrowArray* o
     return stream_fail(private_data, ECANCELED, "c_range: task %lld was interrupted",
                        (long long)task->task_id);
   }
+  if (private_data->ids.has_values) {
+    /* The ids of the set within [next, end): from `index`, as many as fit a batch. */
+    const IdFilter* ids = &private_data->ids;
+    int64_t length = 0;
+    while (private_data->index + length < ids->count &&
+           ids->values[private_data->index + length] < private_data->end &&
+           length < private_data->batch_rows &&
+           (private_data->remaining < 0 || length < private_data->remaining)) {
+      length++;
+    }
+    if (length == 0) {
+      memset(out, 0, sizeof(*out));
+      return 0;
+    }
+    int status = fill_batch(&private_data->columns, ids->values + private_data->index, 0, length,
+                            out);
+    if (status != 0) return stream_fail(private_data, status, "%s", last_error_message);
+    private_data->index += length;
+    if (private_data->remaining >= 0) private_data->remaining -= length;
+    return 0;
+  }
   if (private_data->next >= private_data->end) {
     /* End of stream: a released array. */
     memset(out, 0, sizeof(*out));
@@ -675,7 +1018,7 @@ static int stream_get_next(struct ArrowArrayStream* stream, struct ArrowArray* o
   }
   int64_t length = private_data->end - private_data->next;
   if (length > private_data->batch_rows) length = private_data->batch_rows;
-  int status = fill_batch(&private_data->columns, private_data->next, length, out);
+  int status = fill_batch(&private_data->columns, NULL, private_data->next, length, out);
   if (status != 0) return stream_fail(private_data, status, "%s", last_error_message);
   private_data->next += length;
   return 0;
@@ -687,21 +1030,27 @@ static const char* stream_get_last_error(struct ArrowArrayStream* stream) {
 
 static void stream_release(struct ArrowArrayStream* stream) {
   if (stream == NULL || stream->release == NULL) return;
+  free(((StreamPrivate*)stream->private_data)->ids.values);
   free(stream->private_data);
   stream->release = NULL;
 }
 
+/* Reads the reader state; *ids receives the accepted filter, whose values the caller owns. */
 static int read_state(const uint8_t* state, int64_t length, Columns* columns,
-                      int64_t* batch_rows, int64_t* limit) {
+                      int64_t* batch_rows, int64_t* limit, IdFilter* ids) {
+  *ids = ALL_IDS;
   if (state == NULL || length == 0) {
-    /* No serialized state: all the columns, the default batch size, no limit. */
+    /* No serialized state: all the columns, the default batch size, no limit, no filter. */
     *columns = ALL_COLUMNS;
     *batch_rows = DEFAULT_BATCH_ROWS;
     *limit = -1;
     return 0;
   }
-  if (length < 2 || state[0] != STATE_VERSION || state[1] > NUM_COLUMNS ||
-      length != 2 + 2 * (int64_t)state[1] + 16) {
+  int64_t fixed = length >= 2 ? STATE_FIXED_LENGTH(state[1]) : 0;
+  int64_t count = length >= fixed && fixed > 0 ? get_i64(state + fixed - 8) : -1;
+  if (length < 2 || state[0] != STATE_VERSION || state[1] > NUM_COLUMNS || length < fixed ||
+      count < 0 || count > (length - fixed) / 8 || length != fixed + 8 * count ||
+      state[fixed - 9] > 1) {
     return fail(EINVAL, "read: the reader state (%lld bytes) was not written by this build of "
                 "c_range", (long long)length);
   }
@@ -718,6 +1067,13 @@ static int read_state(const uint8_t* state, int64_t length, Columns* columns,
   if (*batch_rows < 1 || *batch_rows > MAX_BATCH_ROWS) {
     return fail(EINVAL, "read: invalid batch size in the reader state");
   }
+  IdFilter filter = {get_i64(numbers + 16), get_i64(numbers + 24), numbers[32], count, NULL};
+  if (filter.has_values) {
+    filter.values = malloc(sizeof(int64_t) * (size_t)(count > 0 ? count : 1));
+    if (filter.values == NULL) return fail(ENOMEM, "c_range: out of memory");
+    for (int64_t i = 0; i < count; i++) filter.values[i] = get_i64(numbers + 41 + 8 * i);
+  }
+  *ids = filter;
   return 0;
 }
 
@@ -726,21 +1082,38 @@ static int read_partition(const SparkDsTaskContext* task, const uint8_t* reader_
                 struct ArrowArrayStream* out) {
   Columns columns;
   int64_t batch_rows = DEFAULT_BATCH_ROWS, limit = -1;
-  int status = read_state(reader_state, reader_state_length, &columns, &batch_rows, &limit);
+  IdFilter ids;
+  int status =
+      read_state(reader_state, reader_state_length, &columns, &batch_rows, &limit, &ids);
   if (status != 0) return status;
   if (partition == NULL || partition_length != 16) {
+    id_filter_free(&ids);
     return fail(EINVAL, "read: a partition of c_range is 16 bytes, got %lld",
                 (long long)partition_length);
   }
   int64_t first = get_i64(partition);
   int64_t end = get_i64(partition + 8);
   if (first < 0 || end < first) {
+    id_filter_free(&ids);
     return fail(EINVAL, "read: invalid partition [%lld, %lld)", (long long)first,
                 (long long)end);
   }
-  if (limit >= 0 && end - first > limit) end = first + limit;
+  /* The accepted filters hold on every row returned: only their ids are read. */
+  id_bounds(&ids, &first, &end);
+  /* Consecutive ids stop after `limit`; a set counts its rows as it goes (`remaining`). */
+  if (!ids.has_values && limit >= 0 && end - first > limit) end = first + limit;
   StreamPrivate* private_data = calloc(1, sizeof(StreamPrivate));
-  if (private_data == NULL) return fail(ENOMEM, "c_range: out of memory");
+  if (private_data == NULL) {
+    id_filter_free(&ids);
+    return fail(ENOMEM, "c_range: out of memory");
+  }
+  private_data->ids = ids;
+  private_data->remaining = limit;
+  /* The first id of the set at or after `first`. */
+  while (ids.has_values && private_data->index < ids.count &&
+         ids.values[private_data->index] < first) {
+    private_data->index++;
+  }
   private_data->task = task;
   private_data->columns = columns;
   private_data->next = first;
@@ -787,5 +1160,20 @@ static const SparkDsLibrary LIBRARY = {
 SPARK_DS_EXPORT int spark_ds_init(const SparkDsHost* host, const SparkDsLibrary** library) {
   (void)host;
   *library = &LIBRARY;
+  return 0;
+}
+
+/* The filter pushdown extension: a host that knows spark_datasource_filters.h finds it by this
+ * symbol; one that does not never calls it, and c_range reads as without it. */
+static const SparkDsFilterTable FILTER_TABLE = {
+    .size = sizeof(SparkDsFilterTable),
+    .version = SPARK_DS_FILTERS_VERSION,
+    .push_filters = push_filters,
+};
+
+SPARK_DS_EXPORT int spark_ds_filters_init(const SparkDsHost* host,
+                                          const SparkDsFilterTable** table) {
+  (void)host;
+  *table = &FILTER_TABLE;
   return 0;
 }
