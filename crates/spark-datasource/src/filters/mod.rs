@@ -17,6 +17,70 @@
 //! Accepted filters are state of the reader: keep them (or what they became, such as bounds) in
 //! the reader, which crosses to the executors serialized. `Filter` implements serde's traits
 //! for that.
+//!
+//! A reader of the ids `[0, end)` that accepts the conjuncts on `id`, and `push_filters` on the
+//! `export!` line, which also exports `spark_ds_filters_init`:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use spark_datasource::arrow_array::{Int64Array, RecordBatch};
+//! use spark_datasource::arrow_schema::{DataType, Field, Schema, SchemaRef};
+//! use spark_datasource::filters::{Filter, IntegerFilter};
+//! use spark_datasource::{
+//!     BatchRead, BatchReader, Batches, DataSource, Error, Options, Result, TaskContext,
+//! };
+//!
+//! pub struct Range;
+//!
+//! impl DataSource for Range {
+//!     fn create(_name: &str, _options: Options) -> Result<Self> {
+//!         Ok(Range)
+//!     }
+//!
+//!     fn schema(&self) -> Result<SchemaRef> {
+//!         Ok(Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)])))
+//!     }
+//! }
+//!
+//! impl BatchRead for Range {
+//!     type Reader = RangeReader;
+//!
+//!     fn reader(&self, schema: SchemaRef) -> Result<RangeReader> {
+//!         Ok(RangeReader { schema, ids: IntegerFilter::all() })
+//!     }
+//! }
+//!
+//! #[derive(serde::Serialize, serde::Deserialize)]
+//! pub struct RangeReader {
+//!     schema: SchemaRef,
+//!     ids: IntegerFilter,
+//! }
+//!
+//! impl BatchReader for RangeReader {
+//!     type Partition = std::ops::Range<i64>;
+//!
+//!     fn push_filters(&mut self, filters: &[Filter]) -> Result<Vec<bool>> {
+//!         let (ids, accepted) = IntegerFilter::from_filters("id", filters);
+//!         self.ids = ids;
+//!         Ok(accepted)
+//!     }
+//!
+//!     fn partitions(&self) -> Result<Vec<std::ops::Range<i64>>> {
+//!         Ok(self.ids.ranges(0, 1000))
+//!     }
+//!
+//!     fn read(&self, ids: std::ops::Range<i64>, _task: &TaskContext) -> Result<Batches> {
+//!         let ids = Int64Array::from_iter_values(ids);
+//!         let batch = RecordBatch::try_new(self.schema.clone(), vec![Arc::new(ids)])
+//!             .map_err(Error::from)?;
+//!         Ok(Batches::new(self.schema.clone(), [Ok(batch)]))
+//!     }
+//! }
+//!
+//! spark_datasource::export!(Range: batch_read, push_filters);
+//! # fn main() {}
+//! ```
 
 mod bounds;
 mod encoding;
