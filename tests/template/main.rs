@@ -193,11 +193,12 @@ fn the_default_answers_make_a_batch_reader_with_both_pushdowns_for_every_platfor
     // Its rust-version is true: no locked dependency needs a newer Rust.
     assert_rust_version_is_the_highest_of_the_dependencies(&project);
 
-    // The project is small: what its author reads and owns.
+    // The project is small: what its author reads and owns (the workflows aside: the copies of
+    // the reusable ones that a project from a checkout carries are the repository's).
     let files: Vec<String> = project
         .tree()
         .lines()
-        .filter(|f| !f.ends_with("/…"))
+        .filter(|f| !f.starts_with(".github/"))
         .map(str::to_string)
         .collect();
     let lines: usize = files.iter().map(|f| project.read(f).lines().count()).sum();
@@ -247,17 +248,38 @@ fn the_default_answers_make_a_batch_reader_with_both_pushdowns_for_every_platfor
     );
 }
 
-/// Where spark-datasource and sparkds come from is one answer, rendered in Cargo.toml only.
+/// Where spark-datasource and sparkds come from is one answer, rendered in Cargo.toml and in the
+/// values block of the workflow, which calls the reusable workflows of that tag of that
+/// repository, or the local copies the project carries when there is none GitHub can call.
 #[test]
 fn the_sdk_comes_from_a_path_a_git_tag_or_a_crates_io_version() {
-    let dependencies = |project: &Project| -> String {
-        project
+    let summary = |project: &Project| -> String {
+        let dependencies = project
             .read("Cargo.toml")
             .lines()
             .filter(|line| line.starts_with("spark-datasource =") || line.starts_with("sparkds ="))
-            .collect::<Vec<_>>()
-            .join("\n")
+            .map(str::to_string)
+            .collect::<Vec<_>>();
+        let ci = project
+            .read(".github/workflows/ci.yml")
+            .lines()
+            .filter(|line| line.starts_with("    uses: ") || line.contains("sparkds-install:"))
+            .map(|line| line.trim().to_string())
+            .collect::<Vec<_>>();
+        let workflows = project
+            .tree()
+            .lines()
+            .filter(|f| f.starts_with(".github/workflows/"))
+            .map(str::to_string)
+            .collect::<Vec<_>>();
+        [dependencies, ci, workflows].concat().join("\n")
     };
+    let github = Generate::named("from_github")
+        .define(
+            "sdk",
+            "git:https://github.com/example-owner/spark-datasource-template.git#v0.1.0",
+        )
+        .project();
     let git = Generate::named("from_git")
         .define(
             "sdk",
@@ -273,19 +295,20 @@ fn the_sdk_comes_from_a_path_a_git_tag_or_a_crates_io_version() {
     insta::assert_snapshot!(
         "sdk_forms",
         format!(
-            "git:\n{}\n\nversion:\n{}\n\npath:\n{}",
-            dependencies(&git),
-            dependencies(&version),
-            dependencies(&path)
+            "git, on github.com:\n{}\n\ngit, elsewhere:\n{}\n\nversion:\n{}\n\npath:\n{}",
+            summary(&github),
+            summary(&git),
+            summary(&version),
+            summary(&path)
         )
     );
-    for project in [&git, &version, &path] {
+    for project in [&github, &git, &version, &path] {
         assert!(
-            !project
-                .tree()
-                .lines()
-                .any(|f| f.ends_with(".rs") && project.read(f).contains("example.org")),
-            "the sdk is rendered in Cargo.toml only"
+            !project.tree().lines().any(|f| f.ends_with(".rs")
+                && ["example.org", "example-owner"]
+                    .iter()
+                    .any(|host| project.read(f).contains(host))),
+            "the sdk is rendered in Cargo.toml and ci.yml only"
         );
     }
 }
@@ -506,7 +529,7 @@ mod invalid_answers {
     }
 
     #[test]
-    fn an_sdk_of_an_unknown_kind_or_without_a_tag_is_refused() {
+    fn an_sdk_of_an_unknown_kind_without_a_tag_or_of_an_inexact_version_is_refused() {
         let printed = Generate::named("svn_source")
             .define("sdk", "svn:https://example.org/repo")
             .refused();
@@ -520,6 +543,17 @@ mod invalid_answers {
             .refused();
         assert!(
             printed.contains("names no tag: write git:<repository url>#<tag>"),
+            "{printed}"
+        );
+        // CI calls the workflows of the tag v<version>: a range names no tag.
+        let printed = Generate::named("inexact")
+            .define("sdk", "version:0.1")
+            .refused();
+        assert!(
+            printed.contains(
+                "the sdk \"version:0.1\" is not an exact version: write \
+                 version:<major>.<minor>.<patch>, for example version:0.1.0"
+            ),
             "{printed}"
         );
     }

@@ -238,7 +238,8 @@ impl Project {
         std::fs::write(self.dir.join(relative), text.replace(from, to)).expect("write");
     }
 
-    /// The files of the project, one per line, sorted; the workflow folder is one line.
+    /// The files of the project, one per line, sorted (the workflows too: which ones a project
+    /// carries depends on where its SDK comes from).
     pub fn tree(&self) -> String {
         let mut files = Vec::new();
         collect(&self.dir, &self.dir, &mut files);
@@ -271,9 +272,6 @@ impl Project {
     }
 }
 
-/// Folders listed as one entry: the workflow, which has a test of its own.
-const FOLDED: &[&str] = &[".github"];
-
 fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) {
     for entry in std::fs::read_dir(dir).expect("readable directory") {
         let path = entry.expect("an entry").path();
@@ -285,9 +283,7 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) {
         if relative == "target" || relative == "Cargo.lock" || relative == ".git" {
             continue;
         }
-        if let Some(folder) = FOLDED.iter().find(|v| relative == **v) {
-            out.push(format!("{folder}/…"));
-        } else if path.is_dir() {
+        if path.is_dir() {
             collect(root, &path, out);
         } else {
             out.push(relative);
