@@ -45,15 +45,21 @@ fn the_sdk_crate_packages_with_its_header_and_readme_without_a_warning() {
 }
 
 #[test]
-fn the_sparkds_crate_packages_with_its_readme_without_a_warning() {
-    let (files, warnings) = package_list("sparkds");
-    for file in ["README.md", "src/lib.rs", "src/main.rs"] {
-        assert!(
-            files.iter().any(|f| f == file),
-            "{file} is not packaged: {files:?}"
-        );
+fn the_host_the_package_format_and_the_command_package_with_their_readmes_without_a_warning() {
+    for (package, files_needed) in [
+        ("sparkds", &["README.md", "src/lib.rs"][..]),
+        ("sparkds-package", &["README.md", "src/lib.rs"][..]),
+        ("cargo-sparkds", &["README.md", "src/main.rs"][..]),
+    ] {
+        let (files, warnings) = package_list(package);
+        for file in files_needed {
+            assert!(
+                files.iter().any(|f| f == file),
+                "{package}: {file} is not packaged: {files:?}"
+            );
+        }
+        assert!(!warnings.contains("warning"), "{package}: {warnings}");
     }
-    assert!(!warnings.contains("warning"), "{warnings}");
 }
 
 /// The `rust-version` of `[workspace.package]` in the root Cargo.toml: the one that every other
@@ -195,6 +201,8 @@ fn every_manifest_the_template_and_the_book_state_the_same_rust_version() {
     for inherits in [
         "crates/spark-datasource/Cargo.toml",
         "crates/sparkds/Cargo.toml",
+        "crates/sparkds-package/Cargo.toml",
+        "crates/cargo-sparkds/Cargo.toml",
         "tests/Cargo.toml",
     ] {
         assert!(
@@ -231,6 +239,7 @@ fn every_manifest_the_template_and_the_book_state_the_same_rust_version() {
     // Nothing else says another version.
     let mut texts = vec![root.join("crates/spark-datasource/README.md")];
     texts.push(root.join("crates/sparkds/README.md"));
+    texts.push(root.join("crates/cargo-sparkds/README.md"));
     collect_markdown(&root.join("book/src"), &mut texts);
     collect_markdown(&root.join("examples"), &mut texts);
     for path in texts {

@@ -4,10 +4,10 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use sparkds::bench::{BenchProtocol, BenchReport, BenchSpec, Measure};
+use sparkds::bench::{BenchProtocol, BenchReport, BenchSpec};
 use sparkds::{Error, Result};
 
-use crate::run::Target;
+use crate::drive::Target;
 
 /// `sparkds bench`: measures the reads of a library through the C interface, with the
 /// conformance checks and without them.
@@ -65,7 +65,6 @@ impl BenchArgs {
         target
     }
 }
-
 
 /// Runs `cargo sparkds bench` in this process and writes its report.
 ///
@@ -287,25 +286,9 @@ pub fn render(report: &BenchReport) -> String {
 #[cfg(test)]
 
 mod tests {
+    use sparkds::bench::Measure;
+
     use super::*;
-
-    #[test]
-    fn status_bytes_reads_a_field_of_proc_status_in_bytes() {
-        let status = "Name:\tcargo-sparkds\nVmPeak:\t  200000 kB\nVmHWM:\t    4096 kB\nVmRSS:\t    2048 kB\nThreads:\t1\n";
-        assert_eq!(status_bytes(status, "VmHWM"), Some(4096 * 1024));
-        assert_eq!(status_bytes(status, "VmRSS"), Some(2048 * 1024));
-        assert_eq!(status_bytes(status, "Threads"), Some(1));
-        assert_eq!(status_bytes(status, "VmSwap"), None);
-        assert_eq!(status_bytes("VmHWM:\t lots kB\n", "VmHWM"), None);
-        assert_eq!(status_bytes("VmHWM:\t 12 MB\n", "VmHWM"), None);
-    }
-
-    #[test]
-    fn the_bench_call_has_the_size_of_the_sdk_s_version_1() {
-        // `SparkDsBenchCall` of spark-datasource's `reference` module is pinned to the same
-        // size by its own test: a field added on one side only fails one of them.
-        assert_eq!(std::mem::size_of::<BenchCall>(), 128);
-    }
 
     #[test]
     fn si_keeps_three_significant_digits() {

@@ -1,6 +1,7 @@
-//! The commands of `sparkds` that drive a library: `show`, `roundtrip` and `check`. Each is a
-//! function of its parsed arguments that writes to `out` and returns the exit code, so that
-//! `main.rs` stays a dispatcher and tests can run the commands without a process.
+//! The commands of `cargo sparkds` that drive a library: `show`, `roundtrip` and `check`, and
+//! the [`Target`] they load. Each is a function of its parsed arguments that writes to `out` and
+//! returns the exit code, so that `main.rs` stays a dispatcher and tests can run the commands
+//! without a process.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -9,11 +10,8 @@ use std::process::ExitCode;
 
 use arrow_array::RecordBatch;
 
-use crate::check::{Check, Protocol};
-use crate::error::{Error, Result};
-use crate::library::Library;
-use crate::write::WriteMode;
-use crate::{ddl, render, sample};
+use sparkds::check::{Check, Protocol};
+use sparkds::{ddl, render, sample, Error, Library, Result, WriteMode};
 
 /// Parses a `key=value` option of the command line.
 ///
@@ -26,7 +24,7 @@ pub fn parse_option(arg: &str) -> std::result::Result<(String, String), String> 
         // What follows `=`, or an argument without one that names a secret
         // (`password:hunter2`), may be a secret value: it is not repeated.
         Some(_) => Err("an option needs a key before `=`, such as `end=20`".to_string()),
-        None if crate::redact::is_secret_key(arg) => Err(
+        None if sparkds::redact::is_secret_key(arg) => Err(
             "an option whose key looks secret must be written key=value, such as `password=...`; \
              the argument is not shown, since it may hold the secret"
                 .to_string(),
@@ -119,10 +117,10 @@ impl Target {
             None => {
                 let dir = std::env::current_dir()
                     .map_err(|e| Error::io("cannot read the current directory", e))?;
-                crate::build_current_cdylib(&dir, self.profile())?
+                sparkds::build_current_cdylib(&dir, self.profile())?
             }
         };
-        if std::env::var_os(crate::isolate::BREADCRUMBS_VAR).is_none() {
+        if std::env::var_os(sparkds::isolate::BREADCRUMBS_VAR).is_none() {
             eprintln!("{}", self.loading_message(&path));
         }
         Ok(path)
@@ -165,15 +163,16 @@ pub fn rerun_isolated(target: &Target) -> Result<ExitCode> {
         command.arg("--lib").arg(library);
     }
     let output = command
-        .env(crate::isolate::BREADCRUMBS_VAR, "1")
+        .env(sparkds::isolate::BREADCRUMBS_VAR, "1")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::inherit())
         .output()
         .map_err(|e| Error::io("cannot run sparkds in a child process", e))?;
     let stderr = String::from_utf8_lossy(&output.stderr);
-    eprint!("{}", crate::isolate::without_breadcrumbs(&stderr));
-    if let Some(how) = crate::isolate::abnormal_end(&output.status) {
-        let function = crate::isolate::last_call(&stderr).unwrap_or_else(|| "spark_ds_init".into());
+    eprint!("{}", sparkds::isolate::without_breadcrumbs(&stderr));
+    if let Some(how) = sparkds::isolate::abnormal_end(&output.status) {
+        let function =
+            sparkds::isolate::last_call(&stderr).unwrap_or_else(|| "spark_ds_init".into());
         return Err(Error::Aborted { function, how });
     }
     let code = output.status.code().unwrap_or(2);
@@ -300,7 +299,7 @@ pub struct RoundtripArgs {
 pub fn roundtrip(args: &RoundtripArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let library = args.target.load()?;
     let options = args.target.options.clone();
-    let schema = crate::check::write_schema(&library, &options, args.target.schema()?)?;
+    let schema = sparkds::check::write_schema(&library, &options, args.target.schema()?)?;
     let mut write = library
         .batch_write()
         .options(options.clone())
@@ -355,12 +354,24 @@ pub fn roundtrip(args: &RoundtripArgs, out: &mut dyn Write) -> Result<ExitCode> 
 pub struct CheckArgs {
     #[command(flatten)]
     pub target: Target,
-    /// Run only this protocol.
-    #[arg(long, value_enum)]
+    /// Run only this protocol: load, batch-read, micro-batch-read, batch-write, failing-write,
+    /// truncate-write or streaming-write.
+    #[arg(long, value_parser = protocol)]
     pub protocol: Option<Protocol>,
     /// Print the outcomes as JSON, for a parent process.
     #[arg(long, hide = true)]
     pub json: bool,
+}
+
+/// `--protocol` of `check`: a name of [`Protocol`].
+fn protocol(name: &str) -> std::result::Result<Protocol, String> {
+    Protocol::scope(name)
+        .filter(|protocols| protocols.len() == 1)
+        .map(|protocols| protocols[0])
+        .ok_or_else(|| {
+            let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+            format!("unknown protocol `{name}`: use one of {}", names.join(", "))
+        })
 }
 
 /// Runs `sparkds check`: exit code 1 when a protocol failed.

@@ -1,5 +1,5 @@
 //! `cargo sparkds`: the command, installed once with
-//! `cargo install --locked --path crates/sparkds --features cli`. Cargo runs it as
+//! `cargo install --locked --path crates/cargo-sparkds`. Cargo runs it as
 //! `cargo-sparkds sparkds <args>`; it also runs as `cargo-sparkds <args>`. Subcommands are
 //! added by their modules.
 
@@ -7,6 +7,11 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+mod bench;
+mod drive;
+mod package;
+mod verify;
 
 /// Runs a native data source library the way Spark does, and packages and verifies `.sparkpkg`
 /// files.
@@ -21,9 +26,9 @@ struct Cli {
 enum Command {
     /// Print the schema and the rows of a data source, like `df.printSchema()` and
     /// `df.show()`, through the whole batch read protocol and its checks.
-    Show(sparkds::cli::ShowArgs),
+    Show(drive::ShowArgs),
     /// Write sample rows through the whole write protocol, then read them back.
-    Roundtrip(sparkds::cli::RoundtripArgs),
+    Roundtrip(drive::RoundtripArgs),
     /// Run every protocol of every capability that the source declares, and report the rules
     /// it breaks.
     ///
@@ -31,7 +36,7 @@ enum Command {
     /// exit code is 1 when a protocol breaks a rule or cannot run. An option `SCOPE:key=value`
     /// goes to some protocols only: SCOPE is `read`, `write` or a protocol name, as in
     /// `write:path=/tmp/out batch-read:path=/tmp/out`.
-    Check(sparkds::cli::CheckArgs),
+    Check(drive::CheckArgs),
     /// Measure the batch read and the micro-batch read that a source declares, through the C
     /// interface: rows/s, Arrow bytes/s, batches/s, the time inside the library and in the host,
     /// and the peak RSS, with the conformance checks and without them, and in process (the
@@ -40,12 +45,12 @@ enum Command {
     ///
     /// Loads the `release` build of the current package unless `--lib`, `--release` or
     /// `--profile` says otherwise.
-    Bench(sparkds::bench::BenchArgs),
+    Bench(bench::BenchArgs),
     /// Write `<name>-<version>.sparkpkg` from one library per platform.
-    Package(sparkds::package::PackageArgs),
+    Package(package::PackageArgs),
     /// Check a `.sparkpkg`: manifest, entries, and each library's format, architecture,
     /// `spark_ds_init` export, dependencies and glibc versions; prints each library's SHA-256.
-    Verify(sparkds::verify::VerifyArgs),
+    Verify(verify::VerifyArgs),
 }
 
 /// The arguments without the `sparkds` that cargo passes first to a subcommand.
@@ -66,24 +71,22 @@ fn main() -> ExitCode {
         eprintln!("warning: {warning}");
     }
     match cli.command {
-        Command::Show(args) if !args.target.in_process => {
-            exit(sparkds::cli::rerun_isolated(&args.target))
-        }
-        Command::Show(args) => exit(sparkds::cli::show(&args, &mut std::io::stdout())),
+        Command::Show(args) if !args.target.in_process => exit(drive::rerun_isolated(&args.target)),
+        Command::Show(args) => exit(drive::show(&args, &mut std::io::stdout())),
         Command::Roundtrip(args) if !args.target.in_process => {
-            exit(sparkds::cli::rerun_isolated(&args.target))
+            exit(drive::rerun_isolated(&args.target))
         }
-        Command::Roundtrip(args) => exit(sparkds::cli::roundtrip(&args, &mut std::io::stdout())),
+        Command::Roundtrip(args) => exit(drive::roundtrip(&args, &mut std::io::stdout())),
         Command::Bench(args) if !args.target.in_process => {
-            exit(sparkds::cli::rerun_isolated(&args.target()))
+            exit(drive::rerun_isolated(&args.target()))
         }
-        Command::Bench(args) => exit(sparkds::bench::bench(&args, &mut std::io::stdout())),
-        Command::Check(args) => exit(sparkds::cli::check(&args, &mut std::io::stdout())),
-        Command::Package(args) => match sparkds::package::run(&args) {
+        Command::Bench(args) => exit(bench::bench(&args, &mut std::io::stdout())),
+        Command::Check(args) => exit(drive::check(&args, &mut std::io::stdout())),
+        Command::Package(args) => match package::run(&args) {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => fail(&e),
         },
-        Command::Verify(args) => match sparkds::verify::run(&args) {
+        Command::Verify(args) => match verify::run(&args) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::FAILURE,
             Err(e) => fail(&e),
@@ -91,7 +94,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// The exit code of a command of `sparkds::cli`, which returns its own on success.
+/// The exit code of a command of `drive` or `bench`, which returns its own on success.
 fn exit(result: sparkds::Result<ExitCode>) -> ExitCode {
     result.unwrap_or_else(|e| fail(&e))
 }

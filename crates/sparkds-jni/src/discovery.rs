@@ -11,7 +11,7 @@ use std::fs::{self, File};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-use sparkds::package::{is_valid_data_source_name, Manifest, Platform, ABI_VERSION, MANIFEST_NAME};
+use sparkds_package::{is_valid_data_source_name, Manifest, Platform, ABI_VERSION, MANIFEST_NAME};
 use zip::ZipArchive;
 
 use crate::build::{read_bounded, Build, Origin, MAX_LIBRARY_BYTES};
@@ -357,8 +357,11 @@ fn provider(
 /// package (a zip bomb, thousands of entries, colliding or overlapping entries) is refused
 /// before anything is decompressed.
 fn open_archive(package: &Path) -> std::result::Result<ZipArchive<File>, String> {
-    let findings = sparkds::verify::check_structure(package, &sparkds::verify::Limits::default())
-        .map_err(|e| format!("cannot read it: {e}"))?;
+    let findings = sparkds_package::verify::check_structure(
+        package,
+        &sparkds_package::verify::Limits::default(),
+    )
+    .map_err(|e| format!("cannot read it: {e}"))?;
     if let Some(finding) = findings.first() {
         return Err(format!(
             "`sparkds verify` refuses it: {}: {}",

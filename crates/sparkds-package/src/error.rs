@@ -1,71 +1,49 @@
-//! The errors that stop `sparkds package` and `sparkds verify`, as the crate's one error type:
-//! a usage error naming what was wrong and the fix, or an I/O error naming the file. A package
-//! that opens but breaks a rule is not an error: `verify` reports those as findings, all of them.
+//! The one error type of the crate: what stops writing a package or checking one, as a usage
+//! error naming what was wrong and the fix, or an I/O error naming the file; and the
+//! constructors of each message. A package that opens but breaks a rule is not an error:
+//! `verify` reports those as findings, all of them.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::Error;
-
-/// `--library` was not `<platform>=<path>`.
-pub(crate) fn library_argument(arg: &str) -> Error {
-    Error::usage(format!("`--library {arg}` must be `<platform>=<path>`, e.g. `linux-x86_64=target/release/libspark_datasource_my_source.so`"))
+/// What stops `package` or `verify`.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The caller gave something that cannot be used: the message names it and the fix.
+    #[error("{0}")]
+    Usage(String),
+    /// An I/O operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
-/// A platform key Spark does not know.
-pub(crate) fn unknown_platform(key: &str, known: &str) -> Error {
-    Error::usage(format!("unknown platform `{key}`: use one of {known}"))
+/// The result of the crate's functions.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        Error::Usage(message.into())
+    }
+
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
 }
 
-/// The same platform was given twice.
-pub(crate) fn duplicate_platform(key: &str) -> Error {
-    Error::usage(format!(
-        "platform `{key}` is given twice: a package holds one library per platform"
-    ))
-}
-
-/// An invalid data source name.
-pub(crate) fn data_source_name(name: &str) -> Error {
-    Error::usage(format!("data source name `{name}` is invalid: use lower case letters, digits and `_`, starting with a letter"))
-}
-
-/// A library whose file name is not the one Spark looks for.
-pub(crate) fn library_file_name(path: &Path, platform: &str, expected: &str) -> Error {
-    Error::usage(format!(
-        "library `{}` for {platform} must be named {expected}: Spark finds a library by this name",
-        path.display()
-    ))
-}
-
-/// Nothing to package.
-pub(crate) fn no_library() -> Error {
-    Error::usage("no library to package: pass `--library <platform>=<path>` or `--dir <directory>` with one `<platform>/` directory per library")
-}
-
-/// A platform directory of `--dir` that does not hold exactly one file.
-pub(crate) fn platform_directory(dir: &Path) -> Error {
-    Error::usage(format!(
-        "`{}` must hold exactly one library file",
-        dir.display()
-    ))
-}
-
-/// A version that cannot be part of a file name.
-pub(crate) fn version(version: &str) -> Error {
-    Error::usage(format!(
-        "version `{version}` is invalid: use letters, digits, `.`, `-` and `+`, e.g. `0.1.0`"
-    ))
-}
-
-/// `--glibc` was not `<major>.<minor>`.
-pub(crate) fn glibc_baseline(text: &str) -> Error {
-    Error::usage(format!(
-        "`--glibc {text}` must be a glibc version such as `2.28`"
-    ))
-}
-
-/// The manifest could not be serialized (it only holds strings and integers).
-pub(crate) fn manifest(e: serde_json::Error) -> Error {
-    Error::usage(format!("cannot write the manifest: {e}"))
+/// `n` and `noun`, plural when `n` is not 1: "1 component", "3 components".
+pub fn count(n: impl Into<i128>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// An I/O error on `path`.
@@ -83,54 +61,4 @@ pub(crate) fn zip_read(path: impl Into<PathBuf>) -> impl FnOnce(zip::result::Zip
             path.display()
         ))
     }
-}
-
-/// A package that cannot be written.
-pub(crate) fn zip_write(path: impl Into<PathBuf>) -> impl FnOnce(zip::result::ZipError) -> Error {
-    let path = path.into();
-    move |e| Error::usage(format!("{}: cannot write the package: {e}", path.display()))
-}
-
-/// `cargo metadata` or `cargo tree` failed, online and offline.
-pub(crate) fn cargo_metadata(command: &str, manifest_path: &Path, stderr: &str) -> Error {
-    Error::usage(format!(
-        "`cargo {command}` failed for `{}`, whose dependency graph the third-party notices and the SBOM are made from: {}; fix it, or pass --no-notices to package without them",
-        manifest_path.display(),
-        stderr.trim()
-    ))
-}
-
-/// The output of `cargo metadata` did not parse.
-pub(crate) fn metadata(manifest_path: &Path, e: &serde_json::Error) -> Error {
-    Error::usage(format!(
-        "cannot read the output of `cargo metadata` for `{}`: {e}",
-        manifest_path.display()
-    ))
-}
-
-/// `cargo metadata` gave no dependency graph.
-pub(crate) fn metadata_without_resolve(manifest_path: &Path) -> Error {
-    Error::usage(format!(
-        "`cargo metadata` for `{}` gave no dependency graph (`resolve`)",
-        manifest_path.display()
-    ))
-}
-
-/// No package of the workspace builds the library.
-pub(crate) fn no_library_package(manifest_path: &Path, libraries: &[String]) -> Error {
-    let libraries: Vec<String> = libraries.iter().map(|l| format!("`{l}`")).collect();
-    Error::usage(format!(
-        "no package of the cargo workspace of `{}` builds the cdylib {}: pass --manifest-path with the Cargo.toml of the library's package",
-        manifest_path.display(),
-        libraries.join(" or ")
-    ))
-}
-
-/// A notices or SBOM file given with `--notices` or `--sbom` that breaks a rule of `verify`.
-pub(crate) fn attachment(path: &Path, problems: &[String]) -> Error {
-    Error::usage(format!(
-        "`{}` cannot go into the package: {}",
-        path.display(),
-        problems.join("; ")
-    ))
 }

@@ -1,5 +1,5 @@
-//! `cargo sparkds bench`: reads a library through the C interface as Spark does and measures
-//! it (issue 11, section 1): rows/s, Arrow bytes/s, batches/s, the time spent inside the
+//! The measures of `cargo sparkds bench`: reads a library through the C interface as Spark does
+//! and measures it: rows/s, Arrow bytes/s, batches/s, the time spent inside the
 //! library's functions against the time of the host, and the peak RSS over the process's
 //! baseline.
 //!
@@ -19,13 +19,14 @@
 //! counts what it read. The planning still goes through the interface, once per run, as for the
 //! other measures, so the ratio of the two is what the interface costs per batch. A library
 //! without that symbol (written in C, say) is measured through the interface only.
+//!
+//! [`measure`] runs the measures and returns a [`BenchReport`]; the command renders it.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::{c_int, c_void, CStr, CString};
-use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::process::ExitCode;
+use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use arrow_array::ffi::{from_ffi_and_data_type, FFI_ArrowArray};
@@ -35,62 +36,23 @@ use arrow_data::ArrayData;
 use arrow_schema::{DataType, Schema, SchemaRef};
 use serde::Serialize;
 
-use crate::cli::Target;
+use crate::calls::{
+    export_schema, required, schema_ptr, sink_call, sink_call_one, source_schema, still_borrowed,
+};
 use crate::error::{Error, Result, Violation};
 use crate::header::{self, ArrowArray, ArrowArrayStream, ArrowSchema, SparkDsWriteInfo};
 use crate::library::{HandleKind, Library};
-use crate::read::{
-    export_schema, required, schema_ptr, sink_call, sink_call_one, source_schema, still_borrowed,
-};
 use crate::task::Task;
 
-/// `sparkds bench`: measures the reads of a library through the C interface, with the
-/// conformance checks and without them.
-#[derive(Debug, Clone, clap::Args)]
-pub struct BenchArgs {
-    #[command(flatten)]
-    pub target: Target,
-    /// Read only these columns, in this order (`prune_columns`).
-    #[arg(long, value_delimiter = ',', value_name = "A,B")]
-    pub columns: Option<Vec<String>>,
-    /// Run each measure this many times, the modes in turn, and report the fastest run of
-    /// each (its peak RSS is the highest of all runs).
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub repeat: usize,
-    /// Measure only without the conformance checks (by default: with them, then without).
-    #[arg(long)]
-    pub no_checks: bool,
-    /// Print the report as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Measure only this protocol. By default: the batch read and the micro-batch read that
-    /// the source declares.
-    #[arg(long, value_enum)]
-    pub protocol: Option<BenchProtocol>,
-    /// The number of micro-batches of a micro-batch read.
-    #[arg(long, default_value_t = 10, value_name = "N")]
-    pub micro_batches: usize,
-    /// The rows of a batch write, in all.
-    #[arg(long, default_value_t = 1 << 20, value_name = "N")]
-    pub write_rows: u64,
-    /// The rows of each batch that a batch write writes.
-    #[arg(long, default_value_t = 65536, value_name = "N")]
-    pub write_batch_rows: usize,
-    /// The tasks of a batch write, which share its rows.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub write_tasks: usize,
-}
-
-/// A protocol that `bench` measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BenchProtocol {
     /// `spark.read...load()`: every partition of the batch read.
     BatchRead,
-    /// `spark.readStream...`: `--micro-batches` micro-batches, one after another.
+    /// `spark.readStream...`: [`BenchSpec::micro_batches`] micro-batches, one after another.
     MicroBatchRead,
-    /// `df.write...save()` in append mode: `--write-rows` sample rows in batches of
-    /// `--write-batch-rows`, over `--write-tasks` tasks. Measured only when asked, since it
-    /// writes where the options say.
+    /// `df.write...save()` in append mode: [`BenchSpec::write_rows`] sample rows in batches of
+    /// [`BenchSpec::write_batch_rows`], over [`BenchSpec::write_tasks`] tasks. Measured only
+    /// when asked, since it writes where the options say.
     BatchWrite,
 }
 
@@ -103,18 +65,71 @@ impl BenchProtocol {
             BenchProtocol::BatchWrite => "batch-write",
         }
     }
+
+    /// Every protocol, in the order of the report.
+    pub const ALL: [BenchProtocol; 3] = [
+        BenchProtocol::BatchRead,
+        BenchProtocol::MicroBatchRead,
+        BenchProtocol::BatchWrite,
+    ];
 }
 
-impl BenchArgs {
-    /// The target to load: the `release` build of the current package unless `--lib`,
-    /// `--release` or `--profile` says otherwise, since a benchmark of a debug build measures
-    /// the debug build.
-    pub fn target(&self) -> Target {
-        let mut target = self.target.clone();
-        if target.lib.is_none() && target.profile.is_none() {
-            target.release = true;
+impl FromStr for BenchProtocol {
+    type Err = Error;
+
+    fn from_str(name: &str) -> Result<BenchProtocol> {
+        BenchProtocol::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| {
+                Error::usage(format!(
+                    "unknown protocol `{name}`: use batch-read, micro-batch-read or batch-write"
+                ))
+            })
+    }
+}
+
+/// What [`measure`] measures, and how.
+#[derive(Debug, Clone)]
+pub struct BenchSpec {
+    /// The options given to `create`.
+    pub options: Vec<(String, String)>,
+    /// The schema to read, as a query gives one; `None` for the source's.
+    pub schema: Option<SchemaRef>,
+    /// Read only these columns, in this order (`prune_columns`).
+    pub columns: Option<Vec<String>>,
+    /// Run each measure this many times, the modes in turn, and keep the fastest run of each
+    /// (its peak RSS is the highest of all runs).
+    pub repeat: usize,
+    /// Measure with the conformance checks too (before the measure without them).
+    pub checks: bool,
+    /// Measure only this protocol; `None` for the batch read and the micro-batch read that the
+    /// source declares.
+    pub protocol: Option<BenchProtocol>,
+    /// The number of micro-batches of a micro-batch read.
+    pub micro_batches: usize,
+    /// The rows of a batch write, in all.
+    pub write_rows: u64,
+    /// The rows of each batch that a batch write writes.
+    pub write_batch_rows: usize,
+    /// The tasks of a batch write, which share its rows.
+    pub write_tasks: usize,
+}
+
+impl Default for BenchSpec {
+    fn default() -> BenchSpec {
+        BenchSpec {
+            options: Vec::new(),
+            schema: None,
+            columns: None,
+            repeat: 1,
+            checks: true,
+            protocol: None,
+            micro_batches: 10,
+            write_rows: 1 << 20,
+            write_batch_rows: 65536,
+            write_tasks: 2,
         }
-        target
     }
 }
 
@@ -163,25 +178,23 @@ pub struct Measure {
     pub peak_rss_bytes: Option<u64>,
 }
 
-/// Runs `sparkds bench` in this process and writes its report.
+/// Measures the library at `path` as `spec` says, in this process.
 ///
 /// # Errors
 ///
-/// When the library cannot be loaded, or a read fails or breaks a rule.
-pub fn bench(args: &BenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
-    if args.repeat == 0 {
+/// A spec that cannot run, or a library that cannot be loaded, or a read that fails or breaks a
+/// rule.
+pub fn measure(path: &Path, spec: &BenchSpec) -> Result<BenchReport> {
+    if spec.repeat == 0 {
         return Err(Error::usage(
             "--repeat must be 1 or more: the number of runs of each measure",
         ));
     }
-    let target = args.target();
-    let path = target.library_path()?;
-    let library = Library::load(&path)?;
-    let user_schema = target.schema()?;
-    let protocols = match args.protocol {
+    let library = Library::load(path)?;
+    let protocols = match spec.protocol {
         Some(protocol) => vec![protocol],
         None => {
-            let capabilities = library.capabilities(target.options.clone())?;
+            let capabilities = library.capabilities(spec.options.clone())?;
             let mut protocols = Vec::new();
             if capabilities.batch_read() {
                 protocols.push(BenchProtocol::BatchRead);
@@ -197,15 +210,15 @@ pub fn bench(args: &BenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
             "the source declares neither SPARK_DS_BATCH_READ nor SPARK_DS_MICRO_BATCH_READ, and bench measures reads only for now",
         ));
     }
-    if args.write_batch_rows == 0 || args.write_tasks == 0 {
+    if spec.write_batch_rows == 0 || spec.write_tasks == 0 {
         return Err(Error::usage(
             "--write-batch-rows and --write-tasks must be 1 or more",
         ));
     }
-    let reference = reference_entry(&path);
+    let reference = reference_entry(path);
     let mut measures = Vec::new();
     let mut modes = Vec::new();
-    if !args.no_checks {
+    if spec.checks {
         modes.push(Mode::Checked);
     }
     modes.push(Mode::Unchecked);
@@ -223,19 +236,19 @@ pub fn bench(args: &BenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
         let mut peaks: Vec<Option<u64>> = vec![None; modes.len()];
         // The runs of the modes alternate, so that a machine busy with something else for a
         // while slows them alike, and their ratios hold.
-        for _ in 0..args.repeat {
+        for _ in 0..spec.repeat {
             for (i, &mode) in modes.iter().enumerate() {
                 let driver = Driver {
                     library: &library,
-                    options: &target.options,
-                    schema: user_schema.clone(),
-                    columns: args.columns.as_deref(),
+                    options: &spec.options,
+                    schema: spec.schema.clone(),
+                    columns: spec.columns.as_deref(),
                     mode,
                 };
                 let rss = Rss::start();
                 let counts = match protocol {
-                    BenchProtocol::BatchWrite => driver.run_batch_write(args)?,
-                    _ => driver.run(protocol, args.micro_batches)?,
+                    BenchProtocol::BatchWrite => driver.run_batch_write(spec)?,
+                    _ => driver.run(protocol, spec.micro_batches)?,
                 };
                 peaks[i] = max_option(peaks[i], rss.peak_over_baseline());
                 if best[i].as_ref().is_none_or(|b| counts.wall < b.wall) {
@@ -254,24 +267,14 @@ pub fn bench(args: &BenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
             }
         }
     }
-    let report = BenchReport {
+    Ok(BenchReport {
         library: path.display().to_string(),
-        options: crate::redact::redacted(&target.options),
-        columns: args.columns.clone(),
-        repeat: args.repeat,
+        options: crate::redact::redacted(&spec.options),
+        columns: spec.columns.clone(),
+        repeat: spec.repeat,
         reference: reference.is_some(),
         measures,
-    };
-    let text = if args.json {
-        let json = serde_json::to_string_pretty(&report)
-            .map_err(|e| Error::usage(format!("cannot write the report as JSON: {e}")))?;
-        format!("{json}\n")
-    } else {
-        render(&report)
-    };
-    out.write_all(text.as_bytes())
-        .map_err(|e| Error::io("cannot write the output", e))?;
-    Ok(ExitCode::SUCCESS)
+    })
 }
 
 fn max_option(a: Option<u64>, b: Option<u64>) -> Option<u64> {
@@ -500,7 +503,7 @@ impl Driver<'_> {
         let mut read_schema = schema.clone();
         let mut kept = None;
         if let Some(columns) = self.columns {
-            let (pruned, indices) = crate::read::prune(&schema, columns)?;
+            let (pruned, indices) = crate::calls::prune(&schema, columns)?;
             match table.prune_columns {
                 Some(prune_columns) => {
                     let required = export_schema(&pruned)?;
@@ -568,7 +571,7 @@ impl Driver<'_> {
         }
         let schema = counts.in_library(|| source_schema(library, &source, self.schema.clone()))?;
         let kept = match self.columns {
-            Some(columns) => Some(crate::read::prune(&schema, columns)?.1),
+            Some(columns) => Some(crate::calls::prune(&schema, columns)?.1),
             None => None,
         };
         let ffi_schema = export_schema(&schema)?;
@@ -669,7 +672,7 @@ impl Driver<'_> {
     /// `write` of each batch, `commit_data_writer`), then `commit`. Every batch is the same
     /// batch of sample rows (its last one maybe sliced), made once, so that the time measured is
     /// the library's and the interface's, not the making of the data.
-    fn run_batch_write(&self, args: &BenchArgs) -> Result<Counts> {
+    fn run_batch_write(&self, spec: &BenchSpec) -> Result<Counts> {
         let mut counts = Counts::default();
         let library = self.library;
         let table = library.table();
@@ -681,7 +684,7 @@ impl Driver<'_> {
             });
         }
         let schema = source_schema(library, &source, self.schema.clone())?;
-        let sample = crate::sample::rows(&schema, 0, args.write_batch_rows)?;
+        let sample = crate::sample::rows(&schema, 0, spec.write_batch_rows)?;
         drop(source);
 
         let start = Instant::now();
@@ -711,11 +714,11 @@ impl Driver<'_> {
                 unsafe { serialize(writer.ptr(), add, sink) }
             })
         })?;
-        let tasks = args.write_tasks as u64;
+        let tasks = spec.write_tasks as u64;
         let mut messages = Vec::new();
-        for index in 0..args.write_tasks {
+        for index in 0..spec.write_tasks {
             let i = index as u64;
-            let rows = args.write_rows * (i + 1) / tasks - args.write_rows * i / tasks;
+            let rows = spec.write_rows * (i + 1) / tasks - spec.write_rows * i / tasks;
             let batches = sample_batches(&sample, rows);
             let task = Task::new(0, index);
             let context = format!("task {index}");
@@ -854,7 +857,7 @@ impl Driver<'_> {
             }
             // The task lives until the stream is released, at the end of this iteration.
             let stream = counts.in_library(|| {
-                crate::read::call_read(library, read, &task, tasks.state, partition, &context)
+                crate::calls::call_read(library, read, &task, tasks.state, partition, &context)
             })?;
             let mut stream = Stream::adopt(stream, &context)?;
             let result = self.read_stream(&mut stream, tasks.schema, tasks.kept, counts);
@@ -1144,187 +1147,6 @@ pub fn status_bytes(status: &str, key: &str) -> Option<u64> {
 }
 
 /// A rate or a count with an SI prefix and three significant digits: `1.23 G`, `456 k`, `12.0`.
-pub fn si(value: f64) -> String {
-    const PREFIXES: [&str; 5] = ["", " k", " M", " G", " T"];
-    let mut value = value;
-    let mut prefix = 0;
-    while value.abs() >= 999.5 && prefix < PREFIXES.len() - 1 {
-        value /= 1000.0;
-        prefix += 1;
-    }
-    let digits = if value.abs() >= 99.95 {
-        0
-    } else if value.abs() >= 9.995 {
-        1
-    } else {
-        2
-    };
-    format!("{value:.digits$}{}", PREFIXES[prefix])
-}
-
-/// Bytes in binary units: `512 B`, `1.50 MiB`, `12.3 GiB`.
-pub fn bytes(value: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = value;
-    let mut unit = 0;
-    while value.abs() >= 1023.5 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        return format!("{value:.0} B");
-    }
-    let digits = if value.abs() >= 99.95 {
-        0
-    } else if value.abs() >= 9.995 {
-        1
-    } else {
-        2
-    };
-    format!("{value:.digits$} {}", UNITS[unit])
-}
-
-/// A duration in seconds with its share of a whole: `1.23 s (45%)`.
-fn seconds(part: f64, whole: f64) -> String {
-    let share = if whole > 0.0 {
-        part / whole * 100.0
-    } else {
-        0.0
-    };
-    format!("{part:.3} s ({share:.0}%)")
-}
-
-/// The report as a table, one row per measure, then the cost of the checks.
-pub fn render(report: &BenchReport) -> String {
-    let mut text = format!("sparkds bench {}\n", report.library);
-    let options: Vec<String> = report
-        .options
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    text.push_str(&format!(
-        "options: {}; columns: {}; best of {}; one task at a time\n\n",
-        if options.is_empty() {
-            "none".to_string()
-        } else {
-            options.join(" ")
-        },
-        report
-            .columns
-            .as_ref()
-            .map_or("all".to_string(), |c| c.join(",")),
-        report.repeat
-    ));
-    let header = [
-        "protocol",
-        "checks",
-        "rows",
-        "rows/s",
-        "Arrow bytes/s",
-        "batches/s",
-        "in library",
-        "in host",
-        "peak RSS",
-    ];
-    let rows: Vec<[String; 9]> = report
-        .measures
-        .iter()
-        .map(|m| {
-            [
-                m.protocol.clone(),
-                if m.in_process {
-                    "in-process"
-                } else if m.checks {
-                    "on"
-                } else {
-                    "off"
-                }
-                .to_string(),
-                m.rows.to_string(),
-                si(m.rows_per_second),
-                format!("{}/s", bytes(m.arrow_bytes_per_second)),
-                si(m.batches_per_second),
-                seconds(m.library_seconds, m.seconds),
-                seconds(m.host_seconds, m.seconds),
-                m.peak_rss_bytes
-                    .map_or("n/a".to_string(), |b| format!("+{}", bytes(b as f64))),
-            ]
-        })
-        .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].len())
-                .chain([header[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: &[&str]| -> String {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (cell, width))| {
-                if i < 2 {
-                    format!("{cell:<width$}")
-                } else {
-                    format!("{cell:>width$}")
-                }
-            })
-            .collect();
-        format!("{}\n", padded.join("  ").trim_end())
-    };
-    text.push_str(&line(&header));
-    for row in &rows {
-        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
-        text.push_str(&line(&cells));
-    }
-    let mut costs = String::new();
-    for reference in report.measures.iter().filter(|m| m.in_process) {
-        let ratio = |checks: bool| {
-            report
-                .measures
-                .iter()
-                .find(|m| !m.in_process && m.checks == checks && m.protocol == reference.protocol)
-                .filter(|_| reference.rows_per_second > 0.0)
-                .map(|m| m.rows_per_second / reference.rows_per_second)
-        };
-        let with_checks = ratio(true).map_or(String::new(), |r| format!(", {r:.2}x with them"));
-        if let Some(without) = ratio(false) {
-            costs.push_str(&format!(
-                "{}: through the C interface at {without:.2}x the in-process rate ({} rows/s) without the checks{with_checks}\n",
-                reference.protocol,
-                si(reference.rows_per_second)
-            ));
-        }
-    }
-    for on in report.measures.iter().filter(|m| m.checks) {
-        let off = report
-            .measures
-            .iter()
-            .find(|m| !m.checks && !m.in_process && m.protocol == on.protocol);
-        if let Some(off) = off.filter(|off| off.seconds > 0.0) {
-            costs.push_str(&format!(
-                "{}: the checks make the read {:.2}x slower: {:.3} s in the host with them, {:.3} s without\n",
-                on.protocol,
-                on.seconds / off.seconds,
-                on.host_seconds,
-                off.host_seconds
-            ));
-        }
-    }
-    if !report.reference {
-        costs.push_str(
-            "no in-process reference: the library does not export spark_ds_bench_v1 (spark_datasource::export! adds it)\n",
-        );
-    }
-    if !costs.is_empty() {
-        text.push('\n');
-        text.push_str(&costs);
-    }
-    text
-}
 
 #[cfg(test)]
 mod tests {
@@ -1349,82 +1171,22 @@ mod tests {
     }
 
     #[test]
-    fn si_keeps_three_significant_digits() {
-        assert_eq!(si(0.0), "0.00");
-        assert_eq!(si(12.345), "12.3");
-        assert_eq!(si(999.0), "999");
-        assert_eq!(si(1_000.0), "1.00 k");
-        assert_eq!(si(45_600_000.0), "45.6 M");
-        assert_eq!(si(1.234e9), "1.23 G");
-    }
-
-    #[test]
-    fn bytes_uses_binary_units() {
-        assert_eq!(bytes(512.0), "512 B");
-        assert_eq!(bytes(1536.0), "1.50 KiB");
-        assert_eq!(bytes(4.0 * 1024.0 * 1024.0), "4.00 MiB");
-        assert_eq!(bytes(123.0 * 1024.0 * 1024.0 * 1024.0), "123 GiB");
-    }
-
-    #[test]
-    fn the_table_has_a_row_per_measure_and_the_cost_of_the_checks() {
-        let counts = |library_ms| Counts {
-            rows: 1000,
-            batches: 4,
-            bytes: 8000,
-            wall: Duration::from_millis(10),
-            library: Duration::from_millis(library_ms),
-            outside: Duration::ZERO,
-        };
-        let report = BenchReport {
-            library: "libx.so".into(),
-            options: vec![("end".into(), "1000".into())],
-            columns: None,
-            repeat: 1,
-            reference: true,
-            measures: vec![
-                counts(2).measure("batch-read", true, false, Some(1024 * 1024)),
-                Counts {
-                    wall: Duration::from_millis(5),
-                    ..counts(2)
-                }
-                .measure("batch-read", false, false, None),
-                Counts {
-                    wall: Duration::from_millis(4),
-                    ..counts(2)
-                }
-                .measure("batch-read", false, true, None),
-            ],
-        };
-        let text = render(&report);
-        assert!(
-            text.contains("options: end=1000; columns: all; best of 1"),
-            "{text}"
-        );
-        assert!(text.contains("batch-read  on"), "{text}");
-        assert!(text.contains("100 k"), "{text}");
-        assert!(text.contains("0.002 s (20%)"), "{text}");
-        assert!(text.contains("+1.00 MiB"), "{text}");
-        assert!(text.contains("n/a"), "{text}");
-        assert!(
-            text.contains("the checks make the read 2.00x slower"),
-            "{text}"
-        );
-        assert!(text.contains("batch-read  in-process"), "{text}");
-        assert!(
-            text.contains("batch-read: through the C interface at 0.80x the in-process rate (250 k rows/s) without the checks, 0.40x with them"),
-            "{text}"
-        );
-        assert!(!text.contains("no in-process reference"), "{text}");
-        let without = render(&BenchReport {
-            reference: false,
-            measures: report.measures[..2].to_vec(),
-            ..report
-        });
-        assert!(
-            without
-                .contains("no in-process reference: the library does not export spark_ds_bench_v1"),
-            "{without}"
+    fn protocols_are_named_as_the_command_line_names_them() {
+        for protocol in BenchProtocol::ALL {
+            assert_eq!(
+                protocol.name().parse::<BenchProtocol>().ok(),
+                Some(protocol)
+            );
+        }
+        assert_eq!(
+            "batch"
+                .parse::<BenchProtocol>()
+                .err()
+                .map(|e| e.to_string()),
+            Some(
+                "unknown protocol `batch`: use batch-read, micro-batch-read or batch-write"
+                    .to_string()
+            )
         );
     }
 }

@@ -16,7 +16,6 @@ use crate::write::WriteMode;
 
 /// A protocol that `check` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Protocol {
     /// `spark_ds_init`, the table, `create` and the capabilities.
@@ -314,7 +313,7 @@ impl Check {
             Ok(output) => output,
             Err(e) => {
                 return Outcome::Errored(format!(
-                    "cannot run `{}`: {e}; install it with `cargo install --locked --path crates/sparkds --features cli` from a checkout of spark-datasource-template",
+                    "cannot run `{}`: {e}; install it with `cargo install --locked --path crates/cargo-sparkds` from a checkout of spark-datasource-template",
                     binary.display()
                 ))
             }
@@ -558,7 +557,7 @@ pub fn write_schema(
     }
     if library.table().schema.is_some() {
         let source = library.create(options)?;
-        return crate::read::source_schema(library, &source, None);
+        return crate::calls::source_schema(library, &source, None);
     }
     crate::ddl::parse("id bigint not null, name string")
 }

@@ -47,11 +47,13 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    pub(crate) fn usage(message: impl Into<String>) -> Self {
+    /// A usage error: `message` names what was wrong and the fix.
+    pub fn usage(message: impl Into<String>) -> Self {
         Error::Usage(message.into())
     }
 
-    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+    /// An I/O error, with what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
             context: context.into(),
             source,

@@ -67,11 +67,11 @@
 //! ```
 #![deny(unsafe_op_in_unsafe_fn)]
 
-#[cfg(feature = "cli")]
+mod artifacts;
+mod batch_read;
 pub mod bench;
+mod calls;
 pub mod check;
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod ddl;
 mod error;
 mod exported;
@@ -79,33 +79,27 @@ pub mod header;
 mod import;
 pub mod isolate;
 mod library;
-mod locate;
-#[cfg(feature = "package")]
-pub mod package;
-mod read;
 pub mod redact;
 pub mod render;
 pub mod sample;
 mod sink;
 pub mod steps;
-mod stream;
+mod stream_read;
 mod task;
-#[cfg(feature = "package")]
-pub mod verify;
 pub mod version;
 mod write;
 
 /// The arrow-rs crates of sparkds's API, so that tests build batches with the same version.
 pub use arrow_array;
 pub use arrow_schema;
+pub use artifacts::{
+    build_current_cdylib, cdylib, library_file_name, profile_dir, sparkds_binary, BINARY,
+};
+pub use batch_read::{BatchRead, BatchReadOutcome, PartitionRead};
 pub use error::{Error, Result, Violation};
 pub use exported::exported_names;
 pub use library::{
     Capabilities, HostOptions, Library, LogFunction, LogLevel, LogMessage, SPARK_VERSION,
 };
-pub use locate::{
-    build_current_cdylib, cdylib, library_file_name, profile_dir, sparkds_binary, BINARY,
-};
-pub use read::{BatchRead, BatchReadOutcome, PartitionRead};
-pub use stream::{MicroBatch, StreamRead, StreamReadOutcome};
+pub use stream_read::{MicroBatch, StreamRead, StreamReadOutcome};
 pub use write::{BatchWrite, StreamingWrite, WriteMode, WriteOutcome};

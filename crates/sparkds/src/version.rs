@@ -40,7 +40,7 @@ pub fn mismatch(dir: &Path) -> Option<String> {
     (!other.is_empty()).then(|| {
         format!(
             "cargo sparkds is version {VERSION}, but {} locks spark-datasource {}: install the \
-             same version (`cargo install --locked sparkds@{} --features cli`, or from the same \
+             same version (`cargo install --locked cargo-sparkds@{}`, or from the same \
              checkout or tag), or upgrade the project's spark-datasource to {VERSION}",
             lock.display(),
             other.join(", "),

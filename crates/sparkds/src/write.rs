@@ -15,12 +15,12 @@ use arrow_array::{Array, RecordBatch, StructArray};
 use arrow_data::transform::MutableArrayData;
 use arrow_schema::SchemaRef;
 
+use crate::calls::{
+    export_schema, required, schema_ptr, sink_call_one, source_schema, still_borrowed,
+};
 use crate::error::{Error, Result, Violation};
 use crate::header::{self, ArrowArray, SparkDsWriteInfo};
 use crate::library::{HandleKind, Library};
-use crate::read::{
-    export_schema, required, schema_ptr, sink_call_one, source_schema, still_borrowed,
-};
 use crate::task::Task;
 
 /// The write mode, `SparkDsWriteInfo.mode`.

@@ -15,7 +15,7 @@
 //!   `<repo>/target/book/tutorial`, made as soon as the project exists, so that runs of this
 //!   test share their builds.
 //! - `cargo sparkds` is this workspace's build of `cargo-sparkds` (what the tutorial's
-//!   `cargo install --path .../crates/sparkds --features cli` installs), first on `PATH`.
+//!   `cargo install --path .../crates/cargo-sparkds` installs), first on `PATH`.
 //! - `cargo-insta` is installed under `<repo>/target/book/tools` when it is not on `PATH`.
 
 use std::path::{Path, PathBuf};
@@ -104,7 +104,7 @@ pub fn clean_checkout(destination: &Path) {
 }
 
 /// The directory of this workspace's `cargo-sparkds`, built now if it is not fresh: the command
-/// that the tutorial installs with `cargo install --path .../crates/sparkds --features cli`.
+/// that the tutorial installs with `cargo install --path .../crates/cargo-sparkds`.
 pub fn cargo_sparkds_dir() -> PathBuf {
     let binary = sparkds::sparkds_binary()
         .unwrap_or_else(|e| panic!("cannot build cargo-sparkds for the tutorial: {e}"));

@@ -3,10 +3,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use sparkds::package::{write_package, PackageSpec, Platform};
 use sparkds_jni::build::Origin;
 use sparkds_jni::discovery::{self, current_platform, library_file_name, DriverBuild, Search};
 use sparkds_jni::error::ErrorClass;
+use sparkds_package::write::{write_package, PackageSpec};
+use sparkds_package::Platform;
 
 use crate::helpers::{c_range, fresh_dir};
 

@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
 use super::{Finding, Rule};
-use crate::package::MANIFEST_NAME;
+use crate::MANIFEST_NAME;
 
 /// What `verify` accepts. The defaults are far above what a real package holds (a manifest,
 /// notices, an SBOM and one library per platform) and low enough that checking stays cheap.

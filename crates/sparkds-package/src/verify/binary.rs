@@ -7,7 +7,7 @@ use object::read::macho::LoadCommandVariant;
 use object::{elf, FileKind, ImportFlags, Object, ObjectKind};
 
 use super::{Finding, Rule};
-use crate::package::{describe, Os, Platform};
+use crate::{describe, Os, Platform};
 
 /// The exported function Spark calls (specification, section "How It Works").
 const INIT: &str = "spark_ds_init";

@@ -22,40 +22,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fs;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use zip::ZipArchive;
 
 pub use archive::{unsafe_path, Limits};
 pub use binary::{parse_glibc_version, Policy};
 
-use crate::package::error;
-use crate::package::{
+use crate::error;
+use crate::error::Result;
+use crate::{
     is_valid_data_source_name, sha256_hex, Manifest, Platform, ABI_VERSION, MANIFEST_NAME,
 };
-use crate::Result;
 use notices::SbomComponent;
-
-/// Arguments of `sparkds verify`.
-#[derive(Debug, clap::Args)]
-pub struct VerifyArgs {
-    /// The package to check.
-    #[arg(value_name = "PACKAGE")]
-    pub package: PathBuf,
-    /// A data source the manifest must list.
-    #[arg(long = "name", value_name = "NAME")]
-    pub names: Vec<String>,
-    /// Newest glibc version that the Linux libraries may need.
-    #[arg(long, value_name = "VERSION", default_value = "2.28")]
-    pub glibc: String,
-    /// A library the libraries may load on top of the system libraries, e.g. `libstdc++.so.6`;
-    /// repeat it for each.
-    #[arg(long = "allow", value_name = "LIBRARY")]
-    pub allow: Vec<String>,
-    /// Fail, rather than warn, when the package carries no third-party notices or no SBOM.
-    #[arg(long)]
-    pub require_notices: bool,
-}
 
 /// A rule of the package format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -604,68 +583,4 @@ fn quoted(names: &[String]) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// Runs `sparkds verify`: prints the libraries and their SHA-256 on standard output, every
-/// finding on standard error, and returns whether the package passed.
-///
-/// # Errors
-///
-/// An invalid `--glibc`, or a package that cannot be read at all.
-pub fn run(args: &VerifyArgs) -> Result<bool> {
-    let glibc =
-        parse_glibc_version(&args.glibc).ok_or_else(|| error::glibc_baseline(&args.glibc))?;
-    let options = Options {
-        names: args.names.clone(),
-        policy: Policy {
-            glibc,
-            allow: args.allow.clone(),
-        },
-        require_notices: args.require_notices,
-        limits: Limits::default(),
-    };
-    let report = verify_package(&args.package, &options)?;
-    println!("package {}", args.package.display());
-    if !report.data_sources.is_empty() {
-        println!("data sources: {}", report.data_sources.join(", "));
-    }
-    for library in &report.libraries {
-        println!("{}  {}", library.sha256, library.entry);
-    }
-    if !report.components.is_empty() {
-        println!(
-            "sbom: {}",
-            crate::error::count(report.components.len() as i128, "component")
-        );
-    }
-    for warning in &report.warnings {
-        eprintln!("warning: {warning}");
-    }
-    for finding in &report.findings {
-        eprintln!("error: {finding}");
-    }
-    if report.findings.is_empty() {
-        println!(
-            "ok: {} {} verified",
-            report.libraries.len(),
-            if report.libraries.len() == 1 {
-                "library"
-            } else {
-                "libraries"
-            }
-        );
-        Ok(true)
-    } else {
-        eprintln!(
-            "verify failed: {} {} in {}",
-            report.findings.len(),
-            if report.findings.len() == 1 {
-                "problem"
-            } else {
-                "problems"
-            },
-            args.package.display()
-        );
-        Ok(false)
-    }
 }

@@ -1,4 +1,4 @@
-//! `sparkds package`: writes a `.sparkpkg` (specification, section "Packages") from one library
+//! Writing a `.sparkpkg` (`cargo sparkds package`) (specification, section "Packages") from one library
 //! per platform, generating its manifest, and the third-party licence notices and CycloneDX SBOM
 //! of the code compiled into the libraries (issue 12): a package ships that code to every node of
 //! a cluster, and its licences ask for their notices to go with it.
@@ -8,10 +8,8 @@
 //! permissions and one compression level, so the same libraries and the same dependency graph
 //! always give the same bytes and the same SHA-256.
 
-pub(crate) mod error;
-mod manifest;
+mod messages;
 pub mod notices;
-mod platform;
 pub mod sbom;
 pub mod thirdparty;
 
@@ -20,52 +18,44 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipWriter};
 
-use crate::Result;
+use crate::error::Result;
 
-pub use manifest::{Manifest, ABI_VERSION, MANIFEST_NAME};
 pub use notices::NOTICES_NAME;
-pub use platform::{describe, is_valid_data_source_name, Os, Platform};
 pub use sbom::SBOM_NAME;
 pub use thirdparty::ThirdParty;
 
+use crate::{
+    is_valid_data_source_name, sha256_hex, Manifest, Platform, ABI_VERSION, MANIFEST_NAME,
+};
+
 /// Arguments of `sparkds package`.
-#[derive(Debug, clap::Args)]
-pub struct PackageArgs {
+#[derive(Debug, Clone, Default)]
+pub struct PackageRequest {
     /// Data source that the libraries implement; repeat it for a library that implements several.
     /// The first one names the package file.
-    #[arg(long = "name", value_name = "NAME", required = true)]
     pub names: Vec<String>,
     /// Version of the package, e.g. the crate version: the file is `<name>-<version>.sparkpkg`.
-    #[arg(long, value_name = "VERSION")]
     pub version: String,
     /// A library and its platform, e.g. `linux-x86_64=target/release/libspark_datasource_x.so`;
     /// repeat it for each platform.
-    #[arg(long = "library", value_name = "PLATFORM=PATH")]
     pub libraries: Vec<String>,
     /// A directory with one `<platform>/` directory per platform, each holding its library.
-    #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Directory the package is written to.
-    #[arg(long, short = 'o', value_name = "DIR", default_value = ".")]
     pub out_dir: PathBuf,
     /// `Cargo.toml` of the library's package, whose dependency graph (`cargo metadata`, `cargo
     /// tree`) gives the third-party notices and the SBOM. By default, the package of the current
     /// directory (or of a parent) that builds the library, if there is one.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["notices", "sbom", "no_notices"])]
     pub manifest_path: Option<PathBuf>,
     /// Third-party notices made elsewhere, e.g. for a library not built by cargo, to put in the
     /// package instead of generating them.
-    #[arg(long, value_name = "FILE", conflicts_with = "no_notices")]
     pub notices: Option<PathBuf>,
     /// A CycloneDX JSON SBOM made elsewhere, to put in the package instead of generating it.
-    #[arg(long, value_name = "FILE", conflicts_with = "no_notices")]
     pub sbom: Option<PathBuf>,
     /// Package without third-party notices and SBOM: `sparkds verify` warns of such a package.
-    #[arg(long)]
     pub no_notices: bool,
 }
 
@@ -91,13 +81,13 @@ impl PackageSpec {
     ///
     /// An invalid name or version, an unknown or repeated platform, a library not named the way
     /// Spark looks for it, or no library at all.
-    pub fn from_args(args: &PackageArgs) -> Result<PackageSpec> {
+    pub fn from_request(args: &PackageRequest) -> Result<PackageSpec> {
         let mut libraries = BTreeMap::new();
         for arg in &args.libraries {
             let (key, path) = arg
                 .split_once('=')
                 .filter(|(key, path)| !key.is_empty() && !path.is_empty())
-                .ok_or_else(|| error::library_argument(arg))?;
+                .ok_or_else(|| messages::library_argument(arg))?;
             insert_library(&mut libraries, key, PathBuf::from(path))?;
         }
         if let Some(dir) = &args.dir {
@@ -120,10 +110,10 @@ impl PackageSpec {
     ///
     /// # Errors
     ///
-    /// See [`PackageSpec::from_args`].
+    /// See [`PackageSpec::from_request`].
     pub fn check(&self) -> Result<()> {
         if let Some(name) = self.names.iter().find(|n| !is_valid_data_source_name(n)) {
-            return Err(error::data_source_name(name));
+            return Err(messages::data_source_name(name));
         }
         let version_ok = !self.version.is_empty()
             && self
@@ -131,10 +121,10 @@ impl PackageSpec {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'));
         if !version_ok {
-            return Err(error::version(&self.version));
+            return Err(messages::version(&self.version));
         }
         if self.libraries.is_empty() {
-            return Err(error::no_library());
+            return Err(messages::no_library());
         }
         for (platform, path) in &self.libraries {
             let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -145,7 +135,7 @@ impl PackageSpec {
                 .collect();
             if !expected.iter().any(|e| e == file_name) {
                 let expected: Vec<String> = expected.iter().map(|e| format!("`{e}`")).collect();
-                return Err(error::library_file_name(
+                return Err(messages::library_file_name(
                     path,
                     platform.key(),
                     &expected.join(" or "),
@@ -201,7 +191,7 @@ enum Source {
     Nothing,
 }
 
-fn source(args: &PackageArgs) -> Result<Source> {
+fn source(args: &PackageRequest) -> Result<Source> {
     if args.no_notices {
         return Ok(Source::Nothing);
     }
@@ -217,7 +207,7 @@ fn source(args: &PackageArgs) -> Result<Source> {
             root: thirdparty::Root::NamedOrManifest,
         });
     }
-    let dir = std::env::current_dir().map_err(error::io("the current directory"))?;
+    let dir = std::env::current_dir().map_err(messages::io("the current directory"))?;
     Ok(
         match dir
             .ancestors()
@@ -240,7 +230,7 @@ fn source(args: &PackageArgs) -> Result<Source> {
 }
 
 /// Adds the notices and the SBOM that the command line asks for to `spec`.
-fn attach(spec: PackageSpec, args: &PackageArgs) -> Result<PackageSpec> {
+fn attach(spec: PackageSpec, args: &PackageRequest) -> Result<PackageSpec> {
     match source(args)? {
         Source::Nothing => Ok(spec),
         Source::Cargo {
@@ -281,7 +271,7 @@ fn attach(spec: PackageSpec, args: &PackageArgs) -> Result<PackageSpec> {
         Source::Files { notices, sbom } => {
             let read = |path: &Option<PathBuf>| -> Result<Option<Vec<u8>>> {
                 path.as_ref()
-                    .map(|p| fs::read(p).map_err(error::io(p)))
+                    .map(|p| fs::read(p).map_err(messages::io(p)))
                     .transpose()
             };
             let mut spec = spec;
@@ -292,14 +282,14 @@ fn attach(spec: PackageSpec, args: &PackageArgs) -> Result<PackageSpec> {
             if let (Some(path), Some(bytes)) = (&sbom, &spec.sbom) {
                 let (problems, found) = crate::verify::notices::check_sbom(bytes, &spec.names);
                 if !problems.is_empty() {
-                    return Err(error::attachment(path, &problems));
+                    return Err(messages::attachment(path, &problems));
                 }
                 components = found;
             }
             if let (Some(path), Some(bytes)) = (&notices, &spec.notices) {
                 let problems = crate::verify::notices::check_notices(bytes, &components);
                 if !problems.is_empty() {
-                    return Err(error::attachment(path, &problems));
+                    return Err(messages::attachment(path, &problems));
                 }
             }
             Ok(spec)
@@ -322,9 +312,9 @@ fn insert_library(
     path: PathBuf,
 ) -> Result<()> {
     let platform = Platform::from_key(key)
-        .ok_or_else(|| error::unknown_platform(key, &Platform::known_keys()))?;
+        .ok_or_else(|| messages::unknown_platform(key, &Platform::known_keys()))?;
     if libraries.insert(platform, path).is_some() {
-        return Err(error::duplicate_platform(key));
+        return Err(messages::duplicate_platform(key));
     }
     Ok(())
 }
@@ -332,23 +322,23 @@ fn insert_library(
 /// The libraries of a directory laid out `<platform>/<file>`, as CI artifacts are downloaded.
 fn libraries_in_dir(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     let mut found = Vec::new();
-    for entry in fs::read_dir(dir).map_err(error::io(dir))? {
-        let entry = entry.map_err(error::io(dir))?;
+    for entry in fs::read_dir(dir).map_err(messages::io(dir))? {
+        let entry = entry.map_err(messages::io(dir))?;
         let platform_dir = entry.path();
         if !platform_dir.is_dir() {
             continue;
         }
         let key = entry.file_name().to_string_lossy().into_owned();
         let mut files = Vec::new();
-        for file in fs::read_dir(&platform_dir).map_err(error::io(&platform_dir))? {
-            let file = file.map_err(error::io(&platform_dir))?.path();
+        for file in fs::read_dir(&platform_dir).map_err(messages::io(&platform_dir))? {
+            let file = file.map_err(messages::io(&platform_dir))?.path();
             if file.is_file() {
                 files.push(file);
             }
         }
         match <[PathBuf; 1]>::try_from(files) {
             Ok([file]) => found.push((key, file)),
-            Err(_) => return Err(error::platform_directory(&platform_dir)),
+            Err(_) => return Err(messages::platform_directory(&platform_dir)),
         }
     }
     found.sort();
@@ -361,10 +351,10 @@ fn libraries_in_dir(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
 ///
 /// A library that cannot be read, or a package that cannot be written.
 pub fn write_package(spec: &PackageSpec, out: &Path) -> Result<()> {
-    let manifest = spec.manifest().to_json().map_err(error::manifest)?;
+    let manifest = spec.manifest().to_json().map_err(messages::manifest)?;
     let mut libraries: Vec<(String, Vec<u8>, u32)> = Vec::new();
     for (platform, path) in &spec.libraries {
-        let bytes = fs::read(path).map_err(error::io(path))?;
+        let bytes = fs::read(path).map_err(messages::io(path))?;
         libraries.push((entry_name(*platform, path), bytes, 0o755));
     }
     libraries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -377,53 +367,61 @@ pub fn write_package(spec: &PackageSpec, out: &Path) -> Result<()> {
     }
     entries.extend(libraries);
 
-    let file = fs::File::create(out).map_err(error::io(out))?;
+    let file = fs::File::create(out).map_err(messages::io(out))?;
     let mut zip = ZipWriter::new(file);
     let options = SimpleFileOptions::default()
         .compression_method(CompressionMethod::Deflated)
         .compression_level(Some(6))
         .last_modified_time(DateTime::DEFAULT);
     zip.start_file(MANIFEST_NAME, options.unix_permissions(0o644))
-        .map_err(error::zip_write(out))?;
-    zip.write_all(manifest.as_bytes()).map_err(error::io(out))?;
+        .map_err(messages::zip_write(out))?;
+    zip.write_all(manifest.as_bytes())
+        .map_err(messages::io(out))?;
     for (name, bytes, mode) in entries {
         zip.start_file(name, options.unix_permissions(mode))
-            .map_err(error::zip_write(out))?;
-        zip.write_all(&bytes).map_err(error::io(out))?;
+            .map_err(messages::zip_write(out))?;
+        zip.write_all(&bytes).map_err(messages::io(out))?;
     }
-    zip.finish().map_err(error::zip_write(out))?;
+    zip.finish().map_err(messages::zip_write(out))?;
     Ok(())
 }
 
-/// The SHA-256 of `bytes` in lower-case hex, as `sha256sum` prints it.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+/// A package written by [`package`]: what `cargo sparkds package` prints.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The package file.
+    pub path: PathBuf,
+    /// Its SHA-256, lower-case hex.
+    pub sha256: String,
+    /// Each platform and the entry of its library.
+    pub libraries: Vec<(Platform, String)>,
+    /// The entry of the third-party notices, if the package has them.
+    pub notices: Option<&'static str>,
+    /// The entry of the SBOM, if the package has one.
+    pub sbom: Option<&'static str>,
 }
 
-/// Runs `sparkds package`: writes the package and prints its path and SHA-256.
+/// Writes the package that `request` describes into its `out_dir`, with the notices and the
+/// SBOM it asks for.
 ///
 /// # Errors
 ///
-/// See [`PackageSpec::from_args`] and [`write_package`].
-pub fn run(args: &PackageArgs) -> Result<PathBuf> {
-    let spec = attach(PackageSpec::from_args(args)?, args)?;
-    fs::create_dir_all(&args.out_dir).map_err(error::io(&args.out_dir))?;
-    let out = args.out_dir.join(spec.file_name());
+/// See [`PackageSpec::from_request`] and [`write_package`].
+pub fn package(request: &PackageRequest) -> Result<Written> {
+    let spec = attach(PackageSpec::from_request(request)?, request)?;
+    fs::create_dir_all(&request.out_dir).map_err(messages::io(&request.out_dir))?;
+    let out = request.out_dir.join(spec.file_name());
     write_package(&spec, &out)?;
-    let bytes = fs::read(&out).map_err(error::io(&out))?;
-    println!("wrote {}", out.display());
-    for (platform, path) in &spec.libraries {
-        println!("  {platform}: {}", entry_name(*platform, path));
-    }
-    if spec.notices.is_some() {
-        println!("  notices: {NOTICES_NAME}");
-    }
-    if spec.sbom.is_some() {
-        println!("  sbom: {SBOM_NAME}");
-    }
-    println!("{}  {}", sha256_hex(&bytes), out.display());
-    Ok(out)
+    let bytes = fs::read(&out).map_err(messages::io(&out))?;
+    Ok(Written {
+        sha256: sha256_hex(&bytes),
+        libraries: spec
+            .libraries
+            .iter()
+            .map(|(platform, path)| (*platform, entry_name(*platform, path)))
+            .collect(),
+        notices: spec.notices.as_ref().map(|_| NOTICES_NAME),
+        sbom: spec.sbom.as_ref().map(|_| SBOM_NAME),
+        path: out,
+    })
 }

@@ -89,8 +89,8 @@ fn component(c: &Component) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::package::notices;
     use crate::verify::notices::{check_notices, check_sbom};
+    use crate::write::notices;
 
     fn component(name: &str, license: Option<&str>, license_file: Option<&str>) -> Component {
         Component {

@@ -21,9 +21,9 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-use super::error;
-use super::Platform;
-use crate::Result;
+use super::messages;
+use crate::error::Result;
+use crate::Platform;
 
 /// A package of the dependency graph, or the library's own package.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,7 +120,7 @@ fn cargo(manifest_path: &Path, args: &[&str]) -> Result<Vec<u8>> {
         if offline {
             command.arg("--offline");
         }
-        command.output().map_err(error::io(format!(
+        command.output().map_err(messages::io(format!(
             "{} {}",
             cargo.to_string_lossy(),
             args[0]
@@ -131,7 +131,7 @@ fn cargo(manifest_path: &Path, args: &[&str]) -> Result<Vec<u8>> {
         output = run(true)?;
     }
     if !output.status.success() {
-        return Err(error::cargo_metadata(
+        return Err(messages::cargo_metadata(
             args[0],
             manifest_path,
             &String::from_utf8_lossy(&output.stderr),
@@ -224,14 +224,14 @@ pub fn from_metadata(
     built: impl FnOnce(&str, &str) -> Result<Option<BTreeSet<(String, String)>>>,
 ) -> Result<Option<ThirdParty>> {
     let metadata: Metadata =
-        serde_json::from_slice(metadata).map_err(|e| error::metadata(manifest_path, &e))?;
+        serde_json::from_slice(metadata).map_err(|e| messages::metadata(manifest_path, &e))?;
     let packages: BTreeMap<&str, &Package> = metadata
         .packages
         .iter()
         .map(|p| (p.id.as_str(), p))
         .collect();
     let Some(resolve) = &metadata.resolve else {
-        return Err(error::metadata_without_resolve(manifest_path));
+        return Err(messages::metadata_without_resolve(manifest_path));
     };
     let library_names: Vec<String> = names
         .iter()
@@ -253,13 +253,13 @@ pub fn from_metadata(
         (None, Root::Named) => return Ok(None),
         (None, Root::NamedOrManifest) => match &resolve.root {
             Some(id) => id.as_str(),
-            None => return Err(error::no_library_package(manifest_path, &library_names)),
+            None => return Err(messages::no_library_package(manifest_path, &library_names)),
         },
     };
 
     let root_package = packages
         .get(root_id)
-        .ok_or_else(|| error::no_library_package(manifest_path, &library_names))?;
+        .ok_or_else(|| messages::no_library_package(manifest_path, &library_names))?;
     let built = built(&root_package.name, &root_package.version)?;
     let is_built = |id: &str| match (&built, packages.get(id)) {
         (None, _) => true,
@@ -312,7 +312,7 @@ pub fn from_metadata(
         })
     };
     let root = component(root_id, false)
-        .ok_or_else(|| error::no_library_package(manifest_path, &library_names))?;
+        .ok_or_else(|| messages::no_library_package(manifest_path, &library_names))?;
     let mut components: Vec<Component> = reached
         .iter()
         .filter_map(|id| component(id, true))

@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use arrow_schema::{Schema, SchemaRef};
 
+use crate::calls::{
+    export_schema, required, schema_ptr, sink_call, sink_call_one, source_schema, still_borrowed,
+};
 use crate::error::{Error, Result};
 use crate::header::{self, SparkDsWriteInfo};
 use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
-use crate::read::{
-    export_schema, required, schema_ptr, sink_call, sink_call_one, source_schema, still_borrowed,
-};
 use crate::write::WriteMode;
 
 /// An open source: what `create` returned. Closed (`close`) once it and every reader and writer

@@ -11,11 +11,11 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, SchemaRef};
 
 use super::Checks;
+use crate::calls::{call_read, export_schema, required, schema_ptr, sink_call_one, still_borrowed};
 use crate::error::{count, Error, Result, Violation};
 use crate::header::{ArrowArray, ArrowArrayStream, ArrowSchema};
 use crate::import;
 use crate::library::{Handle, HandleKind, Library};
-use crate::read::{call_read, export_schema, required, schema_ptr, sink_call_one, still_borrowed};
 use crate::render;
 use crate::task::{InterruptCheck, Task, TaskIds};
 

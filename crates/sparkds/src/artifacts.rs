@@ -75,7 +75,7 @@ pub fn sparkds_binary() -> Result<PathBuf> {
     // otherwise. Outside sparkds's own workspace this fails quietly, and the others are tried.
     let built = cargo_build(
         Path::new("."),
-        &["-p", "sparkds", "--features", "cli", "--bin", BINARY],
+        &["-p", "cargo-sparkds", "--bin", BINARY],
         |kinds, _| kinds.iter().any(|k| k == "bin"),
         profile.parent(),
         std::process::Stdio::null(),
@@ -100,7 +100,7 @@ pub fn sparkds_binary() -> Result<PathBuf> {
         .ok_or_else(|| {
             Error::usage(format!(
                 "cannot find `{BINARY}`; install the command once with `cargo install --locked \
-                 --path crates/sparkds --features cli` from a checkout of spark-datasource-template"
+                 --path crates/cargo-sparkds` from a checkout of spark-datasource-template"
             ))
         })
 }

@@ -10,12 +10,12 @@ use std::ffi::c_void;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use crate::error::{Error, Result, Violation};
-use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
-use crate::read::{
+use crate::calls::{
     export_schema, required, run_read_tasks, schema_ptr, sink_call, sink_call_one, source_schema,
     still_borrowed, ReadTasks,
 };
+use crate::error::{Error, Result, Violation};
+use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
 
 /// A streaming read, as `spark.readStream.format(...).load()` runs it, for a number of
 /// micro-batches. Built by [`Library::stream_read`].
