@@ -18,6 +18,11 @@ pub struct BenchArgs {
     /// Read only these columns, in this order (`prune_columns`).
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub columns: Option<Vec<String>>,
+    /// A condition in SQL syntax, as a WHERE clause writes it: its top-level conjuncts are
+    /// offered to the batch read (`push_filters`). The rows are measured as the library returns
+    /// them: the filters it does not accept are not applied.
+    #[arg(long = "where", value_name = "CONDITION")]
+    pub condition: Option<String>,
     /// Run each measure this many times, the modes in turn, and report the fastest run of
     /// each (its peak RSS is the highest of all runs).
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -74,10 +79,23 @@ impl BenchArgs {
 pub fn bench(args: &BenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let target = args.target();
     let path = target.library_path()?;
+    let schema = target.schema()?;
+    let filters = match &args.condition {
+        Some(condition) => {
+            let library = sparkds::Library::load(&path)?;
+            let mut read = library.batch_read().options(target.options.clone());
+            if let Some(schema) = &schema {
+                read = read.schema(schema.clone());
+            }
+            crate::condition::parse(condition, read.read_schema()?.as_ref())?
+        }
+        None => Vec::new(),
+    };
     let spec = BenchSpec {
         options: target.options.clone(),
-        schema: target.schema()?,
+        schema,
         columns: args.columns.clone(),
+        filters,
         repeat: args.repeat,
         checks: !args.no_checks,
         protocol: args.protocol,
@@ -160,7 +178,7 @@ pub fn render(report: &BenchReport) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     text.push_str(&format!(
-        "options: {}; columns: {}; best of {}; one task at a time\n\n",
+        "options: {}; columns: {}; best of {}; one task at a time\n",
         if options.is_empty() {
             "none".to_string()
         } else {
@@ -172,6 +190,15 @@ pub fn render(report: &BenchReport) -> String {
             .map_or("all".to_string(), |c| c.join(",")),
         report.repeat
     ));
+    for f in &report.filters {
+        let status = match f.accepted {
+            Some(true) => "accepted",
+            Some(false) => "not accepted (its rows are measured unfiltered)",
+            None => "not pushed (no filter pushdown)",
+        };
+        text.push_str(&format!("filter: {}: {status}\n", f.filter));
+    }
+    text.push('\n');
     let header = [
         "protocol",
         "checks",
@@ -333,6 +360,16 @@ mod tests {
             library: "libx.so".into(),
             options: vec![("end".into(), "1000".into())],
             columns: None,
+            filters: vec![
+                sparkds::bench::BenchFilter {
+                    filter: "id > 3".into(),
+                    accepted: Some(true),
+                },
+                sparkds::bench::BenchFilter {
+                    filter: "name IS NULL".into(),
+                    accepted: Some(false),
+                },
+            ],
             repeat: 1,
             reference: true,
             measures: vec![
@@ -344,6 +381,12 @@ mod tests {
         let text = render(&report);
         assert!(
             text.contains("options: end=1000; columns: all; best of 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "filter: id > 3: accepted\nfilter: name IS NULL: not accepted (its rows are measured unfiltered)\n\n"
+            ),
             "{text}"
         );
         assert!(text.contains("batch-read  on"), "{text}");

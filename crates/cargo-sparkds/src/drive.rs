@@ -11,6 +11,9 @@ use std::process::ExitCode;
 use arrow_array::RecordBatch;
 
 use sparkds::check::{Check, Protocol};
+use sparkds::filters::Filter;
+
+use crate::condition;
 use sparkds::{ddl, render, sample, Error, Library, Result, WriteMode};
 
 /// Parses a `key=value` option of the command line.
@@ -206,9 +209,15 @@ pub struct ShowArgs {
     /// Read only these columns, in this order (`prune_columns`).
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub columns: Option<Vec<String>>,
-    /// Read at most this many rows (`push_limit`).
+    /// Read at most this many rows (`push_limit`, pushed only when every filter of `--where`
+    /// is accepted).
     #[arg(long, value_name = "N")]
     pub limit: Option<i64>,
+    /// A condition in SQL syntax, as a WHERE clause writes it (`"id > 10 AND name LIKE
+    /// 'a%'"`): its top-level conjuncts are pushed as filters (`push_filters`), and those the
+    /// library does not accept are applied to its rows, as Spark does.
+    #[arg(long = "where", value_name = "CONDITION")]
+    pub condition: Option<String>,
     /// The number of rows to show.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub rows: usize,
@@ -225,8 +234,17 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<ExitCode> {
     if let Some(schema) = args.target.schema()? {
         read = read.schema(schema);
     }
+    let filters = match &args.condition {
+        Some(condition) => Some(condition::parse(condition, read.read_schema()?.as_ref())?),
+        None => None,
+    };
+    if let Some(filters) = &filters {
+        read = read.filters(filters.clone());
+    }
     if let Some(columns) = &args.columns {
-        read = read.columns(columns.clone());
+        // The filters that Spark applies after the scan need their columns: they are read
+        // too, and dropped once the rows are filtered.
+        read = read.columns(with_filter_columns(columns, filters.as_deref().unwrap_or_default()));
     }
     if let Some(limit) = args.limit {
         read = read.limit(limit);
@@ -238,17 +256,92 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<ExitCode> {
     }
     let outcome = read.run()?;
     let mut batches = outcome.batches();
+    let mut schema = outcome.schema.clone();
+    let mut text = String::new();
+    if let Some(filters) = &filters {
+        text.push_str(&pushed(filters, outcome.filters_accepted.as_deref()));
+        let left: Vec<Filter> = match &outcome.filters_accepted {
+            Some(accepted) => filters
+                .iter()
+                .zip(accepted)
+                .filter(|(_, a)| !**a)
+                .map(|(f, _)| f.clone())
+                .collect(),
+            None => filters.clone(),
+        };
+        batches = batches
+            .iter()
+            .map(|b| sparkds::filters::filter_batch(&left, b))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Error::usage(format!("cannot apply the filters to the rows: {e}")))?;
+    }
+    if let Some(columns) = &args.columns {
+        let indices = columns
+            .iter()
+            .map(|c| schema.index_of(c))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| Error::usage(format!("cannot project the columns: {e}")))?;
+        schema = std::sync::Arc::new(
+            schema
+                .project(&indices)
+                .map_err(|e| Error::usage(format!("cannot project the columns: {e}")))?,
+        );
+        batches = batches
+            .iter()
+            .map(|b| b.project(&indices))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Error::usage(format!("cannot project the columns: {e}")))?;
+    }
     if let Some(limit) = args.limit {
         // Spark applies the limit to the combined rows, accepted or not.
         batches = take(&batches, usize::try_from(limit).unwrap_or(0));
     }
-    let text = format!(
+    text.push_str(&format!(
         "{}\n{}",
-        render::schema(&outcome.schema),
-        render::show(&outcome.schema, &batches, args.rows)
-    );
+        render::schema(&schema),
+        render::show(&schema, &batches, args.rows)
+    ));
     write_out(out, &text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `columns`, then the top-level columns that `filters` read and `columns` lacks.
+fn with_filter_columns(columns: &[String], filters: &[Filter]) -> Vec<String> {
+    let mut all = columns.to_vec();
+    for filter in filters {
+        for column in filter.columns() {
+            let name = &column.path()[0];
+            if !all.contains(name) {
+                all.push(name.clone());
+            }
+        }
+    }
+    all
+}
+
+/// Which filters the reader accepted, and that the others are applied after the scan.
+pub(crate) fn pushed(filters: &[Filter], accepted: Option<&[bool]>) -> String {
+    let mut text = match accepted {
+        Some(accepted) => format!(
+            "filters: {} of {} accepted by the reader; the others are applied to its rows, as Spark does\n",
+            accepted.iter().filter(|a| **a).count(),
+            filters.len()
+        ),
+        None => format!(
+            "filters: the library does not push filters (no `spark_ds_filters_init`), so all {} are applied to its rows, as Spark does\n",
+            filters.len()
+        ),
+    };
+    for (i, filter) in filters.iter().enumerate() {
+        let status = match accepted.and_then(|a| a.get(i)) {
+            Some(true) => "accepted    ",
+            Some(false) => "not accepted",
+            None => "not pushed  ",
+        };
+        text.push_str(&format!("  {status}  {}\n", sparkds::filters::sql(filter)));
+    }
+    text.push('\n');
+    text
 }
 
 fn take(batches: &[RecordBatch], n: usize) -> Vec<RecordBatch> {

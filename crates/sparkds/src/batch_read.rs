@@ -1,6 +1,6 @@
 //! The batch read protocol (`SPARK_DS_BATCH_READ`): on the driver `create`, `schema`,
-//! `create_reader`, `prune_columns`, `push_limit`, `partitions`, `serialize_reader` and the
-//! closes; then one executor task per partition, on its own thread, that calls `read` with
+//! `create_reader`, `push_filters` (the extension of `spark_datasource_filters.h`),
+//! `prune_columns`, `push_limit`, `partitions`, `serialize_reader` and the closes; then one executor task per partition, on its own thread, that calls `read` with
 //! copies of the bytes only.
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -8,6 +8,7 @@ use std::ffi::c_int;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use spark_datasource::filters::Filter;
 
 use crate::calls::{
     export_schema, prune, required, run_read_tasks, schema_ptr, sink_call, sink_call_one,
@@ -33,6 +34,7 @@ pub struct BatchRead<'l> {
     schema: Option<SchemaRef>,
     columns: Option<Vec<String>>,
     limit: Option<i64>,
+    filters: Option<Vec<Filter>>,
     kill: Option<(usize, usize)>,
 }
 
@@ -47,8 +49,14 @@ pub struct BatchReadOutcome {
     pub partitions: Vec<PartitionRead>,
     /// What `serialize_reader` returned, when the library has it.
     pub reader_state: Option<Vec<u8>>,
-    /// Whether `push_limit` accepted the limit: `None` without a limit or without `push_limit`.
+    /// Whether `push_limit` accepted the limit: `None` without a limit, without `push_limit`,
+    /// or when a filter was not accepted (the limit is then not pushed, as Spark does not).
     pub limit_accepted: Option<bool>,
+    /// Which filters `push_filters` accepted, in the order given: `None` when no filter was
+    /// given or the library has no filter pushdown (`spark_ds_filters_init`). The batches are
+    /// the library's: a filter that was not accepted is not applied to them (Spark applies it
+    /// after the scan; [`filter_batch`](crate::filters::filter_batch) does it).
+    pub filters_accepted: Option<Vec<bool>>,
     /// Whether `prune_columns` pruned (else the host projected the columns, as Spark does).
     pub pruned: bool,
 }
@@ -94,6 +102,7 @@ impl Library {
             schema: None,
             columns: None,
             limit: None,
+            filters: None,
             kill: None,
         }
     }
@@ -134,11 +143,37 @@ impl<'l> BatchRead<'l> {
         self
     }
 
+    /// Offers `filters`, the top-level conjuncts of a query's condition, to the reader:
+    /// `push_filters` of the filter pushdown extension, right after `create_reader`, when the
+    /// library exports it (else nothing is pushed). The limit is then pushed only when every
+    /// filter was accepted, and every row read is checked against the accepted ones (rule 31).
+    /// An empty list pushes nothing, as Spark skips the call when there is no conjunct.
+    pub fn filters(mut self, filters: Vec<Filter>) -> Self {
+        self.filters = Some(filters);
+        self
+    }
+
     /// Kills the task of `partition` after it returned `batches` batches (`is_interrupted`
     /// then returns true): the stream must stop within one batch (rule 23).
     pub fn kill_task(mut self, partition: usize, batches: usize) -> Self {
         self.kill = Some((partition, batches));
         self
+    }
+
+    /// The schema the read starts from, before pruning: the one given with
+    /// [`BatchRead::schema`], else the source's (`create` with the read's options, then
+    /// `schema`). What the literals of filters are typed with.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `create` or `schema`, a violation, or a source without `schema` and no
+    /// schema given.
+    pub fn read_schema(&self) -> Result<SchemaRef> {
+        if let Some(schema) = &self.schema {
+            return Ok(schema.clone());
+        }
+        let source = self.library.create(&self.options)?;
+        source_schema(self.library, &source, None)
     }
 
     /// Runs the read.
@@ -167,6 +202,28 @@ impl<'l> BatchRead<'l> {
         })?;
         still_borrowed(&ffi_schema, "create_reader", None)?;
 
+        let filters = self.filters.as_deref().unwrap_or_default();
+        let mut filters_accepted = None;
+        if let (false, Some(push_filters)) = (filters.is_empty(), library.push_filters()) {
+            let encoded = crate::filters::encode_all(filters)?;
+            // SAFETY: the reader is open until it is dropped below.
+            let answers = unsafe {
+                crate::filters::push(library, push_filters, reader.ptr(), &encoded, filters.len())
+            }?;
+            filters_accepted = Some(answers);
+        }
+        let accepted: Vec<Filter> = match &filters_accepted {
+            Some(answers) => filters
+                .iter()
+                .zip(answers)
+                .filter(|(_, a)| **a)
+                .map(|(f, _)| f.clone())
+                .collect(),
+            None => Vec::new(),
+        };
+        // A limit applied before Spark's own filter would drop rows (the extension's header).
+        let every_filter_accepted = filters.is_empty() || accepted.len() == filters.len();
+
         let mut read_schema = schema.clone();
         let mut pruned = false;
         let mut projection = None;
@@ -186,7 +243,9 @@ impl<'l> BatchRead<'l> {
             }
         }
         let mut limit_accepted = None;
-        if let (Some(limit), Some(push_limit)) = (self.limit, table.push_limit) {
+        if let (Some(limit), Some(push_limit), true) =
+            (self.limit, table.push_limit, every_filter_accepted)
+        {
             let mut accepted: c_int = 0;
             library.call("push_limit", None, || {
                 // SAFETY: the reader is open and `accepted` is valid for writes.
@@ -229,6 +288,7 @@ impl<'l> BatchRead<'l> {
                 partitions: &partitions,
                 schema: &read_schema,
                 limit: accepted_limit,
+                accepted: &accepted,
                 kill: self.kill,
             },
         )?;
@@ -242,6 +302,7 @@ impl<'l> BatchRead<'l> {
                 .collect(),
             reader_state,
             limit_accepted,
+            filters_accepted,
             pruned,
         };
         if let Some((schema, indices)) = projection {

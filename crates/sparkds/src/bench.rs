@@ -42,6 +42,7 @@ use crate::calls::{
 use crate::error::{Error, Result, Violation};
 use crate::header::{self, ArrowArray, ArrowArrayStream, ArrowSchema, SparkDsWriteInfo};
 use crate::library::{HandleKind, Library};
+use crate::filters::Filter;
 use crate::task::Task;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +99,10 @@ pub struct BenchSpec {
     pub schema: Option<SchemaRef>,
     /// Read only these columns, in this order (`prune_columns`).
     pub columns: Option<Vec<String>>,
+    /// The filters offered to a batch read (`push_filters` of the filter pushdown extension),
+    /// as a query's top-level conjuncts; empty for none. The rows that a library returns are
+    /// measured as they are: the filters it does not accept are not applied.
+    pub filters: Vec<Filter>,
     /// Run each measure this many times, the modes in turn, and keep the fastest run of each
     /// (its peak RSS is the highest of all runs).
     pub repeat: usize,
@@ -122,6 +127,7 @@ impl Default for BenchSpec {
             options: Vec::new(),
             schema: None,
             columns: None,
+            filters: Vec::new(),
             repeat: 1,
             checks: true,
             protocol: None,
@@ -143,12 +149,24 @@ pub struct BenchReport {
     pub options: Vec<(String, String)>,
     /// The columns asked for; `None` for every column.
     pub columns: Option<Vec<String>>,
+    /// The filters offered to the batch read, as SQL, and whether the library accepted each:
+    /// `None` when it has no filter pushdown or no batch read was measured.
+    pub filters: Vec<BenchFilter>,
     /// How many runs each measure is the best of.
     pub repeat: usize,
     /// Whether the library has the in-process reference, `spark_ds_bench_v1`.
     pub reference: bool,
     /// One measure per protocol and mode.
     pub measures: Vec<Measure>,
+}
+
+/// A filter offered to the batch read of a benchmark.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchFilter {
+    /// The predicate, as Spark SQL writes it.
+    pub filter: String,
+    /// Whether `push_filters` accepted it; `None` when it was not offered.
+    pub accepted: Option<bool>,
 }
 
 /// One measure: a protocol, with or without the checks, or in process; its best run.
@@ -217,6 +235,7 @@ pub fn measure(path: &Path, spec: &BenchSpec) -> Result<BenchReport> {
     }
     let reference = reference_entry(path);
     let mut measures = Vec::new();
+    let mut filters_accepted: Option<Vec<bool>> = None;
     let mut modes = Vec::new();
     if spec.checks {
         modes.push(Mode::Checked);
@@ -243,6 +262,7 @@ pub fn measure(path: &Path, spec: &BenchSpec) -> Result<BenchReport> {
                     options: &spec.options,
                     schema: spec.schema.clone(),
                     columns: spec.columns.as_deref(),
+                    filters: &spec.filters,
                     mode,
                 };
                 let rss = Rss::start();
@@ -251,6 +271,9 @@ pub fn measure(path: &Path, spec: &BenchSpec) -> Result<BenchReport> {
                     _ => driver.run(protocol, spec.micro_batches)?,
                 };
                 peaks[i] = max_option(peaks[i], rss.peak_over_baseline());
+                if counts.filters_accepted.is_some() {
+                    filters_accepted = counts.filters_accepted.clone();
+                }
                 if best[i].as_ref().is_none_or(|b| counts.wall < b.wall) {
                     best[i] = Some(counts);
                 }
@@ -271,6 +294,15 @@ pub fn measure(path: &Path, spec: &BenchSpec) -> Result<BenchReport> {
         library: path.display().to_string(),
         options: crate::redact::redacted(&spec.options),
         columns: spec.columns.clone(),
+        filters: spec
+            .filters
+            .iter()
+            .enumerate()
+            .map(|(i, f)| BenchFilter {
+                filter: crate::filters::sql(f),
+                accepted: filters_accepted.as_ref().and_then(|a| a.get(i).copied()),
+            })
+            .collect(),
         repeat: spec.repeat,
         reference: reference.is_some(),
         measures,
@@ -296,6 +328,8 @@ struct Counts {
     /// the connector's: the pulls of the batches that a write writes, and the calls themselves.
     /// It is left out of `wall`.
     outside: Duration,
+    /// What `push_filters` answered, when filters were offered to a library that has it.
+    filters_accepted: Option<Vec<bool>>,
 }
 
 impl Counts {
@@ -352,6 +386,8 @@ struct Tasks<'a> {
     schema: &'a SchemaRef,
     /// The columns that the host keeps of each batch, when the library did not prune.
     kept: Option<&'a [usize]>,
+    /// The filters that the library accepted, checked on every row with the checks (rule 31).
+    accepted: &'a [Filter],
 }
 
 /// The reads of a library, driven as [`Library::batch_read`] and [`Library::stream_read`] drive
@@ -361,6 +397,7 @@ struct Driver<'a> {
     options: &'a [(String, String)],
     schema: Option<SchemaRef>,
     columns: Option<&'a [String]>,
+    filters: &'a [Filter],
     mode: Mode,
 }
 
@@ -498,6 +535,31 @@ impl Driver<'_> {
         })?;
         still_borrowed(&ffi_schema, "create_reader", None)?;
 
+        let mut accepted = Vec::new();
+        if let (false, Some(push_filters)) = (self.filters.is_empty(), library.push_filters()) {
+            let encoded = crate::filters::encode_all(self.filters)?;
+            let answers = counts.in_library(|| {
+                // SAFETY: the reader is open until it is dropped below.
+                unsafe {
+                    crate::filters::push(
+                        library,
+                        push_filters,
+                        reader.ptr(),
+                        &encoded,
+                        self.filters.len(),
+                    )
+                }
+            })?;
+            accepted = self
+                .filters
+                .iter()
+                .zip(&answers)
+                .filter(|(_, a)| **a)
+                .map(|(f, _)| f.clone())
+                .collect();
+            counts.filters_accepted = Some(answers);
+        }
+
         // The schema of the stream, and the columns the host keeps of it when the library
         // cannot prune (Spark then projects them).
         let mut read_schema = schema.clone();
@@ -547,6 +609,7 @@ impl Driver<'_> {
                 state: state.as_deref(),
                 schema: &read_schema,
                 kept: kept.as_deref(),
+                accepted: &accepted,
             },
             &mut counts,
         )?;
@@ -653,6 +716,7 @@ impl Driver<'_> {
                     state: state.as_deref(),
                     schema: &schema,
                     kept: kept.as_deref(),
+                    accepted: &[],
                 },
                 &mut counts,
             )?;
@@ -860,7 +924,8 @@ impl Driver<'_> {
                 crate::calls::call_read(library, read, &task, tasks.state, partition, &context)
             })?;
             let mut stream = Stream::adopt(stream, &context)?;
-            let result = self.read_stream(&mut stream, tasks.schema, tasks.kept, counts);
+            let result =
+                self.read_stream(&mut stream, tasks.schema, tasks.kept, tasks.accepted, counts);
             counts.in_library(|| drop(stream));
             result?;
         }
@@ -873,6 +938,7 @@ impl Driver<'_> {
         stream: &mut Stream<'_>,
         schema: &SchemaRef,
         kept: Option<&[usize]>,
+        accepted: &[Filter],
         counts: &mut Counts,
     ) -> Result<()> {
         let mut raw_schema = ArrowSchema::empty();
@@ -911,6 +977,11 @@ impl Driver<'_> {
                 unsafe { import_unchecked(raw, &struct_type) }
             }
             .map_err(|(rule, m)| stream.violation(rule, format!("batch {index}{m}")))?;
+            if checks && !accepted.is_empty() {
+                let batch = RecordBatch::from(StructArray::from(data.clone()));
+                crate::filters::check_batch(accepted, &batch, index as usize)
+                    .map_err(|(rule, m)| stream.violation(rule, m))?;
+            }
             counts.rows += data.len() as u64;
             counts.batches += 1;
             counts.bytes += match kept {

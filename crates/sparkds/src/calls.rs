@@ -143,6 +143,8 @@ pub(crate) struct ReadTasks<'a> {
     pub partitions: &'a [Vec<u8>],
     pub schema: &'a SchemaRef,
     pub limit: Option<i64>,
+    /// The filters that `push_filters` accepted: every row read must satisfy them (rule 31).
+    pub accepted: &'a [spark_datasource::filters::Filter],
     pub kill: Option<(usize, usize)>,
 }
 
@@ -243,7 +245,7 @@ fn read_one(
     let task = Task::new(tasks.stage, index);
     let stream = call_read(library, read, &task, state, partition, &context)?;
     let kill = tasks.kill.filter(|(p, _)| *p == index).map(|(_, n)| n);
-    import::read_stream(
+    let batches = import::read_stream(
         stream,
         &Expectations {
             context: context.clone(),
@@ -252,5 +254,13 @@ fn read_one(
             interrupt_after: kill,
             task: &task,
         },
-    )
+    )?;
+    if !tasks.accepted.is_empty() {
+        for (index, batch) in batches.iter().enumerate() {
+            crate::filters::check_batch(tasks.accepted, batch, index).map_err(|(rule, m)| {
+                Violation::new("read", rule, m).within(Some(&context))
+            })?;
+        }
+    }
+    Ok(batches)
 }

@@ -6,7 +6,7 @@
 //! run each protocol of the interface, with the driver side and the executor side apart (the
 //! executors only get byte arrays, and each task runs on its own thread):
 //!
-//! - [`Library::batch_read`]: options, a user schema, pruned columns and a limit;
+//! - [`Library::batch_read`]: options, a user schema, filters, pruned columns and a limit;
 //! - [`Library::stream_read`]: micro-batches, and a restart from the last committed offset;
 //! - [`Library::batch_write`] and [`Library::streaming_write`]: tasks, a failing task, modes;
 //! - [`check`]: every protocol of every declared capability, optionally each in a child
@@ -44,7 +44,22 @@
 //!   while another of its kind with the same address is open (data writers of an epoch are all
 //!   open at once); the host closes each handle exactly once, in order, and never unloads a
 //!   library; an accepted limit never exceeded per partition; a killed task stops within one
-//!   batch; a micro-batch replayed by a new query gives the same rows.
+//!   batch; a micro-batch replayed by a new query gives the same rows;
+//! - filter pushdown, the extension of `spark_datasource_filters.h` (rules 29-31, which
+//!   `conformance.md` does not have: they are numbered after its 28), for a library that
+//!   exports `spark_ds_filters_init` (one that does not is driven exactly as before):
+//!   - rule 29, the filter table: `spark_ds_filters_init`, called once after `spark_ds_init`
+//!     with the same host, returns 0 and a non-NULL table whose `size` is a multiple of the
+//!     pointer size and at least `sizeof(SparkDsFilterTable)` of version 1, and whose `version`
+//!     is at least `SPARK_DS_FILTERS_VERSION` (1); the host reads only the fields that fit in
+//!     `size`, and a NULL `push_filters` pushes nothing;
+//!   - rule 30, the answer of `push_filters`: a call that returns 0 has called its sink exactly
+//!     once, with one byte per filter of the message, each 0 (not accepted) or 1 (accepted);
+//!   - rule 31, the rows: every row that `read` returns makes every accepted filter TRUE (SQL
+//!     semantics, [`filters::evaluate`]); a filter on a column pruned after it was accepted is
+//!     not checked, since the batches no longer hold it.
+//!
+//!   The host pushes a limit only when every filter was accepted ([`BatchRead::filters`]).
 //!
 //! No message of the host repeats the value of a secret option (a key with `password`, `token`,
 //! `url`, ...): see [`redact`].
@@ -75,6 +90,7 @@ pub mod check;
 pub mod ddl;
 mod error;
 mod exported;
+pub mod filters;
 pub mod header;
 mod import;
 pub mod isolate;

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use crate::error::{Error, Result, Violation};
+use crate::filters::{FilterTable, FiltersInitFunction};
 use crate::header::{self, SparkDsCreateInfo, SparkDsHost, SparkDsLibrary};
 use crate::isolate;
 
@@ -27,6 +28,9 @@ pub struct Library {
     path: PathBuf,
     name: String,
     table: SparkDsLibrary,
+    /// The table of the filter pushdown extension, when the library exports
+    /// `spark_ds_filters_init`.
+    filters: Option<FilterTable>,
     log: &'static LogCollector,
     handles: Mutex<HashSet<(HandleKind, usize)>>,
     /// Options given to every `create`, before those of each call.
@@ -206,13 +210,16 @@ pub(crate) struct Source<'l> {
 
 impl Library {
     /// Loads the library at `path`, calls `spark_ds_init` with a `SparkDsHost` of version 1, and
-    /// reads the table it returns, up to its `size`.
+    /// reads the table it returns, up to its `size`. When the library exports
+    /// `spark_ds_filters_init` (filter pushdown, `spark_datasource_filters.h`), calls it once
+    /// with the same host and reads its table too.
     ///
     /// # Errors
     ///
     /// [`Error::Load`] when the file cannot be loaded; [`Error::Violation`] when the library
     /// breaks rules 1 to 4 (no `spark_ds_init`, a failing init, a table too small, another ABI
-    /// version, no `create` or `close`).
+    /// version, no `create` or `close`) or rule 29 (a failing `spark_ds_filters_init`, a NULL
+    /// filter table, or one of another size or version than the header's).
     pub fn load(path: impl AsRef<Path>) -> Result<Library> {
         Library::load_with(path, HostOptions::default())
     }
@@ -254,7 +261,13 @@ impl Library {
                     "the library does not export `spark_ds_init`; export it with SPARK_DS_EXPORT in C, or #[no_mangle] pub extern \"C\" in Rust",
                 )
             })?;
-        // Never unloaded: see the type's documentation. The symbol stays valid for the process.
+        // Optional: a library without the filter pushdown extension works as before.
+        // SAFETY: `spark_ds_filters_init` has the type `SparkDsFiltersInitFunction` of
+        // `spark_datasource_filters.h`.
+        let filters_init = unsafe { loaded.get::<FiltersInitFunction>(b"spark_ds_filters_init\0") }
+            .ok()
+            .map(|symbol| *symbol);
+        // Never unloaded: see the type's documentation. The symbols stay valid for the process.
         std::mem::forget(loaded);
 
         let log: &'static LogCollector = Box::leak(Box::new(LogCollector {
@@ -275,12 +288,19 @@ impl Library {
         // SAFETY: `first` is non-NULL and points to a table that stays valid while the library
         // is loaded (spark_ds_init's contract); `read_table` reads only what its `size` covers.
         let table = unsafe { read_table(first) }?;
+        // After spark_ds_init, with the same host, once (spark_datasource_filters.h).
+        let filters = match filters_init {
+            // SAFETY: the library's own `spark_ds_filters_init`; `host` lives forever.
+            Some(init) => Some(unsafe { crate::filters::init(init, host) }?),
+            None => None,
+        };
         let name = data_source_name(&path);
         Ok(Library {
             id: NEXT_LIBRARY_ID.fetch_add(1, Ordering::Relaxed),
             path,
             name,
             table,
+            filters,
             log,
             handles: Mutex::new(HashSet::new()),
             options: Vec::new(),
@@ -363,6 +383,16 @@ impl Library {
 
     pub(crate) fn table(&self) -> &SparkDsLibrary {
         &self.table
+    }
+
+    /// Whether the library exports the filter pushdown extension (`spark_ds_filters_init`) with
+    /// a `push_filters`: readers are then offered the filters of a read.
+    pub fn pushes_filters(&self) -> bool {
+        self.push_filters().is_some()
+    }
+
+    pub(crate) fn push_filters(&self) -> Option<crate::filters::PushFilters> {
+        self.filters.and_then(|t| t.push_filters)
     }
 
     /// Calls `create` and checks the declared capabilities (rule 4).
@@ -903,7 +933,7 @@ mod tests {
         let v = check_capabilities(&t, Capabilities(header::SPARK_DS_BATCH_READ)).err();
         assert_eq!(
             v.map(|v| v.to_string()),
-            Some("`create`: declares SPARK_DS_BATCH_READ, but `create_reader` is NULL; a source must not declare a capability whose required functions are NULL (rule 4)".to_string())
+            Some("`create`: declares SPARK_DS_BATCH_READ, but `create_reader` is NULL; a source must not declare a capability whose required functions are NULL (rule 4: declared capabilities are implemented; see the book, reference/rules.html#rule-4)".to_string())
         );
     }
 

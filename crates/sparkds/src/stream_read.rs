@@ -340,6 +340,7 @@ fn plan_and_read(
             partitions: &partitions,
             schema,
             limit: None,
+            accepted: &[],
             kill: None,
         },
     )?;

@@ -46,6 +46,8 @@ enum Language {
     C,
     RustPanic,
     CppThrow,
+    /// `examples/c_range`, the C example, which implements filter pushdown.
+    CRange,
 }
 
 impl Fixture {
@@ -82,6 +84,14 @@ impl Fixture {
         }
     }
 
+    /// The C example `examples/c_range` (filter pushdown included), built as the fixtures are.
+    pub fn c_range() -> Self {
+        Fixture {
+            language: Language::CRange,
+            ..Fixture::good()
+        }
+    }
+
     /// A copy under its own file name: the loader then gives it its own globals (such as the
     /// host it logs to), apart from the tests that load the shared copy.
     pub fn own_copy(mut self, name: &'static str) -> Self {
@@ -94,6 +104,7 @@ impl Fixture {
         let stem = match (self.language, self.fault, self.copy) {
             (Language::RustPanic, _, _) => "panic".to_string(),
             (Language::CppThrow, _, _) => "throw".to_string(),
+            (Language::CRange, _, _) => "c_range".to_string(),
             (Language::C, fault, copy) => {
                 let mut stem = String::from("range");
                 for part in [fault, copy].into_iter().flatten() {
@@ -114,6 +125,11 @@ impl Fixture {
             Language::RustPanic => compile_rust(&fixtures.join("panic.rs"), &path),
             Language::CppThrow => compile_cpp(&fixtures.join("throw.cc"), &path),
             Language::C => compile_c(&fixtures.join("range.c"), self.fault, &path),
+            Language::CRange => compile_c(
+                &manifest_dir().join("../examples/c_range/c_range.c"),
+                None,
+                &path,
+            ),
         }
         built.insert(file, path.clone());
         path

@@ -6,6 +6,7 @@ use std::ffi::{c_int, c_void, CString};
 use std::sync::Arc;
 
 use arrow_schema::{Schema, SchemaRef};
+use spark_datasource::filters::Filter;
 
 use crate::calls::{
     export_schema, required, schema_ptr, sink_call, sink_call_one, source_schema, still_borrowed,
@@ -119,6 +120,7 @@ impl OpenSource {
             handle,
             source: self.inner.clone(),
             schema,
+            accepted: Vec::new(),
         })
     }
 
@@ -223,9 +225,51 @@ pub struct Reader {
     handle: Handle<'static>,
     source: Arc<SourceInner>,
     schema: SchemaRef,
+    accepted: Vec<Filter>,
 }
 
 impl Reader {
+    /// `push_filters` of the filter pushdown extension (`spark_datasource_filters.h`) with
+    /// `encoded`, one message of the header's encoding (the conjuncts of the query's condition,
+    /// as [`encode`](crate::filters::encode) makes it): one answer per filter, true when the
+    /// library accepted it, or `None` when the library has no filter pushdown
+    /// (`spark_ds_filters_init`, or its `push_filters`, is missing). Call it right after
+    /// [`OpenSource::create_reader`], and push a limit only when every filter was accepted.
+    ///
+    /// # Errors
+    ///
+    /// A message that does not decode (a usage error naming the byte); the failure of
+    /// `push_filters` (a malformed message for the library, with its message); a violation of
+    /// rule 30 (the sink not called exactly once, or not with one byte of 0 or 1 per filter).
+    pub fn push_filters(&mut self, encoded: &[u8]) -> Result<Option<Vec<bool>>> {
+        let filters = crate::filters::decode(encoded).map_err(|e| {
+            Error::usage(format!(
+                "the filters to push are not a message of spark_datasource_filters.h: {e}"
+            ))
+        })?;
+        let library = self.source.library;
+        let Some(push_filters) = library.push_filters() else {
+            return Ok(None);
+        };
+        // SAFETY: the reader is open, held by `self`.
+        let answers = unsafe {
+            crate::filters::push(library, push_filters, self.handle.ptr(), encoded, filters.len())
+        }?;
+        self.accepted = filters
+            .into_iter()
+            .zip(&answers)
+            .filter(|(_, a)| **a)
+            .map(|(f, _)| f)
+            .collect();
+        Ok(Some(answers))
+    }
+
+    /// The filters that the last [`Reader::push_filters`] accepted: the library guarantees them
+    /// on every row it returns.
+    pub fn accepted_filters(&self) -> &[Filter] {
+        &self.accepted
+    }
+
     /// The schema that `read` will return: the reader's, or the pruned one.
     pub fn schema(&self) -> &SchemaRef {
         &self.schema

@@ -1,0 +1,190 @@
+//! Filter pushdown, the extension of `spark_datasource_filters.h`: a library without it is read
+//! as before, `examples/c_range` accepts what it can apply and returns only matching rows, and
+//! the fixtures that lie about it break rules 29 to 31, each reported with its exact message.
+
+use sparkds::arrow_array::{Array, Int64Array};
+use sparkds::filters::{col, encode, Filter, Literal, Value};
+use sparkds::steps::OpenSource;
+use sparkds::BatchReadOutcome;
+
+use crate::helpers::{error, Fixture};
+
+/// `id >= 3`, `id < 8` and `name IS NOT NULL`: two conjuncts on `id`, one on a string column.
+fn conjuncts(string_column: &str) -> Vec<Filter> {
+    vec![
+        Filter::Ge(col("id"), 3i64.into()),
+        Filter::Lt(col("id"), 8i64.into()),
+        Filter::IsNotNull(col(string_column)),
+    ]
+}
+
+fn ids(outcome: &BatchReadOutcome) -> Vec<i64> {
+    outcome
+        .batches()
+        .iter()
+        .flat_map(|b| {
+            let ids = b
+                .column_by_name("id")
+                .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
+                .expect("an int64 `id`");
+            (0..ids.len()).map(|i| ids.value(i)).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn read_error(fault: &'static str) -> String {
+    error(
+        Fixture::with_fault(fault)
+            .load()
+            .batch_read()
+            .option("end", "10")
+            .filters(conjuncts("name"))
+            .run(),
+    )
+}
+
+#[test]
+fn a_library_without_the_extension_is_offered_no_filter_nor_the_limit() {
+    let library = Fixture::good().load();
+    assert!(!library.pushes_filters());
+    let outcome = library
+        .batch_read()
+        .option("end", "10")
+        .filters(conjuncts("name"))
+        .limit(4)
+        .run()
+        .expect("reads");
+    assert_eq!(outcome.filters_accepted, None);
+    // Spark applies every filter after the scan, so a limit pushed before it would drop rows.
+    assert_eq!(outcome.limit_accepted, None);
+    assert_eq!(outcome.num_rows(), 10);
+}
+
+#[test]
+fn c_range_accepts_the_conjuncts_on_id_and_returns_only_their_rows() {
+    let library = Fixture::c_range().load();
+    assert!(library.pushes_filters());
+    let outcome = library
+        .batch_read()
+        .option("end", "20")
+        .filters(conjuncts("label"))
+        .limit(2)
+        .run()
+        .expect("reads");
+    assert_eq!(outcome.filters_accepted, Some(vec![true, true, false]));
+    // One filter is left to Spark: a limit pushed before it would drop rows.
+    assert_eq!(outcome.limit_accepted, None);
+    assert_eq!(ids(&outcome), (3..8).collect::<Vec<_>>());
+}
+
+#[test]
+fn c_range_gets_the_limit_when_every_filter_is_accepted() {
+    let outcome = Fixture::c_range()
+        .load()
+        .batch_read()
+        .option("end", "20")
+        .filters(vec![Filter::In(
+            col("id"),
+            vec![2i64.into(), 11i64.into(), 15i64.into(), 40i64.into()],
+        )])
+        .limit(2)
+        .run()
+        .expect("reads");
+    assert_eq!(outcome.filters_accepted, Some(vec![true]));
+    assert_eq!(outcome.limit_accepted, Some(true));
+    // A pushed limit holds per partition; Spark applies the query's limit to their union.
+    assert_eq!(ids(&outcome), [2, 11, 15]);
+}
+
+#[test]
+fn c_range_answers_no_for_what_it_cannot_apply() {
+    let outcome = Fixture::c_range()
+        .load()
+        .batch_read()
+        .option("end", "5")
+        .filters(vec![
+            Filter::Gt(col("id"), Value::Literal(Literal::Float64(Some(1.5)))),
+            Filter::Eq(col("label"), "label 1".into()),
+            Filter::Unsupported(vec![200, 1, 2]),
+        ])
+        .run()
+        .expect("reads");
+    assert_eq!(outcome.filters_accepted, Some(vec![false, false, false]));
+    assert_eq!(ids(&outcome), [0, 1, 2, 3, 4]);
+}
+
+#[test]
+fn the_steps_push_filters_or_say_there_is_no_extension() {
+    for (fixture, expected) in [
+        (Fixture::good(), None),
+        (Fixture::c_range(), Some(vec![true, false])),
+    ] {
+        let library: &'static sparkds::Library = Box::leak(Box::new(fixture.load()));
+        let name = library.name().to_string();
+        let source =
+            OpenSource::create(library, &name, &[("end".into(), "10".into())]).expect("creates");
+        let schema = source.schema().expect("a schema").expect("has a schema");
+        let mut reader = source.create_reader(schema).expect("a reader");
+        let message = encode(&[
+            Filter::Le(col("id"), 4i64.into()),
+            Filter::AlwaysFalse,
+        ])
+        .expect("encodes");
+        let answers = reader.push_filters(&message).expect("pushes");
+        assert_eq!(answers, expected);
+        let accepted = usize::from(expected.is_some());
+        assert_eq!(reader.accepted_filters().len(), accepted);
+    }
+}
+
+#[test]
+fn the_steps_refuse_a_message_that_does_not_decode() {
+    let library: &'static sparkds::Library = Box::leak(Box::new(Fixture::c_range().load()));
+    let source = OpenSource::create(library, "c_range", &[]).expect("creates");
+    let schema = source.schema().expect("a schema").expect("has a schema");
+    let mut reader = source.create_reader(schema).expect("a reader");
+    assert_eq!(
+        error(reader.push_filters(&[1, 0, 0, 0, 9])),
+        "the filters to push are not a message of spark_datasource_filters.h: malformed filters at byte 4: 1 predicates cannot fit in the 1 bytes left"
+    );
+}
+
+#[test]
+fn a_row_that_breaks_an_accepted_filter_is_reported() {
+    assert_eq!(
+        read_error("FILTER_BROKEN_ROW"),
+        "`read` (partition 0): batch 0, row 0: the accepted filter `id >= 3` is not TRUE; return only rows where every accepted filter is TRUE, or answer 0 for it (rule 31: returned rows satisfy the accepted filters; see the book, reference/rules.html#rule-31)"
+    );
+}
+
+#[test]
+fn a_sink_called_twice_is_reported() {
+    assert_eq!(
+        read_error("FILTER_SINK_TWICE"),
+        "`push_filters`: called its sink 2 times; it must call it exactly once, with one byte per filter (rule 30: `push_filters` answers once, one byte per filter; see the book, reference/rules.html#rule-30)"
+    );
+}
+
+#[test]
+fn an_answer_of_the_wrong_length_is_reported() {
+    assert_eq!(
+        read_error("FILTER_WRONG_COUNT"),
+        "`push_filters`: answered 4 bytes for 3 filters; answer one byte per filter, in the order of the message (rule 30: `push_filters` answers once, one byte per filter; see the book, reference/rules.html#rule-30)"
+    );
+}
+
+#[test]
+fn an_answer_other_than_0_or_1_is_reported() {
+    assert_eq!(
+        read_error("FILTER_ANSWER_TWO"),
+        "`push_filters`: answered 2 for filter 0; answer 1 (accepted) or 0 (not accepted) (rule 30: `push_filters` answers once, one byte per filter; see the book, reference/rules.html#rule-30)"
+    );
+}
+
+#[test]
+fn a_filter_table_too_small_is_reported_when_loading() {
+    assert_eq!(
+        Fixture::with_fault("FILTER_SMALL_TABLE").load_error(),
+        "`spark_ds_filters_init`: the table's size is 16; it must be a multiple of 8 and at least 24, sizeof(SparkDsFilterTable) of version 1 (rule 29: a valid filter table; see the book, reference/rules.html#rule-29)"
+    );
+}
