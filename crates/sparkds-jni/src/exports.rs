@@ -282,6 +282,18 @@ native! {
 }
 
 native! {
+    pushFilters(reader: jlong, filters: JByteArray<'l>) -> jbyteArray = std::ptr::null_mut(),
+    |env| {
+        let filters = jvm::bytes(env, &filters, "encodedFilters")?;
+        // SAFETY: a handle of `createReader`.
+        let reader = unsafe { get::<ReaderHandle>(reader) }?;
+        let answers = reader.push_filters(&filters)?;
+        let bytes = answers.map(|a| a.into_iter().map(u8::from).collect::<Vec<u8>>());
+        jvm::new_bytes(env, bytes.as_deref())
+    }
+}
+
+native! {
     pruneColumns(reader: jlong, required: JByteArray<'l>) -> jboolean = 0,
     |env| {
         let required = jvm::bytes(env, &required, "requiredSchema")?;

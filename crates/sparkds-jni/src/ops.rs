@@ -146,6 +146,14 @@ impl ReaderHandle {
         result.map_err(|e| self.fail(e))
     }
 
+    /// `push_filters` of the filter pushdown extension with `encoded`, one message of
+    /// `spark_datasource_filters.h`: one answer per filter, or `None` when the library has no
+    /// filter pushdown (`spark_ds_filters_init`).
+    pub fn push_filters(&mut self, encoded: &[u8]) -> Result<Option<Vec<bool>>> {
+        let result = self.reader.push_filters(encoded);
+        result.map_err(|e| self.fail(e))
+    }
+
     /// `prune_columns` with the schema in `required` (an IPC message).
     pub fn prune_columns(&mut self, required: &[u8]) -> Result<bool> {
         let required = schema_arg(required, "the required schema of pruneColumns")?;

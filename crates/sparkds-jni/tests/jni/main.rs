@@ -6,6 +6,7 @@ mod helpers;
 
 mod bench;
 mod discovery;
+mod filters;
 mod java;
 mod load;
 mod read;

@@ -131,6 +131,15 @@ public final class Native {
   /** push_limit: true when the library accepted the limit (false when it has no push_limit). */
   public static native boolean pushLimit(long reader, long limit);
 
+  /**
+   * push_filters of the filter pushdown extension (spark_datasource_filters.h): offers the
+   * top-level conjuncts of the query's condition, one message of the header's encoding, right
+   * after createReader and before pushLimit. Returns one byte per filter, 1 when the library
+   * accepted it (it then returns only rows where it is TRUE) and 0 otherwise, or null when the
+   * library has no filter pushdown (no spark_ds_filters_init): every filter is then Spark's.
+   */
+  public static native byte[] pushFilters(long reader, byte[] encodedFilters);
+
   /** prune_columns: true when the library pruned (false when it has no prune_columns). */
   public static native boolean pruneColumns(long reader, byte[] requiredSchema);
 
