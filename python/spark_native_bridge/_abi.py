@@ -263,3 +263,20 @@ REQUIRED_FUNCTIONS[SPARK_DS_STREAMING_WRITE] = REQUIRED_FUNCTIONS[SPARK_DS_BATCH
 
 # The table must reach at least `read`, the last function of the readers.
 MINIMUM_TABLE_SIZE = SparkDsLibrary.read.offset + ctypes.sizeof(c_void_p)
+
+
+# -- spark_datasource_filters.h, version 1 of the extension ----------------------------------------
+
+SPARK_DS_FILTERS_VERSION = 1
+
+
+class SparkDsFilterTable(Structure):
+    _fields_ = [("size", c_int64), ("version", c_int32), ("push_filters", c_void_p)]
+
+
+# int spark_ds_filters_init(const SparkDsHost* host, const SparkDsFilterTable** table)
+FiltersInit = CFUNCTYPE(c_int, POINTER(SparkDsHost), POINTER(c_void_p))
+
+# int (*push_filters)(void* reader, const uint8_t* filters, int64_t length, SparkDsSink accepted,
+#                     void* sink)
+PushFilters = CFUNCTYPE(c_int, _HANDLE, _BYTES, c_int64, SparkDsSink, c_void_p)

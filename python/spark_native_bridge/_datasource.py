@@ -27,7 +27,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from . import _abi
+from . import _abi, _filters
 from ._native import NativeDataSourceError, TaskContext, load, redacting, secret_values
 
 try:  # pyspark 4.1 and later
@@ -199,8 +199,46 @@ def _read_batches(library: _Library, schema: StructType, partition: NativePartit
         del task
 
 
+# pyspark 4.1 and later offer filters to DataSourceReader.pushFilters; 4.0 has no such method.
+_BASE_PUSH_FILTERS = getattr(DataSourceReader, "pushFilters", None)
+
+
+class _BoundPushFilters:
+    """`reader.pushFilters` of a NativeReader: calls its `_push_filters`.
+
+    Its `__func__` is DataSourceReader's own pushFilters. pyspark's planning worker takes a
+    reader whose pushFilters is not the base class's to have filter pushdown, and fails every
+    read of it with DATA_SOURCE_PUSHDOWN_DISABLED while spark.sql.python.filterPushdown.enabled
+    is false (its default); the workers have no session to ask for the setting. For the bridge,
+    pushing no filter is always correct, so it must read as the base class's method: with the
+    setting off, reads work as before and nothing is pushed; with it on, pyspark's filter
+    pushdown worker calls it, which is the only place it is called.
+    """
+
+    def __init__(self, reader: "NativeReader") -> None:
+        self.__func__ = _BASE_PUSH_FILTERS
+        self.__self__ = reader
+
+    def __call__(self, filters):
+        return self.__self__._push_filters(filters)
+
+
+class _PushFilters:
+    """The descriptor that binds :class:`_BoundPushFilters` to a reader."""
+
+    def __get__(self, reader, owner=None):
+        if reader is None:
+            return _BASE_PUSH_FILTERS
+        return _BoundPushFilters(reader)
+
+
 class NativeReader(DataSourceReader):
-    """Plans a batch read on the driver side, and reads partitions on executors."""
+    """Plans a batch read on the driver side, and reads partitions on executors.
+
+    On pyspark 4.1 and later, with spark.sql.python.filterPushdown.enabled, `pushFilters` offers
+    the query's filters to a library that exports spark_ds_filters_init
+    (spark_datasource_filters.h): the ones it accepts are not evaluated by Spark again.
+    """
 
     def __init__(
         self, library: _Library, options: Dict[str, str], schema: StructType, arrow_schema: bytes
@@ -209,18 +247,76 @@ class NativeReader(DataSourceReader):
         self.options = options
         self.schema = schema
         self.arrow_schema = arrow_schema
+        # What pushFilters offered (one message of the extension's encoding) and the library's
+        # answers, one byte per predicate: `partitions` offers the same message to the reader
+        # it plans with, whose state (serialize_reader) carries the accepted filters to `read`.
+        self.filter_message: Optional[bytes] = None
+        self.filter_answers: Optional[bytes] = None
+        # The pyspark filters that the library accepted, in the order Spark gave them.
+        self.pushed_filters: Tuple = ()
+
+    if _BASE_PUSH_FILTERS is not None:
+        pushFilters = _PushFilters()
+
+    @_redacted
+    def _push_filters(self, filters) -> List:
+        """The filters that Spark must still evaluate: those the encoding cannot express, and
+        those the library did not accept (all of them when it has no filter extension)."""
+        filters = list(filters)
+        native = self.library.load()
+        if native.push_filters_function is None:
+            return filters
+        offered = []
+        encoded = []
+        for filter_ in filters:
+            predicate = _filters.encode(filter_, self.schema)
+            if predicate is not None:
+                offered.append(filter_)
+                encoded.append(predicate)
+        if not offered:
+            return filters
+        message = _filters.message(encoded)
+        with ExitStack() as handles:
+            reader = self._create_reader(native, handles)
+            answers = native.push_filters(reader, message, len(offered))
+        self.filter_message = message
+        self.filter_answers = answers
+        # Spark matches the filters returned to the ones it gave by identity.
+        accepted = {id(f) for f, answer in zip(offered, answers) if answer == 1}
+        self.pushed_filters = tuple(f for f in offered if id(f) in accepted)
+        return [f for f in filters if id(f) not in accepted]
+
+    def _create_reader(self, native, handles: ExitStack) -> int:
+        """A native reader of the schema, closed (with its source) by `handles`."""
+        source, _ = handles.enter_context(native.source(self.options))
+        schema = handles.enter_context(
+            native.exported_schema(_schema_from_bytes(self.arrow_schema))
+        )
+        return handles.enter_context(
+            native.handle("create_reader", "close_reader", source, ctypes.byref(schema))
+        )
+
+    def _replay_filters(self, native, reader: int) -> None:
+        """Offers the filters of pushFilters again, to the reader that plans: Spark has already
+        dropped the accepted ones from its plan, so the library must answer as it did."""
+        if self.filter_message is None or self.filter_answers is None:
+            return
+        answers = native.push_filters(reader, self.filter_message, len(self.filter_answers))
+        if answers != self.filter_answers:
+            raise NativeDataSourceError(
+                self.library.name,
+                "push_filters",
+                f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: answered "
+                f"{list(self.filter_answers)} and then {list(answers)} for the same filters: its "
+                f"answers must depend only on the reader's schema, options and filters",
+            )
 
     @_redacted
     def partitions(self) -> List[InputPartition]:
         native = self.library.load()
         with ExitStack() as handles:
-            source, _ = handles.enter_context(native.source(self.options))
-            schema = handles.enter_context(
-                native.exported_schema(_schema_from_bytes(self.arrow_schema))
-            )
-            reader = handles.enter_context(
-                native.handle("create_reader", "close_reader", source, ctypes.byref(schema))
-            )
+            reader = self._create_reader(native, handles)
+            self._replay_filters(native, reader)
             parts = native.collect("partitions", reader)
             state = None
             if native.has("serialize_reader"):

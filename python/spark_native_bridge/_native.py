@@ -262,6 +262,7 @@ class Library:
         if not table_address.value:
             raise NativeDataSourceError(name, "spark_ds_init", "returned a NULL table")
         self._read_table(table_address.value)
+        self.push_filters_function = self._filters_extension()
 
     def _read_table(self, address: int) -> None:
         header = _abi.SparkDsLibrary.from_address(address)
@@ -293,6 +294,64 @@ class Library:
                 raise NativeDataSourceError(
                     self.name, "spark_ds_init", f"`{function}` is NULL, but every library needs it"
                 )
+
+    def _filters_extension(self):
+        """push_filters of the extension spark_datasource_filters.h, or None when the library
+        does not export spark_ds_filters_init (or its table is too short to hold it): the host
+        then pushes no filter. A failing spark_ds_filters_init makes the library invalid, as a
+        failing spark_ds_init does."""
+        try:
+            address = ctypes.cast(self._dll.spark_ds_filters_init, ctypes.c_void_p).value
+        except AttributeError:
+            return None
+        init = _abi.FiltersInit(address)
+        table_address = ctypes.c_void_p()
+        status = init(ctypes.byref(self._host), ctypes.byref(table_address))
+        if status != 0:
+            raise NativeDataSourceError(
+                self.name, "spark_ds_filters_init", self.last_error(), status
+            )
+        if not table_address.value:
+            raise NativeDataSourceError(self.name, "spark_ds_filters_init", "returned a NULL table")
+        table = _abi.SparkDsFilterTable.from_address(table_address.value)
+        field = _abi.SparkDsFilterTable.push_filters
+        if table.size < field.offset + field.size or table.version < 1:
+            # Fields are read only as far as `size` covers them; a version-0 table has none.
+            return None
+        pointer = ctypes.c_void_p.from_address(table_address.value + field.offset).value
+        return _abi.PushFilters(pointer) if pointer else None
+
+    def push_filters(self, reader: int, message: bytes, count: int) -> bytes:
+        """Offers the `count` predicates of `message` (spark_datasource_filters.h's encoding) to
+        `reader`, and returns the library's answers: one byte, 0 or 1, per predicate. Raises
+        NativeDataSourceError when the call fails or the answers break the header's rules."""
+        function = self.push_filters_function
+        if function is None:
+            raise NativeDataSourceError(
+                self.name, "push_filters", "the library does not export spark_ds_filters_init"
+            )
+        sink = _Sink()
+        status = function(reader, message, len(message), sink.callback, None)
+        if status != 0:
+            raise NativeDataSourceError(self.name, "push_filters", self.last_error(), status)
+        if sink.error is not None:
+            raise NativeDataSourceError(self.name, "push_filters", sink.error)
+        if len(sink.items) != 1:
+            raise NativeDataSourceError(
+                self.name,
+                "push_filters",
+                f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: called accepted "
+                f"{len(sink.items)} times: it must call it once",
+            )
+        answers = sink.items[0]
+        if len(answers) != count or any(answer > 1 for answer in answers):
+            raise NativeDataSourceError(
+                self.name,
+                "push_filters",
+                f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: answered {list(answers)} for "
+                f"{count} predicates: it must answer one byte, 0 or 1, per predicate",
+            )
+        return answers
 
     def _log(self, _context, level: int, message: Optional[bytes]) -> None:
         try:

@@ -83,6 +83,7 @@ MIRRORS = {
     "SparkDsCreateInfo": _abi.SparkDsCreateInfo,
     "SparkDsTaskContext": _abi.SparkDsTaskContext,
     "SparkDsWriteInfo": _abi.SparkDsWriteInfo,
+    "SparkDsFilterTable": _abi.SparkDsFilterTable,
     "struct ArrowSchema": _abi.ArrowSchema,
     "struct ArrowArray": _abi.ArrowArray,
     "struct ArrowArrayStream": _abi.ArrowArrayStream,
@@ -91,8 +92,9 @@ MIRRORS = {
 
 def test_the_ctypes_mirrors_have_the_layout_that_the_c_compiler_gives_the_header(tmp_path):
     """Every struct of the size, and every field at the offset, that the C compiler computes from
-    spark_datasource.h on this platform."""
-    lines = ["#include <stddef.h>", "#include <stdio.h>", '#include "spark_datasource.h"']
+    spark_datasource.h (and spark_datasource_filters.h) on this platform."""
+    lines = ["#include <stddef.h>", "#include <stdio.h>", '#include "spark_datasource.h"',
+             '#include "spark_datasource_filters.h"']
     lines.append("int main(void) {")
     for c_name, mirror in MIRRORS.items():
         lines.append(f'  printf("{c_name}|sizeof|%zu\\n", sizeof({c_name}));')
