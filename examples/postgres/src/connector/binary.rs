@@ -1,0 +1,595 @@
+//! COPY's binary format (PostgreSQL documentation, "COPY", section "Binary Format"), straight
+//! to and from Arrow: a read decodes each field into the builder of its column, with no row
+//! object in between; a write encodes the columns of a batch row by row into the bytes of
+//! `COPY ... FROM STDIN (FORMAT binary)`.
+//!
+//! Each value is in the form of the type's `send` function: big-endian integers and floats,
+//! dates and timestamps from 2000-01-01, `numeric` in base-10000 digits, arrays with their
+//! dimensions and element OID.
+
+use std::io::{self, BufRead, Read};
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder,
+    Float64Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder,
+    TimestampMicrosecondBuilder,
+};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+    Int8Type, TimestampMicrosecondType,
+};
+use arrow_array::{Array, ArrayRef, ListArray, PrimitiveArray};
+use arrow_buffer::OffsetBuffer;
+use arrow_schema::{DataType, Field, FieldRef};
+
+use super::types::Kind;
+
+/// The signature, flags and header extension length that open every COPY binary stream.
+pub const HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
+/// The field count of the trailer that closes it.
+pub const TRAILER: [u8; 2] = (-1i16).to_be_bytes();
+
+/// Days from 1970-01-01 (Arrow's epoch) to 2000-01-01 (PostgreSQL's).
+pub const EPOCH_DAYS: i32 = 10_957;
+/// Microseconds from 1970-01-01T00:00:00 to 2000-01-01T00:00:00.
+pub const EPOCH_MICROS: i64 = 946_684_800_000_000;
+
+/// Why a value could not be converted: the caller names the column.
+pub type Conversion<T> = std::result::Result<T, String>;
+
+/// The builder of one column of a read, fed with the fields of that column.
+pub enum Decoder {
+    Bool(BooleanBuilder),
+    Int16(Int16Builder),
+    Int32(Int32Builder),
+    Int64(Int64Builder),
+    Float32(Float32Builder),
+    Float64(Float64Builder),
+    Decimal(Decimal128Builder, u8, i8),
+    Text(StringBuilder),
+    Bytes(BinaryBuilder),
+    Date(Date32Builder),
+    Timestamp(TimestampMicrosecondBuilder, Option<Arc<str>>),
+    List(Box<ListDecoder>),
+}
+
+/// The builder of an array column: offsets and validity, and the decoder of the elements.
+pub struct ListDecoder {
+    field: FieldRef,
+    element: Decoder,
+    offsets: Vec<i32>,
+    valid: Vec<bool>,
+}
+
+impl Decoder {
+    /// A decoder of values of `kind`.
+    pub fn new(kind: &Kind) -> Decoder {
+        match kind {
+            Kind::Bool => Decoder::Bool(BooleanBuilder::new()),
+            Kind::Int16 => Decoder::Int16(Int16Builder::new()),
+            Kind::Int32 => Decoder::Int32(Int32Builder::new()),
+            Kind::Int64 => Decoder::Int64(Int64Builder::new()),
+            Kind::Float32 => Decoder::Float32(Float32Builder::new()),
+            Kind::Float64 => Decoder::Float64(Float64Builder::new()),
+            Kind::Decimal {
+                precision, scale, ..
+            } => Decoder::Decimal(Decimal128Builder::new(), *precision, *scale),
+            Kind::Text { .. } => Decoder::Text(StringBuilder::new()),
+            Kind::Bytes => Decoder::Bytes(BinaryBuilder::new()),
+            Kind::Date => Decoder::Date(Date32Builder::new()),
+            Kind::Timestamp => Decoder::Timestamp(TimestampMicrosecondBuilder::new(), None),
+            Kind::TimestampTz => {
+                Decoder::Timestamp(TimestampMicrosecondBuilder::new(), Some(Arc::from("UTC")))
+            }
+            Kind::List(element) => Decoder::List(Box::new(ListDecoder {
+                field: Arc::new(Field::new("element", element.data_type(), true)),
+                element: Decoder::new(element),
+                offsets: vec![0],
+                valid: Vec::new(),
+            })),
+        }
+    }
+
+    /// Appends a NULL.
+    pub fn append_null(&mut self) {
+        match self {
+            Decoder::Bool(b) => b.append_null(),
+            Decoder::Int16(b) => b.append_null(),
+            Decoder::Int32(b) => b.append_null(),
+            Decoder::Int64(b) => b.append_null(),
+            Decoder::Float32(b) => b.append_null(),
+            Decoder::Float64(b) => b.append_null(),
+            Decoder::Decimal(b, ..) => b.append_null(),
+            Decoder::Text(b) => b.append_null(),
+            Decoder::Bytes(b) => b.append_null(),
+            Decoder::Date(b) => b.append_null(),
+            Decoder::Timestamp(b, _) => b.append_null(),
+            Decoder::List(list) => {
+                let end = list.offsets[list.offsets.len() - 1];
+                list.offsets.push(end);
+                list.valid.push(false);
+            }
+        }
+    }
+
+    /// Appends the value whose binary form is `value`.
+    pub fn append(&mut self, value: &[u8]) -> Conversion<()> {
+        match self {
+            Decoder::Bool(b) => b.append_value(fixed::<1>(value)?[0] != 0),
+            Decoder::Int16(b) => b.append_value(i16::from_be_bytes(fixed(value)?)),
+            Decoder::Int32(b) => b.append_value(i32::from_be_bytes(fixed(value)?)),
+            Decoder::Int64(b) => b.append_value(i64::from_be_bytes(fixed(value)?)),
+            Decoder::Float32(b) => b.append_value(f32::from_be_bytes(fixed(value)?)),
+            Decoder::Float64(b) => b.append_value(f64::from_be_bytes(fixed(value)?)),
+            Decoder::Decimal(b, precision, scale) => {
+                b.append_value(numeric_to_decimal(value, *precision, *scale)?)
+            }
+            Decoder::Text(b) => b.append_value(
+                std::str::from_utf8(value).map_err(|_| "a text that is not UTF-8".to_string())?,
+            ),
+            Decoder::Bytes(b) => b.append_value(value),
+            Decoder::Date(b) => {
+                let days = i32::from_be_bytes(fixed(value)?);
+                if days == i32::MAX || days == i32::MIN {
+                    return Err("an infinite date, which Spark's date cannot hold".into());
+                }
+                b.append_value(days + EPOCH_DAYS)
+            }
+            Decoder::Timestamp(b, _) => {
+                let micros = i64::from_be_bytes(fixed(value)?);
+                if micros == i64::MAX || micros == i64::MIN {
+                    return Err("an infinite timestamp, which Spark's timestamp cannot hold".into());
+                }
+                b.append_value(micros + EPOCH_MICROS)
+            }
+            Decoder::List(list) => list.append(value)?,
+        }
+        Ok(())
+    }
+
+    /// The array of the values appended since the last call.
+    pub fn finish(&mut self) -> ArrayRef {
+        match self {
+            Decoder::Bool(b) => Arc::new(b.finish()),
+            Decoder::Int16(b) => Arc::new(b.finish()),
+            Decoder::Int32(b) => Arc::new(b.finish()),
+            Decoder::Int64(b) => Arc::new(b.finish()),
+            Decoder::Float32(b) => Arc::new(b.finish()),
+            Decoder::Float64(b) => Arc::new(b.finish()),
+            Decoder::Decimal(b, precision, scale) => Arc::new(
+                b.finish()
+                    .with_precision_and_scale(*precision, *scale)
+                    .unwrap_or_else(|_| unreachable!("precision and scale come from Kind")),
+            ),
+            Decoder::Text(b) => Arc::new(b.finish()),
+            Decoder::Bytes(b) => Arc::new(b.finish()),
+            Decoder::Date(b) => Arc::new(b.finish()),
+            Decoder::Timestamp(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
+            Decoder::List(list) => list.finish(),
+        }
+    }
+}
+
+impl ListDecoder {
+    /// An array: `ndim`, a has-nulls flag, the element OID, then per dimension its length and
+    /// lower bound, then each element as a field (length, or -1 for NULL, and its bytes).
+    fn append(&mut self, value: &[u8]) -> Conversion<()> {
+        let mut at = 0;
+        let int = |at: &mut usize| -> Conversion<i32> {
+            let bytes = value
+                .get(*at..*at + 4)
+                .ok_or_else(|| "a truncated array".to_string())?;
+            *at += 4;
+            Ok(i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+        };
+        let dimensions = int(&mut at)?;
+        let _has_nulls = int(&mut at)?;
+        let _element_oid = int(&mut at)?;
+        let count = match dimensions {
+            0 => 0,
+            1 => {
+                let length = int(&mut at)?;
+                let _lower_bound = int(&mut at)?;
+                length
+            }
+            n => {
+                return Err(format!(
+                    "an array of {n} dimensions, which Spark's array of version 1 reads as one \
+                     dimension only: select `array_to_json(column)::text`, or unnest it"
+                ))
+            }
+        };
+        for _ in 0..count {
+            let length = int(&mut at)?;
+            if length < 0 {
+                self.element.append_null();
+                continue;
+            }
+            let element = value
+                .get(at..at + length as usize)
+                .ok_or_else(|| "a truncated array".to_string())?;
+            at += length as usize;
+            self.element.append(element)?;
+        }
+        let end = self.offsets[self.offsets.len() - 1] + count;
+        self.offsets.push(end);
+        self.valid.push(true);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        let valid = std::mem::take(&mut self.valid);
+        let nulls = valid.iter().any(|v| !v).then(|| valid.into());
+        Arc::new(ListArray::new(
+            self.field.clone(),
+            // Lengths are counts of elements, so the offsets only grow.
+            OffsetBuffer::new(offsets.into()),
+            self.element.finish(),
+            nulls,
+        ))
+    }
+}
+
+fn fixed<const N: usize>(value: &[u8]) -> Conversion<[u8; N]> {
+    value
+        .try_into()
+        .map_err(|_| format!("{} bytes where the type has {N}", value.len()))
+}
+
+/// A `numeric` as the unscaled value of `decimal(precision, scale)`, rounded half up (away
+/// from zero) past `scale` digits, as Spark's JDBC source rounds.
+fn numeric_to_decimal(value: &[u8], precision: u8, scale: i8) -> Conversion<i128> {
+    let word = |i: usize| -> Conversion<i16> {
+        value
+            .get(2 * i..2 * i + 2)
+            .map(|b| i16::from_be_bytes([b[0], b[1]]))
+            .ok_or_else(|| "a truncated numeric".to_string())
+    };
+    let digits = word(0)?;
+    let weight = i32::from(word(1)?);
+    let negative = match word(2)? as u16 {
+        0x0000 => false,
+        0x4000 => true,
+        0xC000 => return Err("NaN, which Spark's decimal cannot hold".into()),
+        0xD000 => return Err("Infinity, which Spark's decimal cannot hold".into()),
+        0xF000 => return Err("-Infinity, which Spark's decimal cannot hold".into()),
+        _ => return Err("a numeric of unknown sign".into()),
+    };
+    let too_big = || {
+        format!("a value with more than {precision} digits, which decimal({precision},{scale}) cannot hold")
+    };
+    let last = -i32::from(scale);
+    let mut unscaled: i128 = 0;
+    // The exponent of ten of the next decimal digit.
+    let mut exponent = 4 * weight + 3;
+    let mut round_up = false;
+    'groups: for i in 0..digits as usize {
+        let group = word(4 + i)?;
+        for power in [1000, 100, 10, 1] {
+            let digit = i128::from(group / power % 10);
+            if exponent < last {
+                round_up = digit >= 5;
+                break 'groups;
+            }
+            unscaled = unscaled
+                .checked_mul(10)
+                .and_then(|u| u.checked_add(digit))
+                .ok_or_else(too_big)?;
+            exponent -= 1;
+        }
+    }
+    while exponent >= last && !round_up {
+        if unscaled == 0 {
+            // Zeros to the scale: nothing to shift.
+            break;
+        }
+        unscaled = unscaled.checked_mul(10).ok_or_else(too_big)?;
+        exponent -= 1;
+    }
+    if round_up {
+        unscaled += 1;
+    }
+    if unscaled >= 10i128.pow(u32::from(precision)) {
+        return Err(too_big());
+    }
+    Ok(if negative { -unscaled } else { unscaled })
+}
+
+/// The `numeric` binary form of `unscaled / 10^scale`.
+pub fn decimal_to_numeric(unscaled: i128, scale: i8, out: &mut Vec<u8>) {
+    let scale = scale.max(0) as usize;
+    let text = unscaled.unsigned_abs().to_string();
+    let text = if text.len() <= scale {
+        format!("{}{text}", "0".repeat(scale + 1 - text.len()))
+    } else {
+        text
+    };
+    let (integer, fraction) = text.split_at(text.len() - scale);
+    let pad_left = (4 - integer.len() % 4) % 4;
+    let pad_right = (4 - fraction.len() % 4) % 4;
+    let digits: Vec<u8> = std::iter::repeat_n(b'0', pad_left)
+        .chain(integer.bytes())
+        .chain(fraction.bytes())
+        .chain(std::iter::repeat_n(b'0', pad_right))
+        .map(|d| d - b'0')
+        .collect();
+    let mut groups: Vec<i16> = digits
+        .chunks(4)
+        .map(|c| c.iter().fold(0i16, |acc, d| acc * 10 + i16::from(*d)))
+        .collect();
+    let mut weight = ((pad_left + integer.len()) / 4) as i16 - 1;
+    let leading = groups.iter().take_while(|g| **g == 0).count();
+    groups.drain(..leading);
+    weight -= leading as i16;
+    while groups.last() == Some(&0) {
+        groups.pop();
+    }
+    if groups.is_empty() {
+        weight = 0;
+    }
+    let sign: u16 = if unscaled < 0 && !groups.is_empty() { 0x4000 } else { 0 };
+    out.extend_from_slice(&(groups.len() as i16).to_be_bytes());
+    out.extend_from_slice(&weight.to_be_bytes());
+    out.extend_from_slice(&sign.to_be_bytes());
+    out.extend_from_slice(&(scale as i16).to_be_bytes());
+    for group in groups {
+        out.extend_from_slice(&group.to_be_bytes());
+    }
+}
+
+/// The reading side of a COPY binary stream, decoding from the client's buffers in place.
+pub struct CopyReader<R> {
+    input: R,
+    scratch: Vec<u8>,
+}
+
+/// What went wrong in a stream: the connection (with the server's message), or a value.
+pub enum ReadError {
+    Io(io::Error),
+    Value { column: usize, why: String },
+    Format(String),
+}
+
+impl From<io::Error> for ReadError {
+    fn from(error: io::Error) -> Self {
+        ReadError::Io(error)
+    }
+}
+
+impl<R: BufRead> CopyReader<R> {
+    /// Reads and checks the header.
+    pub fn new(mut input: R) -> Result<CopyReader<R>, ReadError> {
+        let mut header = [0u8; 19];
+        input.read_exact(&mut header)?;
+        if header[..11] != HEADER[..11] {
+            return Err(ReadError::Format("the stream is not COPY's binary format".into()));
+        }
+        let extension = u32::from_be_bytes([header[15], header[16], header[17], header[18]]);
+        io::copy(&mut input.by_ref().take(u64::from(extension)), &mut io::sink())?;
+        Ok(CopyReader {
+            input,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Decodes the next row into `decoders`; `false` at the trailer.
+    pub fn row(&mut self, decoders: &mut [Decoder]) -> Result<bool, ReadError> {
+        let count = i16::from_be_bytes(self.fixed()?);
+        if count == -1 {
+            return Ok(false);
+        }
+        if count as usize != decoders.len() {
+            return Err(ReadError::Format(format!(
+                "a row of {count} fields where the query selects {}",
+                decoders.len()
+            )));
+        }
+        for (column, decoder) in decoders.iter_mut().enumerate() {
+            let length = i32::from_be_bytes(self.fixed()?);
+            if length < 0 {
+                decoder.append_null();
+                continue;
+            }
+            let length = length as usize;
+            let buffered = self.input.fill_buf()?;
+            let result = if buffered.len() >= length {
+                let result = decoder.append(&buffered[..length]);
+                self.input.consume(length);
+                result
+            } else {
+                self.scratch.resize(length, 0);
+                self.input.read_exact(&mut self.scratch)?;
+                decoder.append(&self.scratch)
+            };
+            result.map_err(|why| ReadError::Value { column, why })?;
+        }
+        Ok(true)
+    }
+
+    fn fixed<const N: usize>(&mut self) -> io::Result<[u8; N]> {
+        let buffered = self.input.fill_buf()?;
+        if buffered.len() >= N {
+            let mut bytes = [0u8; N];
+            bytes.copy_from_slice(&buffered[..N]);
+            self.input.consume(N);
+            return Ok(bytes);
+        }
+        let mut bytes = [0u8; N];
+        self.input.read_exact(&mut bytes)?;
+        Ok(bytes)
+    }
+}
+
+/// A column of a batch to write, downcast once.
+pub enum Encoder<'a> {
+    Bool(&'a arrow_array::BooleanArray),
+    Int8(&'a PrimitiveArray<Int8Type>),
+    Int16(&'a PrimitiveArray<Int16Type>),
+    Int32(&'a PrimitiveArray<Int32Type>),
+    Int64(&'a PrimitiveArray<Int64Type>),
+    Float32(&'a PrimitiveArray<Float32Type>),
+    Float64(&'a PrimitiveArray<Float64Type>),
+    Decimal(&'a PrimitiveArray<Decimal128Type>, i8),
+    Text(&'a dyn Array),
+    Bytes(&'a dyn Array),
+    Date(&'a PrimitiveArray<Date32Type>),
+    Timestamp(&'a PrimitiveArray<TimestampMicrosecondType>),
+    List(&'a ListArray, Box<Encoder<'a>>, u32),
+}
+
+impl<'a> Encoder<'a> {
+    /// The encoder of `array`, whose type `kind_of_arrow` accepted as `kind`.
+    pub fn new(array: &'a dyn Array, kind: &Kind) -> Encoder<'a> {
+        match (array.data_type(), kind) {
+            (DataType::Boolean, _) => Encoder::Bool(array.as_boolean()),
+            (DataType::Int8, _) => Encoder::Int8(array.as_primitive()),
+            (DataType::Int16, _) => Encoder::Int16(array.as_primitive()),
+            (DataType::Int32, _) => Encoder::Int32(array.as_primitive()),
+            (DataType::Int64, _) => Encoder::Int64(array.as_primitive()),
+            (DataType::Float32, _) => Encoder::Float32(array.as_primitive()),
+            (DataType::Float64, _) => Encoder::Float64(array.as_primitive()),
+            (DataType::Decimal128(_, scale), _) => Encoder::Decimal(array.as_primitive(), *scale),
+            (DataType::Utf8 | DataType::LargeUtf8, _) => Encoder::Text(array),
+            (DataType::Date32, _) => Encoder::Date(array.as_primitive()),
+            (DataType::Timestamp(..), _) => Encoder::Timestamp(array.as_primitive()),
+            (DataType::List(_), Kind::List(element)) => {
+                let list = array.as_list::<i32>();
+                Encoder::List(
+                    list,
+                    Box::new(Encoder::new(list.values().as_ref(), element)),
+                    element.oid(),
+                )
+            }
+            _ => Encoder::Bytes(array),
+        }
+    }
+
+    fn array(&self) -> &dyn Array {
+        match self {
+            Encoder::Bool(a) => *a,
+            Encoder::Int8(a) => *a,
+            Encoder::Int16(a) => *a,
+            Encoder::Int32(a) => *a,
+            Encoder::Int64(a) => *a,
+            Encoder::Float32(a) => *a,
+            Encoder::Float64(a) => *a,
+            Encoder::Decimal(a, _) => *a,
+            Encoder::Text(a) | Encoder::Bytes(a) => *a,
+            Encoder::Date(a) => *a,
+            Encoder::Timestamp(a) => *a,
+            Encoder::List(a, ..) => *a,
+        }
+    }
+
+    /// Appends the field of row `row`: its length (or -1 for NULL), then its bytes.
+    pub fn field(&self, row: usize, out: &mut Vec<u8>) {
+        if self.array().is_null(row) {
+            out.extend_from_slice(&(-1i32).to_be_bytes());
+            return;
+        }
+        let mut fixed = |bytes: &[u8]| {
+            out.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+            out.extend_from_slice(bytes);
+        };
+        match self {
+            Encoder::Bool(a) => fixed(&[u8::from(a.value(row))]),
+            Encoder::Int8(a) => fixed(&i16::from(a.value(row)).to_be_bytes()),
+            Encoder::Int16(a) => fixed(&a.value(row).to_be_bytes()),
+            Encoder::Int32(a) => fixed(&a.value(row).to_be_bytes()),
+            Encoder::Int64(a) => fixed(&a.value(row).to_be_bytes()),
+            Encoder::Float32(a) => fixed(&a.value(row).to_be_bytes()),
+            Encoder::Float64(a) => fixed(&a.value(row).to_be_bytes()),
+            Encoder::Date(a) => fixed(&(a.value(row) - EPOCH_DAYS).to_be_bytes()),
+            Encoder::Timestamp(a) => fixed(&(a.value(row) - EPOCH_MICROS).to_be_bytes()),
+            Encoder::Text(a) => match a.as_string_opt::<i32>() {
+                Some(strings) => fixed(strings.value(row).as_bytes()),
+                None => fixed(a.as_string::<i64>().value(row).as_bytes()),
+            },
+            Encoder::Bytes(a) => match a.as_binary_opt::<i32>() {
+                Some(bytes) => fixed(bytes.value(row)),
+                None => fixed(a.as_binary::<i64>().value(row)),
+            },
+            Encoder::Decimal(a, scale) => {
+                let start = out.len();
+                out.extend_from_slice(&[0; 4]);
+                decimal_to_numeric(a.value(row), *scale, out);
+                patch_length(out, start);
+            }
+            Encoder::List(list, element, oid) => {
+                let start = out.len();
+                out.extend_from_slice(&[0; 4]);
+                let offsets = list.value_offsets();
+                let (from, to) = (offsets[row] as usize, offsets[row + 1] as usize);
+                let values = element.array();
+                let has_nulls = (from..to).any(|i| values.is_null(i));
+                out.extend_from_slice(&i32::from(to > from).to_be_bytes());
+                out.extend_from_slice(&i32::from(has_nulls).to_be_bytes());
+                out.extend_from_slice(&oid.to_be_bytes());
+                if to > from {
+                    out.extend_from_slice(&((to - from) as i32).to_be_bytes());
+                    out.extend_from_slice(&1i32.to_be_bytes());
+                }
+                for i in from..to {
+                    element.field(i, out);
+                }
+                patch_length(out, start);
+            }
+        }
+    }
+}
+
+/// Writes at `start` the length of what follows it.
+fn patch_length(out: &mut [u8], start: usize) {
+    let length = (out.len() - start - 4) as i32;
+    out[start..start + 4].copy_from_slice(&length.to_be_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(unscaled: i128, precision: u8, scale: i8) -> Conversion<i128> {
+        let mut bytes = Vec::new();
+        decimal_to_numeric(unscaled, scale, &mut bytes);
+        numeric_to_decimal(&bytes, precision, scale)
+    }
+
+    #[test]
+    fn decimals_round_trip_through_numeric() -> Conversion<()> {
+        for (unscaled, precision, scale) in [
+            (0, 10, 2),
+            (12345, 10, 2),
+            (-12345, 10, 2),
+            (1, 38, 18),
+            (-99_999_999_999_999_999_999_999_999_999_999_999_999, 38, 0),
+            (10_000_000_000, 12, 0),
+            (5, 5, 5),
+            (100_000_000, 12, 4),
+        ] {
+            assert_eq!(round_trip(unscaled, precision, scale)?, unscaled, "{unscaled}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn extra_digits_round_half_up() -> Conversion<()> {
+        let mut bytes = Vec::new();
+        // 1.2345 read at scale 3: 1.235; -1.2344: -1.234.
+        decimal_to_numeric(12345, 4, &mut bytes);
+        assert_eq!(numeric_to_decimal(&bytes, 10, 3)?, 1235);
+        bytes.clear();
+        decimal_to_numeric(-12344, 4, &mut bytes);
+        assert_eq!(numeric_to_decimal(&bytes, 10, 3)?, -1234);
+        Ok(())
+    }
+
+    #[test]
+    fn a_decimal_too_wide_for_its_precision_is_refused() {
+        let mut bytes = Vec::new();
+        decimal_to_numeric(123_456, 2, &mut bytes);
+        assert!(numeric_to_decimal(&bytes, 5, 2).is_err());
+    }
+}

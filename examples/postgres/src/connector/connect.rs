@@ -1,0 +1,366 @@
+//! Where the server is and who connects: the options `url`, `user` and `password`, with the
+//! fallbacks that libpq and PostgreSQL's JDBC driver have (`PGPASSWORD`, `~/.pgpass`, `PGUSER`,
+//! `sslmode`), turned into a connection. No message built here holds the password or the URL
+//! (both secret by Spark's redaction rule): errors name the option instead.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use postgres::config::SslMode;
+use postgres::{Client, Config, NoTls};
+use serde::{Deserialize, Serialize};
+use spark_datasource::{Error, Options, Result, Secret};
+
+/// The default port of PostgreSQL.
+const DEFAULT_PORT: u16 = 5432;
+
+/// Session settings of every connection: text renderings that read back exactly (the values
+/// of pushed filters travel as text, see `sql.rs`), and UTC for `timestamptz` text.
+const SESSION_OPTIONS: &str =
+    "-c extra_float_digits=3 -c DateStyle=ISO,YMD -c TimeZone=UTC -c bytea_output=hex";
+
+/// How to reach the server: what each read task and write task connects with. It crosses to
+/// the executors with the reader or the writer, password included, as Spark's JDBC source
+/// sends its options.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Connection {
+    host: String,
+    port: u16,
+    dbname: Option<String>,
+    user: Option<String>,
+    password: Option<Secret>,
+    /// Seconds; 0 waits as long as the operating system does.
+    connect_timeout: u64,
+}
+
+impl Connection {
+    /// The connection that the options describe.
+    ///
+    /// # Errors
+    /// No `url`, a `url` that is not a PostgreSQL URL, an `sslmode` that needs TLS.
+    pub fn from_options(options: &Options) -> Result<Connection> {
+        let url = options.secret("url").ok_or_else(|| {
+            Error::Option(
+                "missing option `url`: set it with .option(\"url\", \
+                 \"postgresql://host:5432/database\") (the JDBC form \
+                 jdbc:postgresql://host:5432/database works too)"
+                    .to_string(),
+            )
+        })?;
+        let mut connection = parse_url(url.expose())?;
+        if let Some(user) = options.get("user") {
+            connection.user = Some(user.to_string());
+        }
+        if let Some(password) = options.secret("password") {
+            connection.password = Some(password);
+        }
+        let sslmode = options
+            .get("sslmode")
+            .map(str::to_string)
+            .or_else(|| connection_param(url.expose(), "sslmode"))
+            .or_else(|| std::env::var("PGSSLMODE").ok());
+        check_sslmode(sslmode.as_deref())?;
+        connection.connect_timeout = options.get_or("connectTimeout", connection.connect_timeout)?;
+        Ok(connection)
+    }
+
+    /// Opens a connection, named `application_name` in `pg_stat_activity`.
+    ///
+    /// # Errors
+    /// The server's message (a wrong password, an unknown database), or why it could not be
+    /// reached; never the password.
+    pub fn connect(&self, application_name: &str) -> Result<Client> {
+        let user = self
+            .user
+            .clone()
+            .or_else(|| std::env::var("PGUSER").ok())
+            .or_else(|| std::env::var("USER").ok())
+            .ok_or_else(|| {
+                Error::Option(
+                    "missing option `user`: set it with .option(\"user\", ...), in the url \
+                     (postgresql://user@host/db), or in PGUSER"
+                        .to_string(),
+                )
+            })?;
+        let dbname = self.dbname.clone().unwrap_or_else(|| user.clone());
+        let mut config = Config::new();
+        config
+            .host(&self.host)
+            .port(self.port)
+            .user(&user)
+            .dbname(&dbname)
+            .application_name(application_name)
+            .options(SESSION_OPTIONS)
+            // TLS is not built in (see `check_sslmode`): `prefer` connects in plain text.
+            .ssl_mode(SslMode::Disable);
+        if self.connect_timeout > 0 {
+            config.connect_timeout(Duration::from_secs(self.connect_timeout));
+        }
+        if let Some(password) = self.password() {
+            config.password(password.expose());
+        }
+        config.connect(NoTls).map_err(|e| {
+            Error::msg(format!(
+                "cannot connect to PostgreSQL at {}:{} (database `{dbname}`, user `{user}`): {}",
+                self.host,
+                self.port,
+                describe(&e)
+            ))
+        })
+    }
+
+    /// The password: the option or the URL's, else `PGPASSWORD`, else the first matching line
+    /// of the password file (`PGPASSFILE`, or `~/.pgpass`), as libpq looks for it.
+    fn password(&self) -> Option<Secret> {
+        if let Some(password) = &self.password {
+            return Some(password.clone());
+        }
+        if let Ok(password) = std::env::var("PGPASSWORD") {
+            return Some(Secret::new(password));
+        }
+        let user = self
+            .user
+            .clone()
+            .or_else(|| std::env::var("PGUSER").ok())
+            .or_else(|| std::env::var("USER").ok())?;
+        let dbname = self.dbname.clone().unwrap_or_else(|| user.clone());
+        let file = std::env::var_os("PGPASSFILE")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")))?;
+        let text = std::fs::read_to_string(file).ok()?;
+        let port = self.port.to_string();
+        let wanted = [self.host.as_str(), port.as_str(), dbname.as_str(), user.as_str()];
+        text.lines()
+            .filter(|line| !line.starts_with('#'))
+            .find_map(|line| {
+                let fields = pgpass_fields(line);
+                let [host, port, db, user, password] = fields.as_slice() else {
+                    return None;
+                };
+                let matches = [host, port, db, user]
+                    .iter()
+                    .zip(wanted)
+                    .all(|(field, value)| *field == "*" || *field == value);
+                matches.then(|| Secret::new(password.clone()))
+            })
+    }
+}
+
+/// The fields of a line of a password file: separated by `:`, where `\:` and `\\` escape.
+fn pgpass_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let (Some(next), Some(field)) = (chars.next(), fields.last_mut()) {
+                    field.push(next);
+                }
+            }
+            ':' => fields.push(String::new()),
+            c => {
+                if let Some(field) = fields.last_mut() {
+                    field.push(c);
+                }
+            }
+        }
+    }
+    fields
+}
+
+/// The sslmodes that a connection without TLS satisfies.
+fn check_sslmode(sslmode: Option<&str>) -> Result<()> {
+    match sslmode.unwrap_or("prefer") {
+        "disable" | "allow" | "prefer" => Ok(()),
+        mode @ ("require" | "verify-ca" | "verify-full") => Err(Error::Option(format!(
+            "option `sslmode` is `{mode}`, but this data source connects without TLS (sslmode \
+             disable, allow or prefer): reach the server over a trusted network or a Unix \
+             socket, or through a TLS tunnel on this host"
+        ))),
+        other => Err(Error::Option(format!(
+            "option `sslmode` must be disable, allow or prefer, got `{other}`"
+        ))),
+    }
+}
+
+/// The parts of `postgresql://[user[:password]@]host[:port][/database][?key=value&...]`, or of
+/// the JDBC form `jdbc:postgresql://...`. Query parameters `user`, `password`, `host`, `port`
+/// and `connectTimeout` (the JDBC driver's names) are taken; others are ignored.
+fn parse_url(url: &str) -> Result<Connection> {
+    // Never repeat the URL: it may hold a password.
+    let malformed = |why: &str| {
+        Error::Option(format!(
+            "option `url` must be postgresql://host[:port]/database or \
+             jdbc:postgresql://host[:port]/database: {why}"
+        ))
+    };
+    let rest = url.strip_prefix("jdbc:").unwrap_or(url);
+    let rest = rest
+        .strip_prefix("postgresql://")
+        .or_else(|| rest.strip_prefix("postgres://"))
+        .ok_or_else(|| malformed("it has another scheme"))?;
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (authority, dbname) = rest.split_once('/').unwrap_or((rest, ""));
+    let (userinfo, hostport) = match authority.rsplit_once('@') {
+        Some((userinfo, hostport)) => (Some(userinfo), hostport),
+        None => (None, authority),
+    };
+    let (host, port) = if let Some(bracketed) = hostport.strip_prefix('[') {
+        let (host, after) = bracketed
+            .split_once(']')
+            .ok_or_else(|| malformed("an IPv6 host lacks its `]`"))?;
+        (host, after.strip_prefix(':'))
+    } else {
+        match hostport.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (hostport, None),
+        }
+    };
+    let port = match port {
+        None | Some("") => DEFAULT_PORT,
+        Some(port) => port
+            .parse()
+            .map_err(|_| malformed("its port is not a number"))?,
+    };
+    let mut connection = Connection {
+        host: if host.is_empty() { "localhost".to_string() } else { decode(host) },
+        port,
+        dbname: (!dbname.is_empty()).then(|| decode(dbname)),
+        user: None,
+        password: None,
+        connect_timeout: 10,
+    };
+    if let Some(userinfo) = userinfo {
+        let (user, password) = match userinfo.split_once(':') {
+            Some((user, password)) => (user, Some(password)),
+            None => (userinfo, None),
+        };
+        connection.user = (!user.is_empty()).then(|| decode(user));
+        connection.password = password.map(|p| Secret::new(decode(p)));
+    }
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let value = decode(value);
+        match key {
+            "user" => connection.user = Some(value),
+            "password" => connection.password = Some(Secret::new(value)),
+            "host" => connection.host = value,
+            "port" => {
+                connection.port = value
+                    .parse()
+                    .map_err(|_| malformed("its parameter `port` is not a number"))?
+            }
+            "connectTimeout" | "connect_timeout" => {
+                connection.connect_timeout = value
+                    .parse()
+                    .map_err(|_| malformed("its parameter `connectTimeout` is not a number"))?
+            }
+            _ => {}
+        }
+    }
+    Ok(connection)
+}
+
+/// The value of the query parameter `key` of a URL.
+fn connection_param(url: &str, key: &str) -> Option<String> {
+    let (_, query) = url.split_once('?')?;
+    query
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| decode(v))
+}
+
+/// `%xx` escapes decoded, as in URLs.
+fn decode(text: &str) -> String {
+    let raw = text.as_bytes();
+    let mut bytes = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let escaped = raw
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (raw[i], escaped) {
+            (b'%', Some(byte)) => (bytes.push(byte), i += 3),
+            (byte, _) => (bytes.push(byte), i += 1),
+        };
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// What a user needs from a client error: the server's message (with its detail and hint)
+/// when the server sent one, else the client's, with its cause.
+pub fn describe(error: &postgres::Error) -> String {
+    if let Some(db) = error.as_db_error() {
+        let mut text = format!("{}: {}", db.severity(), db.message());
+        if let Some(detail) = db.detail() {
+            text.push_str(&format!(" ({detail})"));
+        }
+        if let Some(hint) = db.hint() {
+            text.push_str(&format!("; hint: {hint}"));
+        }
+        return text;
+    }
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(&format!(": {cause_text}"));
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_url_forms_give_the_host_the_port_and_the_database() -> Result<()> {
+        for url in [
+            "postgresql://db.example:5433/shop",
+            "jdbc:postgresql://db.example:5433/shop",
+        ] {
+            let c = parse_url(url)?;
+            assert_eq!(
+                (c.host.as_str(), c.port, c.dbname.as_deref()),
+                ("db.example", 5433, Some("shop"))
+            );
+        }
+        let c = parse_url("postgres://ann:s%3Acret@[::1]/shop?connectTimeout=3")?;
+        assert_eq!((c.host.as_str(), c.port, c.user.as_deref()), ("::1", 5432, Some("ann")));
+        assert_eq!(c.password.as_ref().map(Secret::expose), Some("s:cret"));
+        assert_eq!(c.connect_timeout, 3);
+        Ok(())
+    }
+
+    #[test]
+    fn a_malformed_url_is_refused_without_repeating_it() {
+        let error = parse_url("mysql://ann:hunter2@h/db").err().map(|e| e.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some(
+                "option `url` must be postgresql://host[:port]/database or \
+                 jdbc:postgresql://host[:port]/database: it has another scheme"
+            )
+        );
+    }
+
+    #[test]
+    fn a_sslmode_that_needs_tls_is_refused() {
+        assert!(check_sslmode(Some("prefer")).is_ok());
+        assert!(check_sslmode(Some("require"))
+            .is_err_and(|e| e.to_string().starts_with("option `sslmode` is `require`")));
+    }
+
+    #[test]
+    fn password_file_lines_split_on_unescaped_colons() {
+        assert_eq!(
+            pgpass_fields(r"h:5432:*:ann:pa\:ss\\"),
+            ["h", "5432", "*", "ann", r"pa:ss\"]
+        );
+    }
+}

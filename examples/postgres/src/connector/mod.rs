@@ -1,0 +1,210 @@
+//! A PostgreSQL data source: tables and queries read and written with COPY's binary format,
+//! under the options of Spark's JDBC source where they mean the same.
+//!
+//! - The schema comes from the row description of the relation, as the server plans it
+//!   (`catalog`): each PostgreSQL type maps to a Spark type of version 1 (`types`), and any
+//!   other is refused by name with its column.
+//! - Reads plan ranges of a numeric, date or timestamp column as the JDBC source does
+//!   (`partitionColumn`, `lowerBound`, `upperBound`, `numPartitions`: `read`), push the columns,
+//!   the limit and the filters that PostgreSQL evaluates as Spark does (`sql`), and decode
+//!   `COPY (SELECT ...) TO STDOUT (FORMAT binary)` into Arrow builders (`binary`).
+//! - Writes stage each task attempt's rows in a table of their own with binary COPY; the commit
+//!   publishes them all into the target in one transaction (`write`).
+//! - Connections: `url`, `user`, `password`, `sslmode` and the fallbacks of libpq (`connect`).
+
+mod binary;
+mod connect;
+mod read;
+mod sql;
+mod types;
+mod write;
+
+use std::sync::Arc;
+
+use arrow_schema::{Schema, SchemaRef};
+use postgres::Client;
+use serde::{Deserialize, Serialize};
+use spark_datasource::{DataSource, Error, Options, Result};
+
+use self::connect::{describe, Connection};
+use self::sql::ColumnInfo;
+
+pub use self::read::Reader;
+pub use self::write::{DataWriter, Writer};
+
+/// Every option, under the name of Spark's JDBC source where it has one.
+const OPTIONS: &[&str] = &[
+    "url",
+    "user",
+    "password",
+    "dbtable",
+    "query",
+    "partitionColumn",
+    "lowerBound",
+    "upperBound",
+    "numPartitions",
+    "fetchsize",
+    "sslmode",
+    "connectTimeout",
+    "pushDownPredicate",
+    "pushDownLimit",
+    // Accepted and ignored, so that the options of a JDBC read work unchanged.
+    "driver",
+    "preferTimestampNTZ",
+];
+
+/// Rows per Arrow batch when `fetchsize` is not set.
+const DEFAULT_BATCH_ROWS: usize = 8192;
+
+/// The data source: the options of the query, checked once.
+pub struct Source {
+    settings: Settings,
+}
+
+/// What reads and writes need; it travels with readers and writers.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Settings {
+    connection: Connection,
+    relation: Relation,
+    partitioning: Option<read::PartitionOptions>,
+    batch_rows: usize,
+    push_filters: bool,
+    push_limit: bool,
+}
+
+/// What the query reads or writes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Relation {
+    /// `dbtable`: a table or view, or anything valid in a FROM clause, as SQL writes it.
+    Table(String),
+    /// `query`: a SELECT, read as a subquery.
+    Query(String),
+}
+
+impl Relation {
+    /// The relation in a FROM clause.
+    fn from_clause(&self) -> String {
+        match self {
+            Relation::Table(table) => table.clone(),
+            Relation::Query(query) => format!("({query}) AS sparkds_query"),
+        }
+    }
+
+    /// The relation, for messages.
+    fn describe(&self) -> String {
+        match self {
+            Relation::Table(table) => format!("`dbtable` {table}"),
+            Relation::Query(_) => "the `query`".to_string(),
+        }
+    }
+}
+
+impl DataSource for Source {
+    fn create(_name: &str, options: Options) -> Result<Self> {
+        options.expect_only(OPTIONS)?;
+        let relation = match (options.get("dbtable"), options.get("query")) {
+            (Some(_), Some(_)) => {
+                return Err(Error::Option(
+                    "options `dbtable` and `query` cannot both be set: give a table with \
+                     `dbtable`, or a SELECT with `query`"
+                        .to_string(),
+                ))
+            }
+            (Some(table), None) => Relation::Table(table.trim().to_string()),
+            (None, Some(query)) => {
+                Relation::Query(query.trim().trim_end_matches(';').to_string())
+            }
+            (None, None) => Relation::Table(String::new()),
+        };
+        let batch_rows = options.get_or("fetchsize", DEFAULT_BATCH_ROWS)?;
+        // Spark creates a source without options to ask for its capabilities: only a source
+        // that names what it reads or writes needs a `url`.
+        let probe = options.iter().next().is_none();
+        let connection = if probe {
+            Options::new([("url", "postgresql://localhost")])
+        } else {
+            options.clone()
+        };
+        let settings = Settings {
+            connection: Connection::from_options(&connection)?,
+            relation,
+            partitioning: read::PartitionOptions::from_options(&options)?,
+            batch_rows: if batch_rows == 0 { DEFAULT_BATCH_ROWS } else { batch_rows },
+            push_filters: options.get_or("pushDownPredicate", true)?,
+            push_limit: options.get_or("pushDownLimit", true)?,
+        };
+        let source = Source { settings };
+        if !probe {
+            source.check()?;
+        }
+        Ok(source)
+    }
+
+    fn schema(&self) -> Result<SchemaRef> {
+        let catalog = self.catalog()?;
+        let fields: Vec<_> = catalog
+            .columns
+            .iter()
+            .map(|c| types::field(&c.name, &c.kind))
+            .collect();
+        Ok(Arc::new(Schema::new(fields)))
+    }
+}
+
+/// What the server says about the relation.
+struct Catalog {
+    columns: Vec<ColumnInfo>,
+    /// Whether the database is UTF-8, so that `COLLATE "C"` is Spark's order of strings.
+    utf8: bool,
+}
+
+impl Source {
+    /// The options that every read and write needs.
+    fn check(&self) -> Result<()> {
+        match &self.settings.relation {
+            Relation::Table(table) if table.is_empty() => Err(Error::Option(
+                "missing option `dbtable` or `query`: set .option(\"dbtable\", \"schema.table\") \
+                 or .option(\"query\", \"SELECT ...\")"
+                    .to_string(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The columns of the relation, from the row description of `SELECT * FROM relation`.
+    fn catalog(&self) -> Result<Catalog> {
+        self.check()?;
+        let mut client = self.settings.connection.connect("sparkds-schema")?;
+        catalog(&mut client, &self.settings.relation)
+    }
+}
+
+fn catalog(client: &mut Client, relation: &Relation) -> Result<Catalog> {
+    let statement = client
+        .prepare(&format!("SELECT * FROM {}", relation.from_clause()))
+        .map_err(|e| {
+            Error::msg(format!(
+                "cannot read the columns of {}: {}",
+                relation.describe(),
+                describe(&e)
+            ))
+        })?;
+    let columns = statement
+        .columns()
+        .iter()
+        .map(|c| {
+            Ok(ColumnInfo {
+                name: c.name().to_string(),
+                kind: types::kind_of(c.name(), c.type_(), c.type_modifier())?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let encoding: String = client
+        .query_one("SELECT current_setting('server_encoding')", &[])
+        .and_then(|row| row.try_get(0))
+        .map_err(|e| Error::msg(format!("cannot read the server's encoding: {}", describe(&e))))?;
+    Ok(Catalog {
+        columns,
+        utf8: encoding.eq_ignore_ascii_case("UTF8"),
+    })
+}

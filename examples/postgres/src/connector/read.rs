@@ -1,0 +1,535 @@
+//! Batch reads: partitions planned as Spark's JDBC source plans them, each read by one
+//! `COPY (SELECT <columns> FROM <relation> WHERE <partition and filters> LIMIT <n>) TO STDOUT
+//! (FORMAT binary)` decoded into Arrow batches.
+//!
+//! A task reads on a thread of its own, which holds the connection and sends batches through a
+//! channel of two: the server streams and the decoder decodes while Spark consumes the previous
+//! batch. When Spark stops reading (a limit reached, a killed task: the SDK checks
+//! `is_interrupted` between batches and drops the stream), the channel closes, the thread
+//! returns and closing its connection ends the COPY on the server.
+
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, RecordBatchOptions};
+use arrow_schema::{Schema, SchemaRef};
+use postgres::types::ToSql;
+use serde::{Deserialize, Serialize};
+use spark_datasource::filters::Filter;
+use spark_datasource::{BatchRead, BatchReader, Batches, Error, Options, Result, TaskContext};
+
+use super::binary::{CopyReader, Decoder, ReadError};
+use super::connect::describe;
+use super::sql::{bind_statement, quote, ColumnInfo, Condition, Param};
+use super::types::{self, Kind};
+use super::{Settings, Source};
+
+/// Batches that a task's thread decodes ahead of Spark.
+const BATCHES_AHEAD: usize = 2;
+
+/// The options of a partitioned read, as the query gave them.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PartitionOptions {
+    column: String,
+    lower: String,
+    upper: String,
+    partitions: i64,
+}
+
+impl PartitionOptions {
+    /// `partitionColumn`, `lowerBound`, `upperBound` and `numPartitions`: all or none of the
+    /// first three, as in Spark's JDBC source (`numPartitions` alone only caps writes there).
+    ///
+    /// # Errors
+    /// Some of them only, or a `numPartitions` below 1.
+    pub fn from_options(options: &Options) -> Result<Option<PartitionOptions>> {
+        let names = ["partitionColumn", "lowerBound", "upperBound"];
+        let given: Vec<Option<&str>> = names.iter().map(|n| options.get(n)).collect();
+        let partitions: Option<i64> = options.optional("numPartitions")?;
+        if partitions.is_some_and(|n| n < 1) {
+            return Err(Error::Option(
+                "option `numPartitions` must be at least 1".to_string(),
+            ));
+        }
+        match (given.as_slice(), partitions) {
+            ([None, None, None], _) => Ok(None),
+            ([Some(column), Some(lower), Some(upper)], Some(partitions)) => {
+                Ok(Some(PartitionOptions {
+                    column: column.to_string(),
+                    lower: lower.trim().to_string(),
+                    upper: upper.trim().to_string(),
+                    partitions,
+                }))
+            }
+            _ => Err(Error::Option(
+                "options `partitionColumn`, `lowerBound`, `upperBound` and `numPartitions` go \
+                 together: give all four to read in ranges of a column, or none of the first \
+                 three"
+                    .to_string(),
+            )),
+        }
+    }
+}
+
+/// A partitioned read, resolved against the catalog: bounds in the column's unit (its value,
+/// days, or microseconds).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Partitioning {
+    column: ColumnInfo,
+    lower: i64,
+    upper: i64,
+    partitions: i64,
+}
+
+/// What a task reads: a range of the partition column (open where `None`), the first one
+/// with its NULLs; or everything.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Partition {
+    range: Option<(Option<i64>, Option<i64>)>,
+}
+
+/// The reader, sent to the executors as bytes.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Reader {
+    settings: Settings,
+    /// The columns of the read's schema.
+    columns: Vec<ColumnInfo>,
+    /// The columns to return, as indices into `columns`, in Spark's order.
+    projection: Vec<usize>,
+    partitioning: Option<Partitioning>,
+    /// The filters accepted by `push_filters`, applied by every task.
+    filters: Vec<Filter>,
+    limit: Option<u64>,
+    utf8: bool,
+}
+
+impl BatchRead for Source {
+    type Reader = Reader;
+
+    fn reader(&self, schema: SchemaRef) -> Result<Reader> {
+        let catalog = self.catalog()?;
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|field| {
+                let column = catalog
+                    .columns
+                    .iter()
+                    .find(|c| c.name == *field.name())
+                    .ok_or_else(|| {
+                        Error::msg(format!(
+                            "the query's schema has the column `{}`, which {} does not have; \
+                             its columns are: {}",
+                            field.name(),
+                            self.settings.relation.describe(),
+                            names(&catalog.columns)
+                        ))
+                    })?;
+                if column.kind.data_type() != *field.data_type() {
+                    return Err(Error::msg(format!(
+                        "the query's schema reads the column `{}` as {}, but it is {} in \
+                         PostgreSQL, which reads as {}: leave the schema out, or cast the column \
+                         in the option `query`",
+                        field.name(),
+                        field.data_type(),
+                        column.kind.sql_type(),
+                        column.kind.data_type()
+                    )));
+                }
+                Ok(column.clone())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let partitioning = match &self.settings.partitioning {
+            None => None,
+            Some(options) => Some(partitioning(options, &catalog.columns)?),
+        };
+        Ok(Reader {
+            settings: self.settings.clone(),
+            projection: (0..columns.len()).collect(),
+            columns,
+            partitioning,
+            filters: Vec::new(),
+            limit: None,
+            utf8: catalog.utf8,
+        })
+    }
+}
+
+fn names(columns: &[ColumnInfo]) -> String {
+    let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+    names.join(", ")
+}
+
+/// The partition column, found in the catalog, with its bounds in its unit.
+fn partitioning(options: &PartitionOptions, columns: &[ColumnInfo]) -> Result<Partitioning> {
+    // As SQL resolves an unquoted name: exactly, else in any case.
+    let column = columns
+        .iter()
+        .find(|c| c.name == options.column)
+        .or_else(|| {
+            columns
+                .iter()
+                .find(|c| c.name.eq_ignore_ascii_case(&options.column))
+        })
+        .ok_or_else(|| {
+            Error::Option(format!(
+                "option `partitionColumn` names `{}`, which is not a column of the read; the \
+                 columns are: {}",
+                options.column,
+                names(columns)
+            ))
+        })?;
+    let bound = |key: &str, text: &str| -> Result<i64> {
+        let parsed = match column.kind {
+            Kind::Int16 | Kind::Int32 | Kind::Int64 | Kind::Decimal { .. } => text.parse().ok(),
+            Kind::Date => parse_date(text).map(i64::from),
+            Kind::Timestamp | Kind::TimestampTz => parse_timestamp(text),
+            _ => {
+                return Err(Error::Option(format!(
+                    "option `partitionColumn` names `{}`, which is {}: partition on a numeric, \
+                     date or timestamp column",
+                    column.name,
+                    column.kind.sql_type()
+                )))
+            }
+        };
+        parsed.ok_or_else(|| {
+            let expected = match column.kind {
+                Kind::Date => "a date such as 2024-01-31",
+                Kind::Timestamp | Kind::TimestampTz => "a timestamp such as 2024-01-31 12:00:00",
+                _ => "an integer",
+            };
+            Error::Option(format!("option `{key}` must be {expected}, got `{text}`"))
+        })
+    };
+    let lower = bound("lowerBound", &options.lower)?;
+    let upper = bound("upperBound", &options.upper)?;
+    if lower > upper {
+        return Err(Error::Option(format!(
+            "option `lowerBound` ({}) must not be above `upperBound` ({})",
+            options.lower, options.upper
+        )));
+    }
+    Ok(Partitioning {
+        column: column.clone(),
+        lower,
+        upper,
+        partitions: options.partitions,
+    })
+}
+
+impl Reader {
+    /// The schema of what a task returns.
+    fn output(&self) -> SchemaRef {
+        let fields: Vec<_> = self
+            .projection
+            .iter()
+            .map(|&i| types::field(&self.columns[i].name, &self.columns[i].kind))
+            .collect();
+        Arc::new(Schema::new(fields))
+    }
+
+    /// The statement of a task, and the values it binds.
+    fn statement(&self, partition: &Partition) -> Result<(String, Vec<Param>)> {
+        let mut condition = Condition::new(&self.columns, self.utf8);
+        let mut clauses = Vec::new();
+        if let (Some(p), Some((lower, upper))) = (&self.partitioning, partition.range) {
+            let name = quote(&p.column.name);
+            let mut bound = |value: i64| {
+                condition.bind(match p.column.kind {
+                    Kind::Date => Param::Date(value as i32),
+                    Kind::Timestamp => Param::Timestamp(value),
+                    Kind::TimestampTz => Param::TimestampTz(value),
+                    _ => Param::Int64(value),
+                })
+            };
+            clauses.push(match (lower, upper) {
+                (None, Some(upper)) => format!("({name} < {} OR {name} IS NULL)", bound(upper)),
+                (Some(lower), None) => format!("{name} >= {}", bound(lower)),
+                (Some(lower), Some(upper)) => {
+                    format!("{name} >= {} AND {name} < {}", bound(lower), bound(upper))
+                }
+                (None, None) => "TRUE".to_string(),
+            });
+        }
+        for filter in &self.filters {
+            clauses.push(condition.filter(filter).ok_or_else(|| {
+                Error::msg(format!("cannot apply the accepted filter {filter:?}"))
+            })?);
+        }
+        let select: Vec<String> = self
+            .projection
+            .iter()
+            .map(|&i| quote(&self.columns[i].name))
+            .collect();
+        let mut query = format!(
+            "SELECT {} FROM {}",
+            select.join(", "),
+            self.settings.relation.from_clause()
+        );
+        if !clauses.is_empty() {
+            query.push_str(&format!(" WHERE {}", clauses.join(" AND ")));
+        }
+        if let Some(limit) = self.limit {
+            query.push_str(&format!(" LIMIT {limit}"));
+        }
+        Ok((
+            format!("COPY ({query}) TO STDOUT (FORMAT binary)"),
+            condition.params,
+        ))
+    }
+}
+
+impl BatchReader for Reader {
+    type Partition = Partition;
+
+    fn push_filters(&mut self, filters: &[Filter]) -> Result<Vec<bool>> {
+        if !self.settings.push_filters {
+            return Ok(vec![false; filters.len()]);
+        }
+        let mut answers = Vec::with_capacity(filters.len());
+        for filter in filters {
+            let accepted = Condition::new(&self.columns, self.utf8)
+                .filter(filter)
+                .is_some();
+            if accepted {
+                self.filters.push(filter.clone());
+            }
+            answers.push(accepted);
+        }
+        Ok(answers)
+    }
+
+    fn push_limit(&mut self, limit: u64) -> Result<bool> {
+        if self.settings.push_limit {
+            self.limit = Some(limit);
+        }
+        Ok(self.settings.push_limit)
+    }
+
+    fn prune_columns(&mut self, required: SchemaRef) -> Result<()> {
+        self.projection = required
+            .fields()
+            .iter()
+            .map(|field| {
+                self.columns
+                    .iter()
+                    .position(|c| c.name == *field.name())
+                    .ok_or_else(|| {
+                        Error::msg(format!(
+                            "cannot prune to the column `{}`: the read's schema has no such \
+                             column",
+                            field.name()
+                        ))
+                    })
+            })
+            .collect::<Result<_>>()?;
+        Ok(())
+    }
+
+    fn partitions(&self) -> Result<Vec<Partition>> {
+        let Some(p) = &self.partitioning else {
+            return Ok(vec![Partition { range: None }]);
+        };
+        Ok(ranges(p.lower, p.upper, p.partitions)
+            .into_iter()
+            .map(|range| Partition { range })
+            .collect())
+    }
+
+    fn read(&self, partition: Partition, _task: &TaskContext) -> Result<Batches> {
+        let (statement, params) = self.statement(&partition)?;
+        let schema = self.output();
+        let columns: Vec<ColumnInfo> = self
+            .projection
+            .iter()
+            .map(|&i| self.columns[i].clone())
+            .collect();
+        let task = Task {
+            settings: self.settings.clone(),
+            statement,
+            params,
+            schema: schema.clone(),
+            columns,
+        };
+        let (sender, receiver) = sync_channel(BATCHES_AHEAD);
+        std::thread::Builder::new()
+            .name("sparkds-postgres-read".to_string())
+            .spawn(move || {
+                if let Err(error) = task.run(&sender) {
+                    // The receiver is gone when Spark stopped reading: nothing to report.
+                    let _ = sender.send(Err(error));
+                }
+            })
+            .map_err(|e| Error::io("cannot start the thread of a read", e))?;
+        Ok(Batches::new(schema, receiver))
+    }
+}
+
+/// The ranges of Spark's JDBC source (`JDBCRelation.columnPartition`): `partitions` strides of
+/// `upper / n - lower / n` from `lower`, the first open below (with the NULLs), the last open
+/// above; fewer partitions when the range has fewer values; one without bounds for one
+/// partition or equal bounds.
+fn ranges(lower: i64, upper: i64, partitions: i64) -> Vec<Option<(Option<i64>, Option<i64>)>> {
+    if partitions <= 1 || lower == upper {
+        return vec![None];
+    }
+    let span = i128::from(upper) - i128::from(lower);
+    let partitions = if span >= i128::from(partitions) {
+        i128::from(partitions)
+    } else {
+        span
+    };
+    let stride = span / partitions;
+    let mut current = i128::from(lower);
+    (0..partitions)
+        .map(|i| {
+            let from = (i != 0).then_some(current as i64);
+            current += stride;
+            let to = (i != partitions - 1).then_some(current as i64);
+            Some((from, to))
+        })
+        .collect()
+}
+
+/// What the thread of a task needs.
+struct Task {
+    settings: Settings,
+    statement: String,
+    params: Vec<Param>,
+    schema: SchemaRef,
+    columns: Vec<ColumnInfo>,
+}
+
+impl Task {
+    fn run(self, sender: &SyncSender<Result<RecordBatch>>) -> Result<()> {
+        let relation = self.settings.relation.describe();
+        let mut client = self.settings.connection.connect("sparkds-read")?;
+        if !self.params.is_empty() {
+            let params: Vec<&(dyn ToSql + Sync)> =
+                self.params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+            client
+                .query(&bind_statement(&self.params), &params)
+                .map_err(|e| Error::msg(format!("cannot bind the values of the filters: {}", describe(&e))))?;
+        }
+        let input = client.copy_out(&self.statement).map_err(|e| {
+            Error::msg(format!("cannot read {relation}: {}", describe(&e)))
+        })?;
+        let failed = |error: ReadError| match error {
+            ReadError::Io(e) => {
+                let server = e
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<postgres::Error>())
+                    .map(describe)
+                    .unwrap_or_else(|| e.to_string());
+                Error::msg(format!("reading {relation} failed: {server}"))
+            }
+            ReadError::Value { column, why } => Error::msg(format!(
+                "column `{}` of {relation} holds {why}",
+                self.columns[column].name
+            )),
+            ReadError::Format(why) => Error::msg(format!("reading {relation} failed: {why}")),
+        };
+        let mut reader = CopyReader::new(input).map_err(failed)?;
+        let mut decoders: Vec<Decoder> = self.columns.iter().map(|c| Decoder::new(&c.kind)).collect();
+        let rows_per_batch = self.settings.batch_rows;
+        loop {
+            let mut rows = 0;
+            let mut more = true;
+            while rows < rows_per_batch {
+                if !reader.row(&mut decoders).map_err(failed)? {
+                    more = false;
+                    break;
+                }
+                rows += 1;
+            }
+            if rows > 0 {
+                let arrays = decoders.iter_mut().map(Decoder::finish).collect();
+                let batch = RecordBatch::try_new_with_options(
+                    self.schema.clone(),
+                    arrays,
+                    &RecordBatchOptions::new().with_row_count(Some(rows)),
+                )?;
+                if sender.send(Ok(batch)).is_err() {
+                    return Ok(());
+                }
+            }
+            if !more {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Days since 1970-01-01 of `yyyy-mm-dd`.
+fn parse_date(text: &str) -> Option<i32> {
+    let mut parts = text.splitn(3, '-');
+    let year: i64 = parts.next()?.parse().ok()?;
+    let month: i64 = parts.next()?.parse().ok()?;
+    let day: i64 = parts.next()?.parse().ok()?;
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    // Howard Hinnant's days_from_civil.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    i32::try_from(era * 146_097 + doe - 719_468).ok()
+}
+
+/// Microseconds since 1970-01-01T00:00:00 of `yyyy-mm-dd[( |T)hh:mm[:ss[.ffffff]]]`, in UTC.
+fn parse_timestamp(text: &str) -> Option<i64> {
+    let (date, time) = match text.find([' ', 'T']) {
+        Some(at) => (&text[..at], Some(&text[at + 1..])),
+        None => (text, None),
+    };
+    let days = i64::from(parse_date(date)?);
+    let mut micros = 0i64;
+    if let Some(time) = time {
+        let (clock, fraction) = time.split_once('.').unwrap_or((time, ""));
+        let mut parts = clock.split(':');
+        let hours: i64 = parts.next()?.parse().ok()?;
+        let minutes: i64 = parts.next()?.parse().ok()?;
+        let seconds: i64 = parts.next().map_or(Some(0), |s| s.parse().ok())?;
+        if fraction.len() > 6 || !fraction.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let fraction: i64 = format!("{fraction:0<6}").parse().ok()?;
+        micros = ((hours * 60 + minutes) * 60 + seconds) * 1_000_000 + fraction;
+    }
+    days.checked_mul(86_400_000_000)?.checked_add(micros)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_those_of_sparks_jdbc_source() {
+        assert_eq!(ranges(0, 100, 1), vec![None]);
+        assert_eq!(
+            ranges(0, 100, 4),
+            vec![
+                Some((None, Some(25))),
+                Some((Some(25), Some(50))),
+                Some((Some(50), Some(75))),
+                Some((Some(75), None)),
+            ]
+        );
+        // Fewer values than partitions: one partition per value.
+        assert_eq!(ranges(0, 2, 10).len(), 2);
+        assert_eq!(ranges(5, 5, 3), vec![None]);
+    }
+
+    #[test]
+    fn bounds_parse_as_dates_and_timestamps() {
+        assert_eq!(parse_date("1970-01-01"), Some(0));
+        assert_eq!(parse_date("2000-01-01"), Some(10_957));
+        assert_eq!(parse_date("1969-12-31"), Some(-1));
+        assert_eq!(parse_timestamp("1970-01-02 00:00:01.5"), Some(86_401_500_000));
+        assert_eq!(parse_timestamp("soon"), None);
+    }
+}

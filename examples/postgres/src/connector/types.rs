@@ -1,0 +1,256 @@
+//! PostgreSQL types and the Spark types of version 1 they map to, in both directions: a read
+//! maps the types of the catalog (`kind_of`), a write the types of the DataFrame
+//! (`kind_of_arrow`). The mapping is the one of Spark's JDBC source for PostgreSQL
+//! (`PostgresDialect`), with `timestamp` as `timestamp_ntz` (its `preferTimestampNTZ`).
+
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, TimeUnit};
+use postgres::types::Type;
+use serde::{Deserialize, Serialize};
+use spark_datasource::{Error, Result};
+
+/// Spark's largest decimal precision.
+pub const MAX_PRECISION: u8 = 38;
+
+/// The decimal that an unconstrained `numeric` reads as: Spark's JDBC source gives
+/// `decimal(38,18)`, rounding half up the digits past the 18th.
+pub const UNCONSTRAINED: (u8, i8) = (38, 18);
+
+/// The type of a column, on both sides.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Kind {
+    Bool,
+    Int16,
+    Int32,
+    Int64,
+    Float32,
+    Float64,
+    /// `numeric(p,s)`; `exact` is false for an unconstrained `numeric`, whose values may be
+    /// rounded to fit `decimal(38,18)`.
+    Decimal { precision: u8, scale: i8, exact: bool },
+    /// `text`, `varchar`, `name`; `padded` for `char(n)`, which PostgreSQL compares without
+    /// its trailing spaces (and Spark with them).
+    Text { padded: bool },
+    Bytes,
+    Date,
+    /// `timestamp`: `timestamp_ntz`.
+    Timestamp,
+    /// `timestamptz`: `timestamp`, in UTC.
+    TimestampTz,
+    /// A one-dimensional array.
+    List(Box<Kind>),
+}
+
+impl Kind {
+    /// The Arrow type that Spark reads: every column and element nullable.
+    pub fn data_type(&self) -> DataType {
+        match self {
+            Kind::Bool => DataType::Boolean,
+            Kind::Int16 => DataType::Int16,
+            Kind::Int32 => DataType::Int32,
+            Kind::Int64 => DataType::Int64,
+            Kind::Float32 => DataType::Float32,
+            Kind::Float64 => DataType::Float64,
+            Kind::Decimal {
+                precision, scale, ..
+            } => DataType::Decimal128(*precision, *scale),
+            Kind::Text { .. } => DataType::Utf8,
+            Kind::Bytes => DataType::Binary,
+            Kind::Date => DataType::Date32,
+            Kind::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
+            Kind::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(Arc::from("UTC"))),
+            Kind::List(element) => {
+                DataType::List(Arc::new(Field::new("element", element.data_type(), true)))
+            }
+        }
+    }
+
+    /// The PostgreSQL type, as SQL spells it: what a staging table and a created table use.
+    pub fn sql_type(&self) -> String {
+        match self {
+            Kind::Bool => "boolean".into(),
+            Kind::Int16 => "smallint".into(),
+            Kind::Int32 => "integer".into(),
+            Kind::Int64 => "bigint".into(),
+            Kind::Float32 => "real".into(),
+            Kind::Float64 => "double precision".into(),
+            Kind::Decimal {
+                precision,
+                scale,
+                exact: true,
+            } => format!("numeric({precision},{scale})"),
+            Kind::Decimal { .. } => "numeric".into(),
+            Kind::Text { padded: false } => "text".into(),
+            Kind::Text { padded: true } => "character".into(),
+            Kind::Bytes => "bytea".into(),
+            Kind::Date => "date".into(),
+            Kind::Timestamp => "timestamp".into(),
+            Kind::TimestampTz => "timestamptz".into(),
+            Kind::List(element) => format!("{}[]", element.sql_type()),
+        }
+    }
+
+    /// The OID of the type, which COPY's binary arrays carry for their elements.
+    pub fn oid(&self) -> u32 {
+        let ty = match self {
+            Kind::Bool => Type::BOOL,
+            Kind::Int16 => Type::INT2,
+            Kind::Int32 => Type::INT4,
+            Kind::Int64 => Type::INT8,
+            Kind::Float32 => Type::FLOAT4,
+            Kind::Float64 => Type::FLOAT8,
+            Kind::Decimal { .. } => Type::NUMERIC,
+            Kind::Text { padded: false } => Type::TEXT,
+            Kind::Text { padded: true } => Type::BPCHAR,
+            Kind::Bytes => Type::BYTEA,
+            Kind::Date => Type::DATE,
+            Kind::Timestamp => Type::TIMESTAMP,
+            Kind::TimestampTz => Type::TIMESTAMPTZ,
+            Kind::List(_) => return 0,
+        };
+        ty.oid()
+    }
+}
+
+/// The kind of a column of PostgreSQL type `ty` with type modifier `typmod` (as the row
+/// description of a query gives them).
+///
+/// # Errors
+/// A type that no Spark type of version 1 holds, named with the column and what to do.
+pub fn kind_of(column: &str, ty: &Type, typmod: i32) -> Result<Kind> {
+    if let Some(kind) = scalar(ty, typmod)? {
+        return Ok(kind);
+    }
+    if let postgres::types::Kind::Array(element) = ty.kind() {
+        if let Some(kind) = scalar(element, typmod)? {
+            return Ok(Kind::List(Box::new(kind)));
+        }
+    }
+    if let postgres::types::Kind::Domain(base) = ty.kind() {
+        return kind_of(column, base, typmod);
+    }
+    Err(Error::msg(format!(
+        "column `{column}` has the PostgreSQL type `{}`, which maps to no Spark type that this \
+         data source reads (smallint, integer, bigint, numeric, real, double precision, text, \
+         varchar, char, boolean, date, timestamp, timestamptz, bytea, and arrays of those): \
+         cast it in the option `query`, such as `SELECT \"{column}\"::text AS \"{column}\" ...`",
+        ty.name()
+    )))
+}
+
+fn scalar(ty: &Type, typmod: i32) -> Result<Option<Kind>> {
+    Ok(Some(match *ty {
+        Type::BOOL => Kind::Bool,
+        Type::INT2 => Kind::Int16,
+        Type::INT4 => Kind::Int32,
+        Type::INT8 => Kind::Int64,
+        Type::FLOAT4 => Kind::Float32,
+        Type::FLOAT8 => Kind::Float64,
+        Type::NUMERIC => numeric(typmod)?,
+        Type::TEXT | Type::VARCHAR | Type::NAME => Kind::Text { padded: false },
+        Type::BPCHAR => Kind::Text { padded: true },
+        Type::BYTEA => Kind::Bytes,
+        Type::DATE => Kind::Date,
+        Type::TIMESTAMP => Kind::Timestamp,
+        Type::TIMESTAMPTZ => Kind::TimestampTz,
+        _ => return Ok(None),
+    }))
+}
+
+/// `numeric(p,s)` from its type modifier, `((p << 16) | s) + 4`, or -1 when unconstrained.
+fn numeric(typmod: i32) -> Result<Kind> {
+    if typmod < 4 {
+        let (precision, scale) = UNCONSTRAINED;
+        return Ok(Kind::Decimal {
+            precision,
+            scale,
+            exact: false,
+        });
+    }
+    let packed = typmod - 4;
+    let precision = (packed >> 16) & 0xffff;
+    // The scale is an 11-bit signed number since PostgreSQL 15.
+    let scale = ((packed & 0x7ff) ^ 0x400) - 0x400;
+    if precision > i32::from(MAX_PRECISION) || scale < 0 || scale > precision {
+        return Err(Error::msg(format!(
+            "numeric({precision},{scale}) does not fit Spark's decimal (precision at most 38, \
+             scale from 0 to the precision): cast it in the option `query`, such as \
+             `::numeric(38,{})`",
+            scale.clamp(0, 38)
+        )));
+    }
+    Ok(Kind::Decimal {
+        precision: precision as u8,
+        scale: scale as i8,
+        exact: true,
+    })
+}
+
+/// The kind that a DataFrame column of `data_type` is written as.
+///
+/// # Errors
+/// A type that has no PostgreSQL column type here, named with the column.
+pub fn kind_of_arrow(column: &str, data_type: &DataType) -> Result<Kind> {
+    Ok(match data_type {
+        DataType::Boolean => Kind::Bool,
+        DataType::Int8 | DataType::Int16 => Kind::Int16,
+        DataType::Int32 => Kind::Int32,
+        DataType::Int64 => Kind::Int64,
+        DataType::Float32 => Kind::Float32,
+        DataType::Float64 => Kind::Float64,
+        DataType::Decimal128(precision, scale) if *scale >= 0 => Kind::Decimal {
+            precision: *precision,
+            scale: *scale,
+            exact: true,
+        },
+        DataType::Utf8 | DataType::LargeUtf8 => Kind::Text { padded: false },
+        DataType::Binary | DataType::LargeBinary => Kind::Bytes,
+        DataType::Date32 => Kind::Date,
+        DataType::Timestamp(TimeUnit::Microsecond, None) => Kind::Timestamp,
+        DataType::Timestamp(TimeUnit::Microsecond, Some(_)) => Kind::TimestampTz,
+        DataType::List(element) if !matches!(element.data_type(), DataType::List(_)) => {
+            Kind::List(Box::new(kind_of_arrow(column, element.data_type())?))
+        }
+        other => {
+            return Err(Error::msg(format!(
+                "column `{column}` is {other}, which this data source cannot write to \
+                 PostgreSQL: write booleans, integers, floats, decimals, strings, binary, \
+                 dates, timestamps, or arrays of those"
+            )))
+        }
+    })
+}
+
+/// The Arrow field of a column.
+pub fn field(name: &str, kind: &Kind) -> Field {
+    Field::new(name, kind.data_type(), true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_typmods_give_precision_and_scale() -> Result<()> {
+        let typmod = |p: i32, s: i32| ((p << 16) | s) + 4;
+        assert_eq!(
+            numeric(typmod(12, 3))?,
+            Kind::Decimal { precision: 12, scale: 3, exact: true }
+        );
+        assert_eq!(
+            numeric(-1)?,
+            Kind::Decimal { precision: 38, scale: 18, exact: false }
+        );
+        assert!(numeric(typmod(50, 2)).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn an_unmappable_type_is_refused_with_its_column_and_a_cast() {
+        let error = kind_of("id", &Type::UUID, -1).err().map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.starts_with(
+            "column `id` has the PostgreSQL type `uuid`, which maps to no Spark type"
+        )));
+    }
+}

@@ -1,0 +1,366 @@
+//! Writes in two phases. Each task attempt creates an unlogged staging table of its own,
+//! `sparkds_<query id>_<partition>_<attempt>`, and fills it with `COPY ... FROM STDIN (FORMAT
+//! binary)`; its commit message names that table. The driver's commit then, in one
+//! transaction, creates the target if it is missing, truncates it for an overwrite, inserts
+//! the rows of the staging tables that the messages name (one per partition: a retried task's
+//! earlier attempt is not named), and drops every staging table of the write.
+//!
+//! So the target changes only when that transaction commits: a failed, killed or aborted
+//! write leaves it as it was, and an abort drops what was staged.
+//!
+//! The staging columns have the PostgreSQL types of the DataFrame's (`types::kind_of_arrow`);
+//! the INSERT converts them to the target's with PostgreSQL's assignment casts, as an INSERT
+//! of Spark's JDBC source does.
+
+use std::io::Write as _;
+
+use arrow_array::RecordBatch;
+use postgres::{Client, GenericClient};
+use serde::{Deserialize, Serialize};
+use spark_datasource::{Error, Result, TaskContext, Write, WriteInfo, WriteMode};
+
+use super::binary::{Encoder, HEADER, TRAILER};
+use super::connect::describe;
+use super::sql::quote;
+use super::types::{kind_of_arrow, Kind};
+use super::{Relation, Settings, Source};
+
+/// Encoded rows that a task buffers before it sends them in one COPY.
+const FLUSH_BYTES: usize = 8 << 20;
+
+/// A column written: its name in the DataFrame and in the table, and its staging type.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct WriteColumn {
+    source: String,
+    target: String,
+    kind: Kind,
+}
+
+/// The driver side of a write.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Writer {
+    settings: Settings,
+    table: String,
+    columns: Vec<WriteColumn>,
+    exists: bool,
+    mode: WriteMode,
+    /// What the staging tables of this write are named after.
+    prefix: String,
+}
+
+/// What a task staged.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Staged {
+    table: String,
+    rows: u64,
+}
+
+impl Write for Source {
+    type Writer = Writer;
+
+    fn writer(&self, info: WriteInfo) -> Result<Writer> {
+        self.check()?;
+        let Relation::Table(table) = &self.settings.relation else {
+            return Err(Error::Option(
+                "a write needs the option `dbtable`, the table to write to, not `query`"
+                    .to_string(),
+            ));
+        };
+        let mut columns = info
+            .schema
+            .fields()
+            .iter()
+            .map(|f| {
+                Ok(WriteColumn {
+                    source: f.name().clone(),
+                    target: f.name().clone(),
+                    kind: kind_of_arrow(f.name(), f.data_type())?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut client = self.settings.connection.connect("sparkds-write")?;
+        let existing = table_columns(&mut client, table)?;
+        if let Some(existing) = &existing {
+            for column in &mut columns {
+                // As Spark's JDBC source matches them: exactly, else in any case.
+                let found = existing
+                    .iter()
+                    .find(|c| **c == column.source)
+                    .or_else(|| {
+                        existing
+                            .iter()
+                            .find(|c| c.eq_ignore_ascii_case(&column.source))
+                    })
+                    .ok_or_else(|| {
+                        Error::msg(format!(
+                            "the DataFrame's column `{}` is not a column of the table {table}; \
+                             its columns are: {}",
+                            column.source,
+                            existing.join(", ")
+                        ))
+                    })?;
+                column.target = found.clone();
+            }
+        }
+        let id: String = info
+            .query_id
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(32)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        Ok(Writer {
+            settings: self.settings.clone(),
+            table: table.clone(),
+            columns,
+            exists: existing.is_some(),
+            mode: info.mode,
+            prefix: format!("sparkds_{id}_"),
+        })
+    }
+}
+
+/// The columns of `table`, or `None` when there is no such table.
+fn table_columns(client: &mut Client, table: &str) -> Result<Option<Vec<String>>> {
+    let rows = client
+        .query(
+            "SELECT a.attname::text FROM pg_attribute a \
+             WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped \
+             ORDER BY a.attnum",
+            &[&table],
+        )
+        .map_err(|e| {
+            Error::msg(format!(
+                "cannot read the columns of the table {table}: {}",
+                describe(&e)
+            ))
+        })?;
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    rows.iter()
+        .map(|row| row.try_get::<_, String>(0))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map(Some)
+        .map_err(|e| Error::msg(format!("cannot read the catalog: {}", describe(&e))))
+}
+
+impl Writer {
+    /// Every staging table of this write, whoever made it: they are in the schema that an
+    /// unqualified CREATE TABLE uses, the first of the `search_path`.
+    fn staging_tables(&self, client: &mut impl GenericClient) -> Result<Vec<String>> {
+        let rows = client
+            .query(
+                "SELECT c.relname::text FROM pg_class c \
+                 WHERE c.relnamespace = \
+                   (SELECT n.oid FROM pg_namespace n WHERE n.nspname = current_schema()) \
+                 AND c.relkind = 'r' AND left(c.relname, length($1)) = $1",
+                &[&self.prefix],
+            )
+            .map_err(|e| {
+                Error::msg(format!("cannot list the staging tables: {}", describe(&e)))
+            })?;
+        Ok(rows.iter().filter_map(|r| r.try_get(0).ok()).collect())
+    }
+
+    fn drop_staging(&self, client: &mut Client) -> Result<()> {
+        for table in self.staging_tables(client)? {
+            client
+                .batch_execute(&format!("DROP TABLE IF EXISTS {}", quote(&table)))
+                .map_err(|e| {
+                    Error::msg(format!(
+                        "cannot drop the staging table {table}: {}",
+                        describe(&e)
+                    ))
+                })?;
+        }
+        Ok(())
+    }
+
+    /// The statements of the commit, in order.
+    fn publish(&self, messages: &[Staged]) -> Vec<String> {
+        let table = &self.table;
+        let mut statements = Vec::new();
+        if !self.exists {
+            let definitions: Vec<String> = self
+                .columns
+                .iter()
+                .map(|c| format!("{} {}", quote(&c.target), c.kind.sql_type()))
+                .collect();
+            statements.push(format!(
+                "CREATE TABLE IF NOT EXISTS {table} ({})",
+                definitions.join(", ")
+            ));
+        }
+        if self.mode == WriteMode::Truncate {
+            statements.push(format!("TRUNCATE {table}"));
+        }
+        let targets: Vec<String> = self.columns.iter().map(|c| quote(&c.target)).collect();
+        let sources: Vec<String> = (0..self.columns.len())
+            .map(|i| quote(&format!("c{i}")))
+            .collect();
+        for staged in messages.iter().filter(|m| m.rows > 0) {
+            statements.push(format!(
+                "INSERT INTO {table} ({}) SELECT {} FROM {}",
+                targets.join(", "),
+                sources.join(", "),
+                quote(&staged.table)
+            ));
+        }
+        statements
+    }
+}
+
+impl spark_datasource::Writer for Writer {
+    type Message = Staged;
+    type DataWriter = DataWriter;
+
+    fn data_writer(&self, task: &TaskContext, _epoch: Option<u64>) -> Result<DataWriter> {
+        let mut client = self.settings.connection.connect("sparkds-write")?;
+        let stage = format!(
+            "{}{}_{}",
+            self.prefix,
+            task.partition_id(),
+            task.attempt_number()
+        );
+        let definitions: Vec<String> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{} {}", quote(&format!("c{i}")), c.kind.sql_type()))
+            .collect();
+        client
+            .batch_execute(&format!(
+                "DROP TABLE IF EXISTS {stage}; CREATE UNLOGGED TABLE {stage} ({})",
+                definitions.join(", "),
+                stage = quote(&stage)
+            ))
+            .map_err(|e| {
+                Error::msg(format!(
+                    "cannot create the staging table {stage}: {}",
+                    describe(&e)
+                ))
+            })?;
+        Ok(DataWriter {
+            client,
+            copy: format!("COPY {} FROM STDIN (FORMAT binary)", quote(&stage)),
+            stage,
+            kinds: self.columns.iter().map(|c| c.kind.clone()).collect(),
+            buffer: Vec::new(),
+            rows: 0,
+        })
+    }
+
+    fn commit(&mut self, _epoch: Option<u64>, messages: Vec<Staged>) -> Result<()> {
+        let mut client = self.settings.connection.connect("sparkds-commit")?;
+        let failed = |e: postgres::Error| {
+            Error::msg(format!(
+                "cannot publish the write to {}: {}",
+                self.table,
+                describe(&e)
+            ))
+        };
+        let mut transaction = client.transaction().map_err(failed)?;
+        for statement in self.publish(&messages) {
+            transaction.batch_execute(&statement).map_err(failed)?;
+        }
+        let staged = self.staging_tables(&mut transaction)?;
+        for table in staged {
+            transaction
+                .batch_execute(&format!("DROP TABLE IF EXISTS {}", quote(&table)))
+                .map_err(failed)?;
+        }
+        transaction.commit().map_err(failed)
+    }
+
+    fn abort(&mut self, _epoch: Option<u64>, _messages: Vec<Option<Staged>>) -> Result<()> {
+        let mut client = self.settings.connection.connect("sparkds-abort")?;
+        self.drop_staging(&mut client)
+    }
+}
+
+/// One task attempt of a write: rows encoded into a buffer, sent to its staging table with
+/// one COPY per `FLUSH_BYTES`.
+pub struct DataWriter {
+    client: Client,
+    stage: String,
+    copy: String,
+    kinds: Vec<Kind>,
+    buffer: Vec<u8>,
+    rows: u64,
+}
+
+impl DataWriter {
+    fn flush(&mut self) -> Result<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let failed = |e: &dyn std::fmt::Display| {
+            Error::msg(format!("cannot stage rows in {}: {e}", self.stage))
+        };
+        let mut copy = self
+            .client
+            .copy_in(&self.copy)
+            .map_err(|e| failed(&describe(&e)))?;
+        copy.write_all(HEADER)
+            .and_then(|()| copy.write_all(&self.buffer))
+            .and_then(|()| copy.write_all(&TRAILER))
+            .map_err(|e| failed(&e))?;
+        copy.finish().map_err(|e| failed(&describe(&e)))?;
+        self.buffer.clear();
+        Ok(())
+    }
+}
+
+impl spark_datasource::DataWriter for DataWriter {
+    type Message = Staged;
+
+    fn write(&mut self, batch: RecordBatch) -> Result<()> {
+        if batch.num_columns() != self.kinds.len() {
+            return Err(Error::msg(format!(
+                "a batch of {} columns, where the write has {}",
+                batch.num_columns(),
+                self.kinds.len()
+            )));
+        }
+        let encoders: Vec<Encoder> = batch
+            .columns()
+            .iter()
+            .zip(&self.kinds)
+            .map(|(array, kind)| Encoder::new(array.as_ref(), kind))
+            .collect();
+        let count = (encoders.len() as i16).to_be_bytes();
+        for row in 0..batch.num_rows() {
+            self.buffer.extend_from_slice(&count);
+            for encoder in &encoders {
+                encoder.field(row, &mut self.buffer);
+            }
+        }
+        self.rows += batch.num_rows() as u64;
+        if self.buffer.len() >= FLUSH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<Staged> {
+        self.flush()?;
+        Ok(Staged {
+            table: self.stage.clone(),
+            rows: self.rows,
+        })
+    }
+
+    fn abort(&mut self) -> Result<()> {
+        self.buffer.clear();
+        self.client
+            .batch_execute(&format!("DROP TABLE IF EXISTS {}", quote(&self.stage)))
+            .map_err(|e| {
+                Error::msg(format!(
+                    "cannot drop the staging table {}: {}",
+                    self.stage,
+                    describe(&e)
+                ))
+            })
+    }
+}
