@@ -7,7 +7,7 @@ use sparkds::filters::{col, encode, Filter, Literal, Value};
 use sparkds::steps::OpenSource;
 use sparkds::BatchReadOutcome;
 
-use crate::helpers::{error, Fixture};
+use crate::helpers::{error, sparkds, Fixture};
 
 /// `id >= 3`, `id < 8` and `name IS NOT NULL`: two conjuncts on `id`, one on a string column.
 fn conjuncts(string_column: &str) -> Vec<Filter> {
@@ -186,5 +186,78 @@ fn a_filter_table_too_small_is_reported_when_loading() {
     assert_eq!(
         Fixture::with_fault("FILTER_SMALL_TABLE").load_error(),
         "`spark_ds_filters_init`: the table's size is 16; it must be a multiple of 8 and at least 24, sizeof(SparkDsFilterTable) of version 1 (rule 29: a valid filter table; see the book, reference/rules.html#rule-29)"
+    );
+}
+
+#[test]
+fn show_where_pushes_the_conjuncts_and_applies_the_others() {
+    let lib = Fixture::c_range().path();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    let (code, stdout, stderr) = sparkds(&[
+        "show",
+        "--lib",
+        lib,
+        "--where",
+        "id BETWEEN 3 AND 12 AND label LIKE '%1%' AND id <> 10",
+        "--columns",
+        "id",
+        "--limit",
+        "2",
+        "end=20",
+    ]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    insta::assert_snapshot!("show_where_c_range", stdout);
+}
+
+#[test]
+fn show_where_on_a_library_without_the_extension_filters_its_rows() {
+    let lib = Fixture::good().path();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    let (code, stdout, stderr) = sparkds(&[
+        "show",
+        "--lib",
+        lib,
+        "--where",
+        "name IS NULL OR id IN (1, 2)",
+        "end=8",
+    ]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    insta::assert_snapshot!("show_where_no_extension", stdout);
+}
+
+#[test]
+fn show_where_names_the_part_it_cannot_push() {
+    let lib = Fixture::c_range().path();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    let (code, stdout, stderr) = sparkds(&[
+        "show", "--lib", lib, "--where", "id > 2 AND label = 7 AND ids < 3",
+    ]);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert_eq!(
+        stderr,
+        "error: --where: in `ids < 3`: there is no column `ids`; the columns are id, label\n"
+    );
+}
+
+#[test]
+fn bench_where_reports_what_was_accepted() {
+    let lib = Fixture::c_range().path();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    let (code, stdout, stderr) = sparkds(&[
+        "bench",
+        "--lib",
+        lib,
+        "--protocol",
+        "batch-read",
+        "--where",
+        "id < 100 AND label IS NOT NULL",
+        "end=1000",
+    ]);
+    assert_eq!((code, stderr.as_str()), (0, ""), "{stdout}");
+    assert!(
+        stdout.contains(
+            "filter: id < 100: accepted\nfilter: label IS NOT NULL: not accepted (its rows are measured unfiltered)\n\n"
+        ),
+        "{stdout}"
     );
 }

@@ -328,8 +328,12 @@ pub(crate) fn pushed(filters: &[Filter], accepted: Option<&[bool]>) -> String {
             filters.len()
         ),
         None => format!(
-            "filters: the library does not push filters (no `spark_ds_filters_init`), so all {} are applied to its rows, as Spark does\n",
-            filters.len()
+            "filters: the library does not push filters (no `spark_ds_filters_init`), so {} applied to its rows, as Spark does\n",
+            if filters.len() == 1 {
+                "the filter is".to_string()
+            } else {
+                format!("all {} filters are", filters.len())
+            }
         ),
     };
     for (i, filter) in filters.iter().enumerate() {
