@@ -21,6 +21,7 @@
 //! `<repo>/target/book`.
 
 mod helpers;
+mod rules;
 
 use std::path::PathBuf;
 use std::process::Command;

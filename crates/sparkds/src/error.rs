@@ -1,4 +1,5 @@
-//! The one error type of sparkds, and `Violation`, a broken rule of `conformance.md`.
+//! The one error type of sparkds, and `Violation`, a broken rule of the interface (see
+//! [`crate::rules`]).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -20,7 +21,10 @@ pub enum Error {
         message: String,
     },
     /// The library ended the process while `function` ran (found by an isolated check).
-    #[error("`{function}` aborted the process ({how}): a panic or exception crossed the interface (rule 9)")]
+    #[error(
+        "`{function}` aborted the process ({how}): a panic or exception crossed the interface ({})",
+        crate::rules::cite(9)
+    )]
     Aborted { function: String, how: String },
     /// The library file could not be loaded.
     #[error("cannot load the library `{}`: {reason}", path.display())]
@@ -86,10 +90,12 @@ fn context_suffix(context: &Option<String>) -> String {
         .unwrap_or_default()
 }
 
-/// A rule of `conformance.md` that a library broke, found while calling `function`.
+/// A rule of the interface that a library broke, found while calling `function`.
 ///
 /// It displays as "`read` (partition 1): batch 0, column `id`: array offset is 3; exported
-/// arrays must have offset 0 (rule 13)".
+/// arrays must have offset 0 (rule 13: offset 0 at every level; see the book,
+/// reference/rules.html#rule-13)": the rule's number and title from [`crate::rules::RULES`],
+/// and where the book explains it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 pub struct Violation {
     /// The function of the table (or of an Arrow struct) that was called.
@@ -98,7 +104,7 @@ pub struct Violation {
     pub context: Option<String>,
     /// What was wrong, and what the rule asks.
     pub message: String,
-    /// The number of the rule in `conformance.md`.
+    /// The number of the rule in [`crate::rules::RULES`].
     pub rule: u32,
 }
 
@@ -124,11 +130,11 @@ impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "`{}`{}: {} (rule {})",
+            "`{}`{}: {} ({})",
             self.function,
             context_suffix(&self.context),
             self.message,
-            self.rule
+            crate::rules::cite(self.rule)
         )
     }
 }
@@ -143,7 +149,19 @@ mod tests {
             .within(Some("partition 1"));
         assert_eq!(
             v.to_string(),
-            "`read` (partition 1): batch 0, column `id`: array offset is 3 (rule 13)"
+            "`read` (partition 1): batch 0, column `id`: array offset is 3 (rule 13: offset 0 at every level; see the book, reference/rules.html#rule-13)"
+        );
+    }
+
+    #[test]
+    fn an_aborted_process_names_rule_9_and_its_section() {
+        let e = Error::Aborted {
+            function: "get_next".into(),
+            how: "signal 6".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "`get_next` aborted the process (signal 6): a panic or exception crossed the interface (rule 9: no panic or exception crosses the interface; see the book, reference/rules.html#rule-9)"
         );
     }
 

@@ -17,9 +17,10 @@
 //!
 //! # What is checked
 //!
-//! Each violation names the function, the place and the rule of `conformance.md`, such as
-//! "`read` (partition 1): batch 0, column `id`: array offset is 3; exported arrays must have
-//! offset 0 (rule 13)". The host checks:
+//! Each violation names the function, the place and the rule, by number and title, with where
+//! the book explains it ([`rules`]), such as "`read` (partition 1): batch 0, column `id`: array
+//! offset is 3; exported arrays must have offset 0 (rule 13: offset 0 at every level; see the
+//! book, reference/rules.html#rule-13)". The host checks:
 //!
 //! - loading (rules 1-4): `spark_ds_init` exported, returning 0 and the same table twice; the
 //!   table's `size` (at least up to `read`, pointer-aligned; functions beyond it are NULL); its
@@ -97,11 +98,13 @@ pub mod isolate;
 mod library;
 pub mod redact;
 pub mod render;
+pub mod rules;
 pub mod sample;
 mod sink;
 pub mod steps;
 mod stream_read;
 mod task;
+pub mod testing;
 pub mod version;
 mod write;
 

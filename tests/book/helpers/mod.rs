@@ -218,6 +218,11 @@ pub fn heading_anchors(text: &str) -> Vec<String> {
         if !title.starts_with(' ') {
             continue;
         }
+        // A heading with an attribute `{#id}` has that anchor, as mdBook gives it.
+        if let Some(id) = heading_id(title) {
+            anchors.push(id.to_string());
+            continue;
+        }
         let base = slug(title.trim());
         // mdBook numbers repeated headings: `x`, `x-1`, `x-2`.
         let mut anchor = base.clone();
@@ -229,6 +234,12 @@ pub fn heading_anchors(text: &str) -> Vec<String> {
         anchors.push(anchor);
     }
     anchors
+}
+
+/// The `id` of a heading that ends with the attribute `{#id}`.
+pub fn heading_id(title: &str) -> Option<&str> {
+    let (_, attribute) = title.trim_end().rsplit_once(" {#")?;
+    attribute.strip_suffix('}')
 }
 
 /// mdBook's anchor of a heading: the text without Markdown, in lower case, letters, digits, `_`

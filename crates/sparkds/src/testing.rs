@@ -1,0 +1,261 @@
+//! What the integration tests of a data source need, so that a project holds only its own tests:
+//! its library, built by `cargo test` and loaded once as Spark loads it, the names of its
+//! `export!` line, and the message of an error.
+//!
+//! The package under test is the one `cargo test` runs the tests of: cargo sets
+//! `CARGO_PKG_NAME` and `CARGO_MANIFEST_DIR` for them, and its library is
+//! `spark_datasource_<package name>` (the `[lib] name` that Spark looks for), with its `export!`
+//! line in `src/lib.rs`.
+//!
+//! ```no_run
+//! use sparkds::testing::{library, message};
+//!
+//! #[test]
+//! fn a_malformed_option_is_refused() -> sparkds::Result<()> {
+//!     let error = message(library()?.batch_read().option("end", "ten").run());
+//!     assert!(error.contains("option `end`"), "{error}");
+//!     Ok(())
+//! }
+//! ```
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use crate::error::{Error, Result};
+use crate::library::Library;
+
+/// No options: the defaults of the data source, for the calls that take options.
+///
+/// ```no_run
+/// # fn main() -> sparkds::Result<()> {
+/// use sparkds::testing::{library, NO_OPTIONS};
+///
+/// println!("{}", library()?.capabilities(NO_OPTIONS)?);
+/// # Ok(()) }
+/// ```
+pub const NO_OPTIONS: [(&str, &str); 0] = [];
+
+/// The library of the package under test, loaded once for the whole test binary with
+/// `create_options`, and the options it was loaded with.
+static LIBRARY: OnceLock<(Vec<(String, String)>, Library)> = OnceLock::new();
+
+/// The library that `cargo test` built for the package under test, loaded once per test
+/// binary, as Spark loads it, with no option given to every `create`.
+///
+/// ```no_run
+/// # fn main() -> sparkds::Result<()> {
+/// let read = sparkds::testing::library()?.batch_read().option("end", "3").run()?;
+/// assert_eq!(read.num_rows(), 3);
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+///
+/// As [`library_with_options`].
+pub fn library() -> Result<&'static Library> {
+    library_with_options(&NO_OPTIONS)
+}
+
+/// The library that `cargo test` built for the package under test, loaded once per test
+/// binary, which gives `create_options` to every `create` before the options of each test
+/// (those win when they set the same key): the options that the source requires, such as a URL
+/// or a path, so that each test need not repeat them.
+///
+/// ```no_run
+/// # fn main() -> sparkds::Result<()> {
+/// const CREATE_OPTIONS: &[(&str, &str)] = &[("path", "/tmp/table")];
+///
+/// let library = sparkds::testing::library_with_options(CREATE_OPTIONS)?;
+/// let read = library.batch_read().run()?;
+/// println!("{}", sparkds::render::batches(&read.batches()));
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+///
+/// When the tests do not run under cargo, when the library was not built (its `[lib]` has no
+/// `cdylib`) or cannot be loaded, when it breaks a rule while loading, and when the test binary
+/// loaded it already with other options: one set of options per test binary.
+pub fn library_with_options(create_options: &[(&str, &str)]) -> Result<&'static Library> {
+    let wanted: Vec<(String, String)> = create_options
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let (options, library) = match LIBRARY.get() {
+        Some(loaded) => loaded,
+        None => {
+            let name = format!(
+                "spark_datasource_{}",
+                package_variable("CARGO_PKG_NAME")?.replace('-', "_")
+            );
+            let loaded = Library::load(crate::cdylib(&name)?)?.with_options(wanted.clone());
+            LIBRARY.get_or_init(|| (wanted.clone(), loaded))
+        }
+    };
+    if *options != wanted {
+        return Err(Error::usage(format!(
+            "this test binary loaded the library with the create options {options:?}, not \
+             {wanted:?}: give every test of a binary the same options, or give a test its own \
+             with `.option(key, value)`"
+        )));
+    }
+    Ok(library)
+}
+
+/// The names of the `export!` line in `src/lib.rs` of the package under test, in their order:
+/// what the library declares to Spark, capabilities and pushdowns.
+///
+/// ```no_run
+/// # fn main() -> sparkds::Result<()> {
+/// let names = sparkds::testing::exported()?;
+/// assert!(names.iter().any(|n| n == "batch_read"));
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+///
+/// When the tests do not run under cargo, when `src/lib.rs` cannot be read, or when it has no
+/// `export!` line or several.
+pub fn exported() -> Result<Vec<String>> {
+    let path = PathBuf::from(package_variable("CARGO_MANIFEST_DIR")?).join("src/lib.rs");
+    let source = std::fs::read_to_string(&path)
+        .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
+    crate::exported_names(&source).map_err(|e| Error::usage(format!("{}: {e}", path.display())))
+}
+
+/// Whether the `export!` line of the package under test names `name`: a test of a capability
+/// or a pushdown runs only when it does.
+///
+/// ```no_run
+/// # fn main() -> sparkds::Result<()> {
+/// use sparkds::testing::{exports, library};
+///
+/// if exports("push_limit") {
+///     let read = library()?.batch_read().option("end", "100").limit(3).run()?;
+///     assert_eq!(read.num_rows(), 3);
+/// }
+/// # Ok(()) }
+/// ```
+///
+/// # Panics
+///
+/// When [`exported`] fails: the message says why, and no test can tell what to run.
+pub fn exports(name: &str) -> bool {
+    match exported() {
+        Ok(names) => names.iter().any(|n| n == name),
+        Err(e) => panic!("cannot read the export! line: {e}"),
+    }
+}
+
+/// Checks that `library` declares to Spark exactly the capabilities that the `export!` line
+/// of the package under test names (its pushdowns are functions of the reader, not
+/// capabilities), creating a source with the library's create options only.
+///
+/// ```no_run
+/// #[test]
+/// fn declares_exactly_the_capabilities_of_its_export_line() -> sparkds::Result<()> {
+///     sparkds::testing::check_export_line(sparkds::testing::library()?)
+/// }
+/// ```
+///
+/// # Errors
+///
+/// When they differ (the message names both), when `create` fails, or as [`exported`].
+pub fn check_export_line(library: &Library) -> Result<()> {
+    let exported = exported()?;
+    let declared = library.capabilities(NO_OPTIONS)?.names();
+    let named: Vec<String> = declared_names()
+        .filter(|capability| {
+            exported
+                .iter()
+                .any(|name| capability.eq_ignore_ascii_case(&format!("SPARK_DS_{name}")))
+        })
+        .map(str::to_string)
+        .collect();
+    if declared != named {
+        return Err(Error::usage(format!(
+            "the library declares {declared:?}, but the export! line of src/lib.rs names {named:?}: \
+             build the library from the current sources (`cargo test` does)"
+        )));
+    }
+    Ok(())
+}
+
+/// Every capability's name, in the header's order.
+fn declared_names() -> impl Iterator<Item = &'static str> {
+    crate::Capabilities(u64::MAX).names().into_iter()
+}
+
+/// The message of an error, for assertions on the exact text a user sees.
+///
+/// ```no_run
+/// # fn main() -> sparkds::Result<()> {
+/// use sparkds::testing::{library, message};
+///
+/// let error = message(library()?.batch_read().option("end", "ten").run());
+/// assert!(error.contains("option `end` must be a non-negative integer, got `ten`"), "{error}");
+/// # Ok(()) }
+/// ```
+///
+/// # Panics
+///
+/// When `result` is not an error: the test expected one.
+pub fn message<T: std::fmt::Debug>(result: Result<T>) -> String {
+    match result {
+        Ok(value) => panic!("expected an error, got {value:?}"),
+        Err(error) => error.to_string(),
+    }
+}
+
+/// A variable that cargo sets when it runs a package's tests.
+fn package_variable(name: &str) -> Result<String> {
+    std::env::var(name).map_err(|_| {
+        Error::usage(format!(
+            "`{name}` is not set: run the tests with `cargo test`, which sets it to tell which \
+             package is under test"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_is_the_text_of_the_error() {
+        let result: Result<()> = Err(Error::usage("option `end` is required"));
+        assert_eq!(message(result), "option `end` is required");
+    }
+
+    #[test]
+    #[should_panic(expected = "expected an error, got 3")]
+    fn message_of_a_success_panics() {
+        message(Ok(3));
+    }
+
+    #[test]
+    fn every_capability_has_a_name() {
+        assert_eq!(
+            declared_names().collect::<Vec<_>>(),
+            [
+                "SPARK_DS_BATCH_READ",
+                "SPARK_DS_MICRO_BATCH_READ",
+                "SPARK_DS_BATCH_WRITE",
+                "SPARK_DS_STREAMING_WRITE",
+                "SPARK_DS_TRUNCATE"
+            ]
+        );
+    }
+
+    #[test]
+    fn exported_reads_the_export_line_of_the_package_under_test() {
+        // sparkds's own src/lib.rs has no export! line: the error names the file.
+        let error = exported().expect_err("sparkds exports no data source");
+        assert!(
+            error.to_string().ends_with(
+                "src/lib.rs: no `spark_datasource::export!(Type: capability, ...)` line"
+            ),
+            "{error}"
+        );
+    }
+}
