@@ -26,11 +26,11 @@
 //! crate; a library in another language compiles against the same file.
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod bench_entry;
 mod datasource;
 mod ffi;
 pub mod filters;
 mod macros;
-mod reference;
 
 pub use datasource::log;
 pub use datasource::{
@@ -59,6 +59,7 @@ pub const ABI_VERSION: i32 = ffi::header::SPARK_DS_ABI_VERSION;
 /// What `export!` expands to. Not part of the API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::bench_entry::{bench, write_task, BenchTable, SparkDsBenchCall};
     pub use crate::ffi::entry::partition_read::{read_batch, read_stream};
     pub use crate::ffi::entry::{Export, ReadPartition};
     pub use crate::ffi::filters::{
@@ -69,5 +70,4 @@ pub mod __private {
         base, declared, init, names, with_batch_read, with_micro_batch_read, with_prune_columns,
         with_push_limit, with_write,
     };
-    pub use crate::reference::{bench, write_task, BenchTable, SparkDsBenchCall};
 }

@@ -2,7 +2,7 @@
 //!
 //! It expands to a `static` `SparkDsLibrary` built by the `const fn`s of `ffi::library`, and
 //! to `spark_ds_init`, the library's entry point; and to `spark_ds_bench_v1`, a hidden entry
-//! outside the header that only `cargo sparkds bench` calls (see `crate::reference`). The trait bound of each step makes
+//! outside the header that only `cargo sparkds bench` calls (see `crate::bench_entry`). The trait bound of each step makes
 //! a capability without its implementation a compile error at the `export!` line, with a note
 //! that says what to implement; `ffi::library::declared` refuses, also at compile time, the
 //! combinations that the header forbids.

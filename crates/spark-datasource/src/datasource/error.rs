@@ -40,9 +40,13 @@ pub enum Error {
     /// The task was killed, for example because its query was canceled.
     #[error("the task was killed: stopping")]
     Interrupted,
-    /// Code of the data source panicked; the panic was caught at the interface.
-    #[error("the data source panicked: {0}")]
-    Panic(String),
+    /// Code of the data source panicked; the panic was caught at the interface. `location` is
+    /// where it panicked (`src/connector/read.rs:42:9`), when the panic hook saw it.
+    #[error("the data source panicked{}: {message}", .location.as_ref().map(|l| format!(" at {l}")).unwrap_or_default())]
+    Panic {
+        message: String,
+        location: Option<String>,
+    },
 }
 
 impl Error {

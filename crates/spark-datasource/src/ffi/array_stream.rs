@@ -230,10 +230,11 @@ mod tests {
         let panicking = (0..1).map(|_| -> Result<RecordBatch> { panic!("boom in next") });
         let mut reader = round_trip(Batches::new(schema(), panicking), false);
         let error = reader.next().expect("an item").unwrap_err();
+        let text = error.to_string();
+        // Where it panicked, then what it said.
         assert!(
-            error
-                .to_string()
-                .contains("the data source panicked: boom in next"),
+            text.contains(&format!("the data source panicked at {}:", file!()))
+                && text.ends_with(": boom in next"),
             "{error}"
         );
     }

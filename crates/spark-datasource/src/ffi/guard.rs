@@ -9,6 +9,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Once;
 
 use crate::datasource::{log, Error, Result};
 
@@ -21,6 +22,27 @@ const _: () = assert!(
 thread_local! {
     /// The message of the last failure on this thread, for `last_error`.
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    /// Where the last panic on this thread happened, as the panic hook saw it: a caught
+    /// panic's payload carries only its message.
+    static PANIC_LOCATION: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Installs, once, a panic hook that records where a panic happened before it unwinds to
+/// [`catch`], then runs the hook that was there (which prints the panic, as Rust does). The hook
+/// belongs to this library's copy of the Rust runtime, so other libraries in the process are
+/// not affected; a connector that sets its own hook keeps it, and its panics are then reported
+/// without their location.
+fn record_panic_locations() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let location = info.location().map(|l| l.to_string());
+            // A panic while the thread-local is torn down has nowhere to be recorded.
+            let _ = PANIC_LOCATION.try_with(|slot| *slot.borrow_mut() = location);
+            previous(info);
+        }));
+    });
 }
 
 /// Runs `body`, the logic of the exported function `function`: returns 0 on success, and 1
@@ -48,8 +70,9 @@ pub fn guard_close(function: &str, body: impl FnOnce()) {
     }
 }
 
-/// Runs `body`, turning a panic into [`Error::Panic`].
+/// Runs `body`, turning a panic into [`Error::Panic`] with its message and where it happened.
 pub fn catch<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
+    record_panic_locations();
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| Err(panic_error(payload)))
 }
 
@@ -59,7 +82,11 @@ fn panic_error(payload: Box<dyn Any + Send>) -> Error {
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".to_string());
-    Error::Panic(message)
+    let location = PANIC_LOCATION
+        .try_with(|slot| slot.borrow_mut().take())
+        .ok()
+        .flatten();
+    Error::Panic { message, location }
 }
 
 /// Keeps `message` for `last_error` on this thread.
@@ -93,10 +120,17 @@ mod tests {
     }
 
     #[test]
-    fn a_panic_becomes_a_non_zero_return_with_its_message() {
+    fn a_panic_becomes_a_non_zero_return_with_its_message_and_where_it_happened() {
+        let line = line!() + 1;
         let status = guard("create", || panic!("boom"));
         assert_eq!(status, 1);
-        assert_eq!(last_message(), "create: the data source panicked: boom");
+        assert_eq!(
+            last_message(),
+            format!(
+                "create: the data source panicked at {}:{line}:41: boom",
+                file!()
+            )
+        );
     }
 
     #[test]

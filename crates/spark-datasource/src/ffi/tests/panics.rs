@@ -70,9 +70,13 @@ fn a_panic_in_create_returns_non_zero_with_its_message() {
     // SAFETY: every pointer is valid for the call, as the header requires.
     let status = unsafe { create(&info, &mut capabilities, &mut handle) };
     assert_ne!(status, 0);
+    // The message says where the connector panicked, as pgrx's guard does.
     assert_eq!(
         last_message(),
-        "create: the data source panicked: boom in create"
+        format!(
+            "create: the data source panicked at {}:31:13: boom in create",
+            file!()
+        )
     );
     assert!(handle.is_null(), "a failed create must not return a handle");
 }
@@ -112,9 +116,11 @@ fn a_panic_in_close_is_logged_through_the_host() {
     unsafe { source::close::<Panicking>(handle) };
     let logged = LOGGED.lock().unwrap_or_else(|e| e.into_inner()).clone();
     assert!(
-        logged
-            .iter()
-            .any(|m| m == "close: the data source panicked: boom in close"),
+        logged.iter().any(|m| *m
+            == format!(
+                "close: the data source panicked at {}:43:9: boom in close",
+                file!()
+            )),
         "{logged:?}"
     );
 }

@@ -436,9 +436,52 @@ mod tests {
             .into_owned()
     }
 
+    /// Version 1 of the call, frozen: every field at its offset on a 64-bit platform. The host's
+    /// copy (`sparkds::bench`) is compared with this struct field by field by its own test, so a
+    /// field changed on either side fails one of them.
+    #[cfg(target_pointer_width = "64")]
     #[test]
-    fn the_call_keeps_the_size_of_version_1() {
-        // cargo sparkds's copy of the struct is pinned to the same size by its own test.
+    fn the_call_keeps_the_layout_of_version_1_field_by_field() {
+        use std::mem::offset_of;
+        let layout = [
+            ("size", offset_of!(SparkDsBenchCall, size), 0),
+            ("kind", offset_of!(SparkDsBenchCall, kind), 8),
+            ("stage_id", offset_of!(SparkDsBenchCall, stage_id), 12),
+            (
+                "partition_id",
+                offset_of!(SparkDsBenchCall, partition_id),
+                16,
+            ),
+            (
+                "attempt_number",
+                offset_of!(SparkDsBenchCall, attempt_number),
+                20,
+            ),
+            ("task_id", offset_of!(SparkDsBenchCall, task_id), 24),
+            ("state", offset_of!(SparkDsBenchCall, state), 32),
+            (
+                "state_length",
+                offset_of!(SparkDsBenchCall, state_length),
+                40,
+            ),
+            ("partition", offset_of!(SparkDsBenchCall, partition), 48),
+            (
+                "partition_length",
+                offset_of!(SparkDsBenchCall, partition_length),
+                56,
+            ),
+            ("epoch_id", offset_of!(SparkDsBenchCall, epoch_id), 64),
+            ("input", offset_of!(SparkDsBenchCall, input), 72),
+            ("add", offset_of!(SparkDsBenchCall, add), 80),
+            ("sink", offset_of!(SparkDsBenchCall, sink), 88),
+            ("rows", offset_of!(SparkDsBenchCall, rows), 96),
+            ("batches", offset_of!(SparkDsBenchCall, batches), 104),
+            ("bytes", offset_of!(SparkDsBenchCall, bytes), 112),
+            ("nanos", offset_of!(SparkDsBenchCall, nanos), 120),
+        ];
+        for (field, offset, frozen) in layout {
+            assert_eq!(offset, frozen, "`{field}` moved");
+        }
         assert_eq!(std::mem::size_of::<SparkDsBenchCall>(), 128);
     }
 
