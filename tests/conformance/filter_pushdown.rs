@@ -125,11 +125,8 @@ fn the_steps_push_filters_or_say_there_is_no_extension() {
             OpenSource::create(library, &name, &[("end".into(), "10".into())]).expect("creates");
         let schema = source.schema().expect("a schema").expect("has a schema");
         let mut reader = source.create_reader(schema).expect("a reader");
-        let message = encode(&[
-            Filter::Le(col("id"), 4i64.into()),
-            Filter::AlwaysFalse,
-        ])
-        .expect("encodes");
+        let message =
+            encode(&[Filter::Le(col("id"), 4i64.into()), Filter::AlwaysFalse]).expect("encodes");
         let answers = reader.push_filters(&message).expect("pushes");
         assert_eq!(answers, expected);
         let accepted = usize::from(expected.is_some());
@@ -230,7 +227,11 @@ fn show_where_names_the_part_it_cannot_push() {
     let lib = Fixture::c_range().path();
     let lib = lib.to_str().expect("a UTF-8 path");
     let (code, stdout, stderr) = sparkds(&[
-        "show", "--lib", lib, "--where", "id > 2 AND label = 7 AND ids < 3",
+        "show",
+        "--lib",
+        lib,
+        "--where",
+        "id > 2 AND label = 7 AND ids < 3",
     ]);
     assert_eq!((code, stdout.as_str()), (2, ""));
     assert_eq!(

@@ -51,8 +51,6 @@ pub struct BenchArgs {
     pub write_tasks: usize,
 }
 
-/// A protocol that `bench` measures.
-
 /// `--protocol`: a name of [`BenchProtocol`].
 fn protocol(name: &str) -> std::result::Result<BenchProtocol, String> {
     name.parse().map_err(|e: Error| e.to_string())
@@ -311,7 +309,6 @@ pub fn render(report: &BenchReport) -> String {
 }
 
 #[cfg(test)]
-
 mod tests {
     use sparkds::bench::Measure;
 

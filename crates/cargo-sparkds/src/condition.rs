@@ -154,9 +154,11 @@ impl Context<'_> {
                 expr,
             } => Ok(self.predicate_in(expr, part)?.negate()),
             Expr::IsNull(e) => Ok(Filter::IsNull(self.column_value(e, part, "IS NULL")?)),
-            Expr::IsNotNull(e) => Ok(Filter::IsNotNull(
-                self.column_value(e, part, "IS NOT NULL")?,
-            )),
+            Expr::IsNotNull(e) => Ok(Filter::IsNotNull(self.column_value(
+                e,
+                part,
+                "IS NOT NULL",
+            )?)),
             Expr::In {
                 expr,
                 target: InTarget::List(list),
@@ -386,8 +388,18 @@ impl Context<'_> {
                 // written as functions.
                 let name = f.name.to_string().to_lowercase();
                 let casts = [
-                    "double", "float", "decimal", "date", "timestamp", "timestamp_ntz",
-                    "bigint", "int", "smallint", "tinyint", "string", "boolean",
+                    "double",
+                    "float",
+                    "decimal",
+                    "date",
+                    "timestamp",
+                    "timestamp_ntz",
+                    "bigint",
+                    "int",
+                    "smallint",
+                    "tinyint",
+                    "string",
+                    "boolean",
                 ];
                 match &f.args {
                     FunctionArguments::List(list)
@@ -436,9 +448,7 @@ fn typed(text: &LiteralText, column: &Column, data_type: &DataType, part: &str) 
             "--where: in `{part}`: column `{column}` is a struct, which a filter cannot compare; compare one of its fields, such as `{first}`"
         )));
     }
-    let comparable = |t: &DataType| {
-        literal_of(&arrow_array::new_null_array(t, 1), t).is_some()
-    };
+    let comparable = |t: &DataType| literal_of(&arrow_array::new_null_array(t, 1), t).is_some();
     if !comparable(data_type) {
         return Err(Error::usage(format!(
             "--where: in `{part}`: column `{column}` is a {type_name}, which a filter cannot compare; compare a column of another type"
@@ -448,7 +458,10 @@ fn typed(text: &LiteralText, column: &Column, data_type: &DataType, part: &str) 
         LiteralText::Null => arrow_array::new_null_array(data_type, 1),
         LiteralText::Boolean(b) => {
             if *data_type != DataType::Boolean {
-                return Err(wrong(format!("{} is a boolean", if *b { "TRUE" } else { "FALSE" })));
+                return Err(wrong(format!(
+                    "{} is a boolean",
+                    if *b { "TRUE" } else { "FALSE" }
+                )));
             }
             Arc::new(arrow_array::BooleanArray::from(vec![*b]))
         }
@@ -458,7 +471,10 @@ fn typed(text: &LiteralText, column: &Column, data_type: &DataType, part: &str) 
             }
             let bytes = (0..hex.len())
                 .step_by(2)
-                .map(|i| hex.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
+                .map(|i| {
+                    hex.get(i..i + 2)
+                        .and_then(|h| u8::from_str_radix(h, 16).ok())
+                })
                 .collect::<Option<Vec<u8>>>()
                 .ok_or_else(|| wrong(format!("X'{hex}' is not an even number of hex digits")))?;
             Arc::new(arrow_array::BinaryArray::from_vec(vec![bytes.as_slice()]))
@@ -587,7 +603,10 @@ mod tests {
             ok("id = 1 OR NOT (id <> 2)"),
             ["(id = 1) OR (NOT (NOT (id = 2)))"]
         );
-        assert_eq!(ok("id NOT BETWEEN 1 AND 2"), ["NOT ((id >= 1) AND (id <= 2))"]);
+        assert_eq!(
+            ok("id NOT BETWEEN 1 AND 2"),
+            ["NOT ((id >= 1) AND (id <= 2))"]
+        );
         assert_eq!(ok("TRUE AND ok"), ["TRUE", "ok = TRUE"]);
     }
 
@@ -688,7 +707,11 @@ mod tests {
             ),
         ];
         for (condition, message) in cases {
-            assert_eq!(conjuncts(condition), Err(message.to_string()), "{condition}");
+            assert_eq!(
+                conjuncts(condition),
+                Err(message.to_string()),
+                "{condition}"
+            );
         }
     }
 

@@ -244,7 +244,10 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<ExitCode> {
     if let Some(columns) = &args.columns {
         // The filters that Spark applies after the scan need their columns: they are read
         // too, and dropped once the rows are filtered.
-        read = read.columns(with_filter_columns(columns, filters.as_deref().unwrap_or_default()));
+        read = read.columns(with_filter_columns(
+            columns,
+            filters.as_deref().unwrap_or_default(),
+        ));
     }
     if let Some(limit) = args.limit {
         read = read.limit(limit);

@@ -40,9 +40,9 @@ use crate::calls::{
     export_schema, required, schema_ptr, sink_call, sink_call_one, source_schema, still_borrowed,
 };
 use crate::error::{Error, Result, Violation};
+use crate::filters::Filter;
 use crate::header::{self, ArrowArray, ArrowArrayStream, ArrowSchema, SparkDsWriteInfo};
 use crate::library::{HandleKind, Library};
-use crate::filters::Filter;
 use crate::task::Task;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -924,8 +924,13 @@ impl Driver<'_> {
                 crate::calls::call_read(library, read, &task, tasks.state, partition, &context)
             })?;
             let mut stream = Stream::adopt(stream, &context)?;
-            let result =
-                self.read_stream(&mut stream, tasks.schema, tasks.kept, tasks.accepted, counts);
+            let result = self.read_stream(
+                &mut stream,
+                tasks.schema,
+                tasks.kept,
+                tasks.accepted,
+                counts,
+            );
             counts.in_library(|| drop(stream));
             result?;
         }
@@ -1216,8 +1221,6 @@ pub fn status_bytes(status: &str, key: &str) -> Option<u64> {
         }
     })
 }
-
-/// A rate or a count with an SI prefix and three significant digits: `1.23 G`, `456 k`, `12.0`.
 
 #[cfg(test)]
 mod tests {

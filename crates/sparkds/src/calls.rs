@@ -257,9 +257,8 @@ fn read_one(
     )?;
     if !tasks.accepted.is_empty() {
         for (index, batch) in batches.iter().enumerate() {
-            crate::filters::check_batch(tasks.accepted, batch, index).map_err(|(rule, m)| {
-                Violation::new("read", rule, m).within(Some(&context))
-            })?;
+            crate::filters::check_batch(tasks.accepted, batch, index)
+                .map_err(|(rule, m)| Violation::new("read", rule, m).within(Some(&context)))?;
         }
     }
     Ok(batches)

@@ -72,7 +72,10 @@ pub(crate) struct FilterTable {
 ///
 /// `init` is the library's `spark_ds_filters_init`; `host` is the host that `spark_ds_init`
 /// received, valid for as long as the library is loaded.
-pub(crate) unsafe fn init(init: FiltersInitFunction, host: *const SparkDsHost) -> Result<FilterTable> {
+pub(crate) unsafe fn init(
+    init: FiltersInitFunction,
+    host: *const SparkDsHost,
+) -> Result<FilterTable> {
     const FUNCTION: &str = "spark_ds_filters_init";
     let mut table: *const SparkDsFilterTable = std::ptr::null();
     crate::isolate::breadcrumb(FUNCTION);
@@ -83,7 +86,9 @@ pub(crate) unsafe fn init(init: FiltersInitFunction, host: *const SparkDsHost) -
         return Err(Violation::new(
             FUNCTION,
             RULE_TABLE,
-            format!("returned {rc}; it must return 0 and a table, or the library must not export it"),
+            format!(
+                "returned {rc}; it must return 0 and a table, or the library must not export it"
+            ),
         )
         .into());
     }
@@ -142,15 +147,7 @@ pub(crate) unsafe fn push(
     let answers = crate::calls::sink_call(library, FUNCTION, None, |add, sink| {
         // SAFETY: the reader is open (the caller's duty); `encoded` is borrowed for the call;
         // the sink is open for the call.
-        unsafe {
-            push_filters(
-                reader,
-                encoded.as_ptr(),
-                encoded.len() as i64,
-                add,
-                sink,
-            )
-        }
+        unsafe { push_filters(reader, encoded.as_ptr(), encoded.len() as i64, add, sink) }
     })?;
     let [answer] = answers.as_slice() else {
         return Err(Violation::new(
@@ -214,7 +211,10 @@ pub(crate) fn check_batch(
         let mask = evaluate(filter, batch).map_err(|e| {
             (
                 RULE_ROWS,
-                format!("batch {index}: the accepted filter `{}` cannot be evaluated on it: {e}", sql(filter)),
+                format!(
+                    "batch {index}: the accepted filter `{}` cannot be evaluated on it: {e}",
+                    sql(filter)
+                ),
             )
         })?;
         if let Some(row) = (0..mask.len()).find(|&r| !mask.value(r)) {
@@ -320,10 +320,7 @@ fn float(v: f64, shortest: String, ty: &str) -> String {
     if v.is_nan() {
         format!("CAST('NaN' AS {ty})")
     } else if v.is_infinite() {
-        format!(
-            "CAST('{}Infinity' AS {ty})",
-            if v < 0.0 { "-" } else { "" }
-        )
+        format!("CAST('{}Infinity' AS {ty})", if v < 0.0 { "-" } else { "" })
     } else if v == 0.0 && v.is_sign_negative() {
         format!("CAST('-0.0' AS {ty})")
     } else {
@@ -346,7 +343,10 @@ fn literal(l: &Literal) -> String {
         } => decimal(*v, *scale),
         Literal::Utf8(Some(s)) => quote(s),
         Literal::Binary(Some(b)) => {
-            format!("X'{}'", b.iter().map(|x| format!("{x:02X}")).collect::<String>())
+            format!(
+                "X'{}'",
+                b.iter().map(|x| format!("{x:02X}")).collect::<String>()
+            )
         }
         Literal::Date32(Some(days)) => {
             match arrow_array::temporal_conversions::date32_to_datetime(*days) {
@@ -397,7 +397,12 @@ mod tests {
         assert_eq!(
             sql(&Filter::In(
                 col("x"),
-                vec![f64::NAN.into(), (-0.0f64).into(), 1.5f64.into(), Literal::Null.into()]
+                vec![
+                    f64::NAN.into(),
+                    (-0.0f64).into(),
+                    1.5f64.into(),
+                    Literal::Null.into()
+                ]
             )),
             "x IN (CAST('NaN' AS DOUBLE), CAST('-0.0' AS DOUBLE), 1.5, NULL)"
         );

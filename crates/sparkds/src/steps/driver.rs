@@ -253,7 +253,13 @@ impl Reader {
         };
         // SAFETY: the reader is open, held by `self`.
         let answers = unsafe {
-            crate::filters::push(library, push_filters, self.handle.ptr(), encoded, filters.len())
+            crate::filters::push(
+                library,
+                push_filters,
+                self.handle.ptr(),
+                encoded,
+                filters.len(),
+            )
         }?;
         self.accepted = filters
             .into_iter()
