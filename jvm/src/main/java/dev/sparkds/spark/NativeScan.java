@@ -13,13 +13,20 @@ import org.apache.spark.sql.types.StructType;
 final class NativeScan implements Scan, Batch {
   private final NativeTable table;
   private final SourceOptions options;
+  private final PushedFilters filters;
   private final Integer limit;
   private final StructType pruned;
   private InputPartition[] planned;
 
-  NativeScan(NativeTable table, SourceOptions options, Integer limit, StructType pruned) {
+  NativeScan(
+      NativeTable table,
+      SourceOptions options,
+      PushedFilters filters,
+      Integer limit,
+      StructType pruned) {
     this.table = table;
     this.options = options;
+    this.filters = filters;
     this.limit = limit;
     this.pruned = pruned;
   }
@@ -29,11 +36,15 @@ final class NativeScan implements Scan, Batch {
     return pruned != null ? pruned : table.schema();
   }
 
-  /** Shown in the plan: the source, and the limit and columns that the library accepted. */
+  /**
+   * Shown in the plan: the source, and the predicates, limit and columns that the library
+   * accepted.
+   */
   @Override
   public String description() {
     StringBuilder text = new StringBuilder("NativeScan ").append(options.name());
     text.append(" [").append(table.library.path()).append("]");
+    text.append(filters.describe());
     if (limit != null) {
       text.append(" PushedLimit: ").append(limit);
     }
@@ -71,7 +82,8 @@ final class NativeScan implements Scan, Batch {
   }
 
   /**
-   * Plans the read once: a reader of the table's schema, the accepted pushdowns replayed,
+   * Plans the read once: a reader of the table's schema, the pushdowns replayed (the predicates
+   * offered, then the accepted limit and columns),
    * the partitions and the reader's state; the reader and its source are closed at once.
    */
   @Override
@@ -84,6 +96,7 @@ final class NativeScan implements Scan, Batch {
     try (NativeSource source = NativeSource.open(table.library, options)) {
       long reader = Native.createReader(source.handle, Schemas.toBytes(table.schema()));
       try {
+        filters.replay(options.name(), reader);
         if (limit != null) {
           Native.pushLimit(reader, limit);
         }

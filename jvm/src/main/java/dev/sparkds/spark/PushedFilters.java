@@ -1,0 +1,133 @@
+package dev.sparkds.spark;
+
+import dev.sparkds.spark.jni.Native;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+
+/**
+ * The outcome of filter pushdown for one scan: the predicates Spark gave, the message of
+ * spark_datasource_filters.h that the encodable ones became, and the library's answers.
+ *
+ * <p>The scan offers the same message to the reader that plans the partitions, and fails when
+ * the answers differ: Spark has dropped the accepted predicates from its plan by then.
+ */
+final class PushedFilters {
+  static final PushedFilters NONE =
+      new PushedFilters(new Predicate[0], new Predicate[0], null, null);
+
+  private final Predicate[] accepted;
+  private final Predicate[] postScan;
+  // The message offered (null when nothing was), and the answers to replay it against.
+  private final byte[] message;
+  private final byte[] answers;
+
+  private PushedFilters(
+      Predicate[] accepted, Predicate[] postScan, byte[] message, byte[] answers) {
+    this.accepted = accepted;
+    this.postScan = postScan;
+    this.message = message;
+    this.answers = answers;
+  }
+
+  /**
+   * @param offered the predicates of {@code all} that {@code message} encodes, in its order
+   * @param answers the library's answer for each of {@code offered}, or null when nothing was
+   *     offered or the library has no filter extension (nothing is then accepted)
+   */
+  static PushedFilters of(
+      String name, Predicate[] all, List<Predicate> offered, byte[] message, byte[] answers) {
+    if (answers == null) {
+      return new PushedFilters(new Predicate[0], all.clone(), null, null);
+    }
+    check(name, offered.size(), answers);
+    Map<Predicate, Boolean> isAccepted = new IdentityHashMap<>();
+    for (int i = 0; i < offered.size(); i++) {
+      isAccepted.put(offered.get(i), answers[i] == 1);
+    }
+    List<Predicate> accepted = new ArrayList<>();
+    List<Predicate> postScan = new ArrayList<>();
+    for (Predicate predicate : all) {
+      if (Boolean.TRUE.equals(isAccepted.get(predicate))) {
+        accepted.add(predicate);
+      } else {
+        postScan.add(predicate);
+      }
+    }
+    return new PushedFilters(
+        accepted.toArray(new Predicate[0]),
+        postScan.toArray(new Predicate[0]),
+        message,
+        answers.clone());
+  }
+
+  /** The header's rule on answers: one byte, 0 or 1, per predicate of the message. */
+  private static void check(String name, int count, byte[] answers) {
+    boolean valid = answers.length == count;
+    for (byte answer : answers) {
+      valid &= answer == 0 || answer == 1;
+    }
+    if (!valid) {
+      throw new NativeDataSourceException(
+          "INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE",
+          "data source `"
+              + name
+              + "`: push_filters answered "
+              + Arrays.toString(answers)
+              + " for "
+              + count
+              + " predicates: it must answer one byte, 0 or 1, per predicate.");
+    }
+  }
+
+  Predicate[] accepted() {
+    return accepted.clone();
+  }
+
+  Predicate[] postScan() {
+    return postScan.clone();
+  }
+
+  /** Whether Spark evaluates no predicate after the scan (true when there were none). */
+  boolean allAccepted() {
+    return postScan.length == 0;
+  }
+
+  /**
+   * Offers the message again, to {@code reader} (just created, as the header requires), and
+   * checks that the library answers as it did.
+   */
+  void replay(String name, long reader) {
+    if (message == null) {
+      return;
+    }
+    byte[] again = Native.pushFilters(reader, message);
+    if (!Arrays.equals(again, answers)) {
+      throw new NativeDataSourceException(
+          "INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE",
+          "data source `"
+              + name
+              + "`: push_filters answered "
+              + Arrays.toString(answers)
+              + " and then "
+              + Arrays.toString(again)
+              + " for the same predicates: its answers must depend only on the reader's "
+              + "schema, options and predicates.");
+    }
+  }
+
+  /** As Spark's own scans show them: `PushedFilters: [id > 3, id < 10]`, or "" for none. */
+  String describe() {
+    if (accepted.length == 0) {
+      return "";
+    }
+    List<String> shown = new ArrayList<>();
+    for (Predicate predicate : accepted) {
+      shown.add(predicate.toString());
+    }
+    return " PushedFilters: [" + String.join(", ", shown) + "]";
+  }
+}

@@ -1,0 +1,368 @@
+"""Filter pushdown through the plugin (SupportsPushDownV2Filters and spark_datasource_filters.h):
+the bytes that Spark's own predicates become, c_range's accepted predicates gone from the plan
+and shown in it, a limit pushed only after every predicate was accepted, NULLs, NaN and empty IN
+lists, and generated conditions whose rows are the ones Spark computes itself."""
+
+import datetime
+import math
+import os
+import random
+import re
+import struct
+import subprocess
+from decimal import Decimal
+
+import pytest
+from pyspark.sql import functions as F
+
+from jvm_helpers import ROOT, executed_plan, native
+
+# -- the encoding, written out from the header ---------------------------------------------------
+
+
+def u32(n):
+    return struct.pack("<I", n)
+
+
+def sized(data):
+    return u32(len(data)) + data
+
+
+def column(*parts):
+    return b"\x00" + u32(len(parts)) + b"".join(sized(p.encode()) for p in parts)
+
+
+def literal(type_code, value, params=b""):
+    return b"\x01" + bytes([type_code]) + params + b"\x00" + value
+
+
+def predicate(op, *operands):
+    return sized(bytes([op]) + b"".join(operands))
+
+
+def predicates_of(message):
+    """The predicates of a message, each with its length prefix."""
+    (count,) = struct.unpack_from("<I", message)
+    at, found = 4, []
+    for _ in range(count):
+        (length,) = struct.unpack_from("<I", message, at)
+        found.append(message[at : at + 4 + length])
+        at += 4 + length
+    assert at == len(message)
+    return found
+
+
+def i64(v):
+    return literal(5, struct.pack("<q", v))
+
+
+def i32(v):
+    return literal(4, struct.pack("<i", v))
+
+
+EQ, NULL_SAFE_EQ, LT, LE, GT, GE, IN, IS_NULL, IS_NOT_NULL, AND, OR, NOT = range(1, 13)
+STARTS_WITH, ENDS_WITH, CONTAINS = 13, 14, 15
+
+# -- the bytes of Spark's predicates: a fixture that records what push_filters receives -----------
+
+RECORD_SCHEMA = (
+    "b boolean, i8 tinyint, i16 smallint, i32 int, i64 bigint, f32 float, f64 double, "
+    "dec decimal(10,2), dec38 decimal(38,6), s string, bin binary, d date, ts timestamp, "
+    "ntz timestamp_ntz, st struct<a:int, `b.c`:string>, arr array<int>"
+)
+
+
+@pytest.fixture(scope="module")
+def recorder(dirs):
+    """tests/jvm/fixtures/record_filters.c, in the session's library path."""
+    fixture = os.path.join(os.path.dirname(__file__), "fixtures", "record_filters.c")
+    library = os.path.join(dirs["scratch"], "libspark_datasource_record_filters.so")
+    subprocess.run(
+        ["cc", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", "-I",
+         os.path.join(ROOT, "crates", "spark-datasource"), "-o", library, fixture],
+        check=True,
+    )
+    return library
+
+
+def recorded(spark, tmp_path, condition):
+    """The message that the plugin offered for `condition`, as the fixture recorded it."""
+    path = tmp_path / "record.txt"
+    df = (
+        native(spark, "record_filters", record=str(path)).schema(RECORD_SCHEMA).load()
+        .where(condition)
+    )
+    assert df.collect() == []
+    lines = path.read_text().split() if path.exists() else []
+    # One offer to the builder's reader, the same again to the reader that plans.
+    assert len(set(lines)) <= 1
+    return predicates_of(bytes.fromhex(lines[0])) if lines else []
+
+
+@pytest.mark.parametrize(
+    "condition, expected",
+    [
+        ("b", predicate(EQ, column("b"), literal(1, b"\x01"))),
+        ("i8 = 1", predicate(EQ, column("i8"), literal(2, b"\x01"))),
+        ("i16 < 300", predicate(LT, column("i16"), literal(3, struct.pack("<h", 300)))),
+        ("i32 >= -5", predicate(GE, column("i32"), i32(-5))),
+        ("i64 IN (1, 2, 3)", predicate(IN, column("i64"), u32(3), i64(1), i64(2), i64(3))),
+        ("i64 <=> 5", predicate(NULL_SAFE_EQ, column("i64"), i64(5))),
+        ("i64 != 4", predicate(NOT, predicate(EQ, column("i64"), i64(4)))),
+        ("f32 = 1.5", predicate(EQ, column("f32"), literal(6, struct.pack("<f", 1.5)))),
+        ("f32 > float('-inf')", predicate(GT, column("f32"), literal(6, struct.pack("<f", -math.inf)))),
+        ("f64 = double('NaN')", predicate(EQ, column("f64"), literal(7, struct.pack("<d", math.nan)))),
+        (
+            "dec = -12.5",
+            predicate(EQ, column("dec"), literal(8, (-1250).to_bytes(16, "little", signed=True), b"\x0a\x02")),
+        ),
+        (
+            "dec38 > -99999999999999999999999999999999.999999",
+            predicate(
+                GT, column("dec38"),
+                literal(8, (-(10**38 - 1)).to_bytes(16, "little", signed=True), b"\x26\x06"),
+            ),
+        ),
+        ("s = 'héllo'", predicate(EQ, column("s"), literal(9, sized("héllo".encode())))),
+        ("s LIKE 'ab%'", predicate(STARTS_WITH, column("s"), literal(9, sized(b"ab")))),
+        ("s LIKE '%ab'", predicate(ENDS_WITH, column("s"), literal(9, sized(b"ab")))),
+        ("s LIKE '%ab%'", predicate(CONTAINS, column("s"), literal(9, sized(b"ab")))),
+        ("s IS NULL", predicate(IS_NULL, column("s"))),
+        ("bin = X'00FF'", predicate(EQ, column("bin"), literal(10, sized(b"\x00\xff")))),
+        ("d = DATE'1969-12-31'", predicate(EQ, column("d"), literal(11, struct.pack("<i", -1)))),
+        (
+            "ts = TIMESTAMP'1970-01-01 00:00:00.000001 UTC'",
+            predicate(EQ, column("ts"), literal(12, struct.pack("<q", 1))),
+        ),
+        (
+            "ntz = TIMESTAMP_NTZ'2024-01-01 12:00:00.654321'",
+            predicate(EQ, column("ntz"), literal(13, struct.pack("<q", 1704110400654321))),
+        ),
+        ("st.a = 7", predicate(EQ, column("st", "a"), i32(7))),
+        ("st.`b.c` = 'x'", predicate(EQ, column("st", "b.c"), literal(9, sized(b"x")))),
+        (
+            "i64 = 1 OR i32 = 2",
+            predicate(OR, predicate(EQ, column("i64"), i64(1)), predicate(EQ, column("i32"), i32(2))),
+        ),
+        (
+            "NOT (i64 = 1 AND i32 = 2)",
+            predicate(
+                OR,
+                predicate(NOT, predicate(EQ, column("i64"), i64(1))),
+                predicate(NOT, predicate(EQ, column("i32"), i32(2))),
+            ),
+        ),
+    ],
+)
+def test_spark_s_predicates_are_encoded_as_the_header_says(
+    spark, recorder, tmp_path, condition, expected
+):
+    assert expected in recorded(spark, tmp_path, condition)
+
+
+@pytest.mark.parametrize(
+    "condition", ["i64 + 1 = 3", "CAST(i32 AS STRING) = '1'", "size(arr) = 2", "upper(s) = 'A'"]
+)
+def test_an_expression_the_encoding_cannot_express_is_not_offered(
+    spark, recorder, tmp_path, condition
+):
+    # At most Spark's inferred IS NOT NULL on the column is offered.
+    for offered in recorded(spark, tmp_path, condition):
+        assert offered[4] == IS_NOT_NULL
+
+
+# -- c_range --------------------------------------------------------------------------------------
+
+
+def c_range(spark, end=100, **options):
+    return native(spark, "c_range", end=end, num_partitions=3, **options).load()
+
+
+def all_rows(end=100):
+    return [(i, None if i % 3 == 2 else f"label {i}") for i in range(end)]
+
+
+def rows(df):
+    return sorted((r.id, r.label) for r in df.collect())
+
+
+def spark_itself(spark, condition, end=100):
+    """The rows Spark computes itself: the same condition on a DataFrame of c_range's rows
+    that no data source reads."""
+    local = spark.createDataFrame(all_rows(end), "id long, label string")
+    return rows(local.where(condition))
+
+
+def filter_nodes(plan):
+    """The lines of Spark's Filter operators (not `RuntimeFilters: []`)."""
+    return [line for line in plan.splitlines() if re.match(r"^[\s+\-:*()0-9]*Filter ", line)]
+
+
+@pytest.mark.parametrize(
+    "condition, ids, pushed",
+    [
+        ("id = 42", [42], "PushedFilters: [id = 42]"),
+        ("id BETWEEN 10 AND 19", range(10, 20), "PushedFilters: [id >= 10, id <= 19]"),
+        ("id IN (1, 5, 7)", [1, 5, 7], "PushedFilters: [id IN (1, 5, 7)]"),
+    ],
+)
+def test_accepted_predicates_are_shown_and_not_evaluated_again(spark, condition, ids, pushed):
+    df = c_range(spark).where(condition)
+
+    assert rows(df) == spark_itself(spark, condition) == [r for r in all_rows() if r[0] in ids]
+    plan = executed_plan(df)
+    assert pushed in plan
+    # Spark no longer filters: the rows are right because the library read only those.
+    assert filter_nodes(plan) == []
+
+
+def test_a_predicate_the_library_refuses_stays_in_spark(spark):
+    condition = "id > 3 AND label = 'label 9'"
+    df = c_range(spark).where(condition)
+
+    assert rows(df) == spark_itself(spark, condition) == [(9, "label 9")]
+    plan = executed_plan(df)
+    assert "PushedFilters: [id > 3]" in plan
+    [spark_filter] = filter_nodes(plan)
+    assert "label" in spark_filter and "id#" not in spark_filter
+
+
+def test_a_limit_is_pushed_only_when_every_predicate_was_accepted(spark):
+    accepted = c_range(spark).where("id > 90").limit(3)
+    refused = c_range(spark).where("id > 90 AND label LIKE '%9%'").limit(3)
+
+    assert "PushedFilters: [id > 90] PushedLimit: 3" in executed_plan(accepted)
+    assert rows(accepted) == [(91, "label 91"), (92, None), (93, "label 93")]
+    assert "PushedLimit" not in executed_plan(refused)
+    assert rows(refused) == [(91, "label 91"), (93, "label 93"), (94, "label 94")]
+
+
+def test_the_builder_refuses_a_limit_after_a_refused_predicate(spark):
+    """The rule in the builder itself, whatever the order Spark would push in."""
+    jvm = spark._jvm
+    expressions = jvm.org.apache.spark.sql.connector.expressions
+    options = jvm.org.apache.spark.sql.util.CaseInsensitiveStringMap(
+        jvm.java.util.Map.of("source", "c_range", "end", "100")
+    )
+    table = jvm.dev.sparkds.spark.DefaultSource().getTable(
+        None, spark.sparkContext._gateway.new_array(expressions.Transform, 0),
+        options.asCaseSensitiveMap(),
+    )
+
+    def predicates(*items):
+        array = spark.sparkContext._gateway.new_array(expressions.filter.Predicate, len(items))
+        for i, item in enumerate(items):
+            array[i] = item
+
+        return array
+
+    def compare(op, name, value):
+        children = spark.sparkContext._gateway.new_array(expressions.Expression, 2)
+        children[0] = expressions.Expressions.column(name)
+        children[1] = expressions.Expressions.literal(value)
+        return expressions.filter.Predicate(op, children)
+
+    on_label = compare("=", "label", "x")
+    builder = table.newScanBuilder(options)
+    left = builder.pushPredicates(predicates(on_label))
+    assert [p.toString() for p in left] == ["label = 'x'"]
+    assert list(builder.pushedPredicates()) == []
+    assert builder.pushLimit(3) is False
+
+    on_id = compare(">", "id", 2**40)  # a bigint literal: a Python int that needs a Java long
+    builder = table.newScanBuilder(options)
+    assert list(builder.pushPredicates(predicates(on_id))) == []
+    assert [p.toString() for p in builder.pushedPredicates()] == [f"id > {2**40}"]
+    assert builder.pushLimit(3) is True
+    builder.build()
+
+
+def test_nulls_and_empty_in_lists_on_c_range(spark):
+    null = F.lit(None).cast("bigint")
+    for condition in [
+        F.col("id").isin([]),
+        F.col("id").isin([1, None]),
+        F.col("id") == null,
+        F.col("id").eqNullSafe(null),
+        ~F.col("id").isin([2, 3]),
+        F.col("label").isNull() & (F.col("id") < 10),
+    ]:
+        assert rows(c_range(spark).where(condition)) == spark_itself(spark, condition), str(condition)
+
+
+def random_condition(rng, depth=0):
+    """A condition over `id` (sometimes `label`): comparisons, IN lists (empty ones too),
+    NULL literals, and AND, OR and NOT of those."""
+    id_ = F.col("id")
+    value = rng.randrange(-5, 110)
+    null = F.lit(None).cast("bigint")
+    choice = rng.randrange(10 if depth < 2 else 6)
+    if choice == 0:
+        return [id_ == value, id_ < value, id_ <= value, id_ > value, id_ >= value][rng.randrange(5)]
+    if choice == 1:
+        return id_.isin(rng.sample(range(-3, 105), rng.randrange(0, 6)))
+    if choice == 2:
+        return id_.isin([rng.randrange(100), None])
+    if choice == 3:
+        return [id_ == null, id_ > null, id_.eqNullSafe(value), id_ != value][rng.randrange(4)]
+    if choice == 4:
+        return id_.between(value, value + rng.randrange(30))
+    if choice == 5:
+        return F.col("label").isNotNull() if rng.random() < 0.5 else F.col("label") >= "label 5"
+    if choice in (6, 7):
+        return random_condition(rng, depth + 1) & random_condition(rng, depth + 1)
+    if choice == 8:
+        return random_condition(rng, depth + 1) | random_condition(rng, depth + 1)
+    return ~random_condition(rng, depth + 1)
+
+
+def test_generated_conditions_return_the_rows_spark_computes_itself(spark):
+    rng = random.Random(20240601)
+    local = spark.createDataFrame(all_rows(), "id long, label string")
+    pushed_some = 0
+    for _ in range(30):
+        condition = random_condition(rng)
+        df = c_range(spark).where(condition)
+        assert rows(df) == rows(local.where(condition)), str(condition)
+        pushed_some += "PushedFilters" in executed_plan(df)
+    assert pushed_some >= 10
+
+
+# -- every type: the fixture accepts no predicate, the rows must still be Spark's -----------------
+
+
+def test_predicates_on_every_type_return_spark_s_rows(spark, types_library):
+    from test_types import sample_rows, write
+
+    schema = native(spark, "jvm_types", table="none", void="false").load().schema
+    write(spark, schema, "filters", sample_rows(void=False))
+    read = native(spark, "jvm_types", table="filters", void="false").load()
+    local = spark.createDataFrame(sample_rows(void=False), schema)
+    utc = datetime.timezone.utc
+    conditions = [
+        F.col("f32").isNull(),
+        F.col("f64") == float("nan"),
+        F.col("f64") > 1.0,
+        F.col("f64").eqNullSafe(float("inf")),
+        F.col("f32") == -0.5,
+        F.col("i8").isin([]),
+        F.col("i16").isin([1, None]),
+        F.col("i64") < -(2**62),
+        F.col("dec") >= Decimal("0.25"),
+        F.col("dec38") == Decimal("-" + "9" * 32 + "." + "9" * 6),
+        F.col("s").startswith("row 1"),
+        F.col("s").contains("ö"),
+        F.col("bin") == b"",
+        F.col("d") > datetime.date(2000, 1, 20),
+        F.col("ts") < datetime.datetime(2020, 1, 1, 0, 0, 10, tzinfo=utc),
+        F.col("ntz") <= datetime.datetime(2020, 1, 1, 0, 0, 0, 10),
+        F.col("b") & F.col("i32").isNotNull(),
+        F.col("st.a") == 3,
+        ~(F.col("i32") > 10) | F.col("s").isNull(),
+    ]
+
+    def keyed(df):
+        return sorted(repr(r.asDict(recursive=True)) for r in df.collect())
+
+    for condition in conditions:
+        assert keyed(read.where(condition)) == keyed(local.where(condition)), str(condition)
