@@ -330,7 +330,11 @@ pub fn decimal_to_numeric(unscaled: i128, scale: i8, out: &mut Vec<u8>) {
     if groups.is_empty() {
         weight = 0;
     }
-    let sign: u16 = if unscaled < 0 && !groups.is_empty() { 0x4000 } else { 0 };
+    let sign: u16 = if unscaled < 0 && !groups.is_empty() {
+        0x4000
+    } else {
+        0
+    };
     out.extend_from_slice(&(groups.len() as i16).to_be_bytes());
     out.extend_from_slice(&weight.to_be_bytes());
     out.extend_from_slice(&sign.to_be_bytes());
@@ -365,10 +369,15 @@ impl<R: BufRead> CopyReader<R> {
         let mut header = [0u8; 19];
         input.read_exact(&mut header)?;
         if header[..11] != HEADER[..11] {
-            return Err(ReadError::Format("the stream is not COPY's binary format".into()));
+            return Err(ReadError::Format(
+                "the stream is not COPY's binary format".into(),
+            ));
         }
         let extension = u32::from_be_bytes([header[15], header[16], header[17], header[18]]);
-        io::copy(&mut input.by_ref().take(u64::from(extension)), &mut io::sink())?;
+        io::copy(
+            &mut input.by_ref().take(u64::from(extension)),
+            &mut io::sink(),
+        )?;
         Ok(CopyReader {
             input,
             scratch: Vec::new(),
@@ -569,7 +578,11 @@ mod tests {
             (5, 5, 5),
             (100_000_000, 12, 4),
         ] {
-            assert_eq!(round_trip(unscaled, precision, scale)?, unscaled, "{unscaled}");
+            assert_eq!(
+                round_trip(unscaled, precision, scale)?,
+                unscaled,
+                "{unscaled}"
+            );
         }
         Ok(())
     }

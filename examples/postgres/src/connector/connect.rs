@@ -60,7 +60,8 @@ impl Connection {
             .or_else(|| connection_param(url.expose(), "sslmode"))
             .or_else(|| std::env::var("PGSSLMODE").ok());
         check_sslmode(sslmode.as_deref())?;
-        connection.connect_timeout = options.get_or("connectTimeout", connection.connect_timeout)?;
+        connection.connect_timeout =
+            options.get_or("connectTimeout", connection.connect_timeout)?;
         Ok(connection)
     }
 
@@ -129,7 +130,12 @@ impl Connection {
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")))?;
         let text = std::fs::read_to_string(file).ok()?;
         let port = self.port.to_string();
-        let wanted = [self.host.as_str(), port.as_str(), dbname.as_str(), user.as_str()];
+        let wanted = [
+            self.host.as_str(),
+            port.as_str(),
+            dbname.as_str(),
+            user.as_str(),
+        ];
         text.lines()
             .filter(|line| !line.starts_with('#'))
             .find_map(|line| {
@@ -223,7 +229,11 @@ fn parse_url(url: &str) -> Result<Connection> {
             .map_err(|_| malformed("its port is not a number"))?,
     };
     let mut connection = Connection {
-        host: if host.is_empty() { "localhost".to_string() } else { decode(host) },
+        host: if host.is_empty() {
+            "localhost".to_string()
+        } else {
+            decode(host)
+        },
         port,
         dbname: (!dbname.is_empty()).then(|| decode(dbname)),
         user: None,
@@ -331,7 +341,10 @@ mod tests {
             );
         }
         let c = parse_url("postgres://ann:s%3Acret@[::1]/shop?connectTimeout=3")?;
-        assert_eq!((c.host.as_str(), c.port, c.user.as_deref()), ("::1", 5432, Some("ann")));
+        assert_eq!(
+            (c.host.as_str(), c.port, c.user.as_deref()),
+            ("::1", 5432, Some("ann"))
+        );
         assert_eq!(c.password.as_ref().map(Secret::expose), Some("s:cret"));
         assert_eq!(c.connect_timeout, 3);
         Ok(())
@@ -339,7 +352,9 @@ mod tests {
 
     #[test]
     fn a_malformed_url_is_refused_without_repeating_it() {
-        let error = parse_url("mysql://ann:hunter2@h/db").err().map(|e| e.to_string());
+        let error = parse_url("mysql://ann:hunter2@h/db")
+            .err()
+            .map(|e| e.to_string());
         assert_eq!(
             error.as_deref(),
             Some(

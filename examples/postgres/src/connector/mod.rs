@@ -83,7 +83,7 @@ pub enum Relation {
 
 impl Relation {
     /// The relation in a FROM clause.
-    fn from_clause(&self) -> String {
+    fn in_from(&self) -> String {
         match self {
             Relation::Table(table) => table.clone(),
             Relation::Query(query) => format!("({query}) AS sparkds_query"),
@@ -111,9 +111,7 @@ impl DataSource for Source {
                 ))
             }
             (Some(table), None) => Relation::Table(table.trim().to_string()),
-            (None, Some(query)) => {
-                Relation::Query(query.trim().trim_end_matches(';').to_string())
-            }
+            (None, Some(query)) => Relation::Query(query.trim().trim_end_matches(';').to_string()),
             (None, None) => Relation::Table(String::new()),
         };
         let batch_rows = options.get_or("fetchsize", DEFAULT_BATCH_ROWS)?;
@@ -129,7 +127,11 @@ impl DataSource for Source {
             connection: Connection::from_options(&connection)?,
             relation,
             partitioning: read::PartitionOptions::from_options(&options)?,
-            batch_rows: if batch_rows == 0 { DEFAULT_BATCH_ROWS } else { batch_rows },
+            batch_rows: if batch_rows == 0 {
+                DEFAULT_BATCH_ROWS
+            } else {
+                batch_rows
+            },
             push_filters: options.get_or("pushDownPredicate", true)?,
             push_limit: options.get_or("pushDownLimit", true)?,
         };
@@ -181,7 +183,7 @@ impl Source {
 
 fn catalog(client: &mut Client, relation: &Relation) -> Result<Catalog> {
     let statement = client
-        .prepare(&format!("SELECT * FROM {}", relation.from_clause()))
+        .prepare(&format!("SELECT * FROM {}", relation.in_from()))
         .map_err(|e| {
             Error::msg(format!(
                 "cannot read the columns of {}: {}",
@@ -202,7 +204,12 @@ fn catalog(client: &mut Client, relation: &Relation) -> Result<Catalog> {
     let encoding: String = client
         .query_one("SELECT current_setting('server_encoding')", &[])
         .and_then(|row| row.try_get(0))
-        .map_err(|e| Error::msg(format!("cannot read the server's encoding: {}", describe(&e))))?;
+        .map_err(|e| {
+            Error::msg(format!(
+                "cannot read the server's encoding: {}",
+                describe(&e)
+            ))
+        })?;
     Ok(Catalog {
         columns,
         utf8: encoding.eq_ignore_ascii_case("UTF8"),

@@ -15,7 +15,7 @@ use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::{Schema, SchemaRef};
 use postgres::types::ToSql;
 use serde::{Deserialize, Serialize};
-use spark_datasource::filters::Filter;
+use spark_datasource::filters::{decode, encode, Filter};
 use spark_datasource::{BatchRead, BatchReader, Batches, Error, Options, Result, TaskContext};
 
 use super::binary::{CopyReader, Decoder, ReadError};
@@ -97,8 +97,10 @@ pub struct Reader {
     /// The columns to return, as indices into `columns`, in Spark's order.
     projection: Vec<usize>,
     partitioning: Option<Partitioning>,
-    /// The filters accepted by `push_filters`, applied by every task.
-    filters: Vec<Filter>,
+    /// The filters accepted by `push_filters`, applied by every task, in the encoding of
+    /// `spark_datasource_filters.h`: JSON, which carries the reader, has no NaN or infinity,
+    /// and would turn such a literal into a NULL.
+    filters: Vec<u8>,
     limit: Option<u64>,
     utf8: bool,
 }
@@ -148,7 +150,7 @@ impl BatchRead for Source {
             projection: (0..columns.len()).collect(),
             columns,
             partitioning,
-            filters: Vec::new(),
+            filters: encode(&[])?,
             limit: None,
             utf8: catalog.utf8,
         })
@@ -252,7 +254,7 @@ impl Reader {
                 (None, None) => "TRUE".to_string(),
             });
         }
-        for filter in &self.filters {
+        for filter in &decode(&self.filters)? {
             clauses.push(condition.filter(filter).ok_or_else(|| {
                 Error::msg(format!("cannot apply the accepted filter {filter:?}"))
             })?);
@@ -265,7 +267,7 @@ impl Reader {
         let mut query = format!(
             "SELECT {} FROM {}",
             select.join(", "),
-            self.settings.relation.from_clause()
+            self.settings.relation.in_from()
         );
         if !clauses.is_empty() {
             query.push_str(&format!(" WHERE {}", clauses.join(" AND ")));
@@ -287,16 +289,18 @@ impl BatchReader for Reader {
         if !self.settings.push_filters {
             return Ok(vec![false; filters.len()]);
         }
+        let mut accepted = decode(&self.filters)?;
         let mut answers = Vec::with_capacity(filters.len());
         for filter in filters {
-            let accepted = Condition::new(&self.columns, self.utf8)
+            let answer = Condition::new(&self.columns, self.utf8)
                 .filter(filter)
                 .is_some();
-            if accepted {
-                self.filters.push(filter.clone());
+            if answer {
+                accepted.push(filter.clone());
             }
-            answers.push(accepted);
+            answers.push(answer);
         }
+        self.filters = encode(&accepted)?;
         Ok(answers)
     }
 
@@ -406,15 +410,23 @@ impl Task {
         let relation = self.settings.relation.describe();
         let mut client = self.settings.connection.connect("sparkds-read")?;
         if !self.params.is_empty() {
-            let params: Vec<&(dyn ToSql + Sync)> =
-                self.params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+            let params: Vec<&(dyn ToSql + Sync)> = self
+                .params
+                .iter()
+                .map(|p| p as &(dyn ToSql + Sync))
+                .collect();
             client
                 .query(&bind_statement(&self.params), &params)
-                .map_err(|e| Error::msg(format!("cannot bind the values of the filters: {}", describe(&e))))?;
+                .map_err(|e| {
+                    Error::msg(format!(
+                        "cannot bind the values of the filters: {}",
+                        describe(&e)
+                    ))
+                })?;
         }
-        let input = client.copy_out(&self.statement).map_err(|e| {
-            Error::msg(format!("cannot read {relation}: {}", describe(&e)))
-        })?;
+        let input = client
+            .copy_out(&self.statement)
+            .map_err(|e| Error::msg(format!("cannot read {relation}: {}", describe(&e))))?;
         let failed = |error: ReadError| match error {
             ReadError::Io(e) => {
                 let server = e
@@ -431,7 +443,8 @@ impl Task {
             ReadError::Format(why) => Error::msg(format!("reading {relation} failed: {why}")),
         };
         let mut reader = CopyReader::new(input).map_err(failed)?;
-        let mut decoders: Vec<Decoder> = self.columns.iter().map(|c| Decoder::new(&c.kind)).collect();
+        let mut decoders: Vec<Decoder> =
+            self.columns.iter().map(|c| Decoder::new(&c.kind)).collect();
         let rows_per_batch = self.settings.batch_rows;
         loop {
             let mut rows = 0;
@@ -529,7 +542,10 @@ mod tests {
         assert_eq!(parse_date("1970-01-01"), Some(0));
         assert_eq!(parse_date("2000-01-01"), Some(10_957));
         assert_eq!(parse_date("1969-12-31"), Some(-1));
-        assert_eq!(parse_timestamp("1970-01-02 00:00:01.5"), Some(86_401_500_000));
+        assert_eq!(
+            parse_timestamp("1970-01-02 00:00:01.5"),
+            Some(86_401_500_000)
+        );
         assert_eq!(parse_timestamp("soon"), None);
     }
 }

@@ -115,7 +115,10 @@ pub fn bind_statement(params: &[Param]) -> String {
         .enumerate()
         .map(|(i, p)| {
             let n = i + 1;
-            format!("set_config('sparkds.p{n}', ${n}::{}::text, false)", p.bound_as())
+            format!(
+                "set_config('sparkds.p{n}', ${n}::{}::text, false)",
+                p.bound_as()
+            )
         })
         .collect();
     format!("SELECT {}", settings.join(", "))
@@ -163,7 +166,9 @@ impl<'a> Condition<'a> {
             Filter::And(p, q) => format!("({} AND {})", self.filter(p)?, self.filter(q)?),
             Filter::Or(p, q) => format!("({} OR {})", self.filter(p)?, self.filter(q)?),
             Filter::Not(p) => format!("(NOT {})", self.filter(p)?),
-            Filter::IsNull(Value::Column(c)) => format!("({} IS NULL)", quote(&self.column(c)?.name)),
+            Filter::IsNull(Value::Column(c)) => {
+                format!("({} IS NULL)", quote(&self.column(c)?.name))
+            }
             Filter::IsNotNull(Value::Column(c)) => {
                 format!("({} IS NOT NULL)", quote(&self.column(c)?.name))
             }
@@ -285,7 +290,10 @@ fn matches_kind(kind: &Kind, literal: &Literal) -> bool {
     match kind {
         Kind::Bool => matches!(literal, L::Boolean(_)),
         Kind::Int16 | Kind::Int32 | Kind::Int64 => {
-            matches!(literal, L::Int8(_) | L::Int16(_) | L::Int32(_) | L::Int64(_))
+            matches!(
+                literal,
+                L::Int8(_) | L::Int16(_) | L::Int32(_) | L::Int64(_)
+            )
         }
         Kind::Float32 => matches!(literal, L::Float32(_)),
         Kind::Float64 => matches!(literal, L::Float64(_)),

@@ -28,10 +28,16 @@ pub enum Kind {
     Float64,
     /// `numeric(p,s)`; `exact` is false for an unconstrained `numeric`, whose values may be
     /// rounded to fit `decimal(38,18)`.
-    Decimal { precision: u8, scale: i8, exact: bool },
+    Decimal {
+        precision: u8,
+        scale: i8,
+        exact: bool,
+    },
     /// `text`, `varchar`, `name`; `padded` for `char(n)`, which PostgreSQL compares without
     /// its trailing spaces (and Spark with them).
-    Text { padded: bool },
+    Text {
+        padded: bool,
+    },
     Bytes,
     Date,
     /// `timestamp`: `timestamp_ntz`.
@@ -236,11 +242,19 @@ mod tests {
         let typmod = |p: i32, s: i32| ((p << 16) | s) + 4;
         assert_eq!(
             numeric(typmod(12, 3))?,
-            Kind::Decimal { precision: 12, scale: 3, exact: true }
+            Kind::Decimal {
+                precision: 12,
+                scale: 3,
+                exact: true
+            }
         );
         assert_eq!(
             numeric(-1)?,
-            Kind::Decimal { precision: 38, scale: 18, exact: false }
+            Kind::Decimal {
+                precision: 38,
+                scale: 18,
+                exact: false
+            }
         );
         assert!(numeric(typmod(50, 2)).is_err());
         Ok(())

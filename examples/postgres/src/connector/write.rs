@@ -157,9 +157,7 @@ impl Writer {
                  AND c.relkind = 'r' AND left(c.relname, length($1)) = $1",
                 &[&self.prefix],
             )
-            .map_err(|e| {
-                Error::msg(format!("cannot list the staging tables: {}", describe(&e)))
-            })?;
+            .map_err(|e| Error::msg(format!("cannot list the staging tables: {}", describe(&e))))?;
         Ok(rows.iter().filter_map(|r| r.try_get(0).ok()).collect())
     }
 

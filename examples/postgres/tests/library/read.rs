@@ -1,0 +1,377 @@
+//! Reads: partitions in ranges of a column as Spark's JDBC source plans them, the columns and
+//! the limit that Spark pushes, a `query`, and filters: those accepted return exactly the rows
+//! that Spark's evaluation keeps (`filter_batch`), the others are left to Spark.
+
+use spark_datasource::filters::{col, filter_batch, Filter, Literal, Value};
+use sparkds::arrow_array::cast::AsArray;
+use sparkds::arrow_array::types::{Date32Type, Int64Type};
+use sparkds::arrow_array::RecordBatch;
+
+use crate::helpers::{concat, library, options, sql, table};
+
+/// `count` rows with ids from 0, and three rows whose id is NULL.
+fn numbers(count: i64) -> String {
+    let t = table("numbers");
+    sql(&format!(
+        "CREATE TABLE {t} (id bigint, name text, day date); \
+         INSERT INTO {t} SELECT i, 'name ' || i, DATE '2024-01-01' + (i % 10)::int \
+           FROM generate_series(0, {}) AS i; \
+         INSERT INTO {t} VALUES (NULL, 'no id', NULL), (NULL, NULL, NULL), (NULL, '', NULL);",
+        count - 1
+    ));
+    t
+}
+
+fn ids(batch: &RecordBatch) -> Vec<Option<i64>> {
+    batch
+        .column_by_name("id")
+        .expect("an id column")
+        .as_primitive::<Int64Type>()
+        .iter()
+        .collect()
+}
+
+fn with(mut options: Vec<(String, String)>, more: &[(&str, &str)]) -> Vec<(String, String)> {
+    options.extend(more.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    options
+}
+
+#[test]
+fn partitions_are_ranges_of_the_column_with_the_nulls_in_the_first() -> sparkds::Result<()> {
+    let t = numbers(100);
+    let read = library()?
+        .batch_read()
+        .options(with(
+            options(&t),
+            &[
+                ("partitionColumn", "id"),
+                ("lowerBound", "0"),
+                ("upperBound", "100"),
+                ("numPartitions", "4"),
+            ],
+        ))
+        .run()?;
+    assert_eq!(read.partitions.len(), 4);
+    let per_partition: Vec<Vec<Option<i64>>> = read
+        .partitions
+        .iter()
+        .map(|p| {
+            let mut ids: Vec<Option<i64>> = p.batches.iter().flat_map(ids).collect();
+            ids.sort();
+            ids
+        })
+        .collect();
+    let range = |r: std::ops::Range<i64>| r.map(Some).collect::<Vec<_>>();
+    assert_eq!(
+        per_partition[0],
+        [vec![None, None, None], range(0..25)].concat()
+    );
+    assert_eq!(per_partition[1], range(25..50));
+    assert_eq!(per_partition[2], range(50..75));
+    assert_eq!(per_partition[3], range(75..100));
+    Ok(())
+}
+
+#[test]
+fn a_date_column_partitions_by_days() -> sparkds::Result<()> {
+    let t = numbers(100);
+    let read = library()?
+        .batch_read()
+        .options(with(
+            options(&t),
+            &[
+                ("partitionColumn", "day"),
+                ("lowerBound", "2024-01-01"),
+                ("upperBound", "2024-01-11"),
+                ("numPartitions", "2"),
+            ],
+        ))
+        .run()?;
+    assert_eq!(read.partitions.len(), 2);
+    let days = |p: usize| -> Vec<Option<i32>> {
+        read.partitions[p]
+            .batches
+            .iter()
+            .flat_map(|b| {
+                b.column_by_name("day")
+                    .expect("a day column")
+                    .as_primitive::<Date32Type>()
+                    .iter()
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let first = 19_723; // 2024-01-01
+    assert!(days(0).iter().all(|d| d.is_none_or(|d| d < first + 5)));
+    assert!(days(1).iter().all(|d| d.is_some_and(|d| d >= first + 5)));
+    assert_eq!(read.num_rows(), 103);
+    Ok(())
+}
+
+#[test]
+fn reads_only_the_requested_columns_up_to_the_limit_in_each_partition() -> sparkds::Result<()> {
+    let t = numbers(100);
+    let read = library()?
+        .batch_read()
+        .options(with(
+            options(&t),
+            &[
+                ("partitionColumn", "id"),
+                ("lowerBound", "0"),
+                ("upperBound", "100"),
+                ("numPartitions", "2"),
+            ],
+        ))
+        .columns(["name", "id"])
+        .limit(5)
+        .run()?;
+    assert!(read.pruned);
+    assert_eq!(read.limit_accepted, Some(true));
+    let names: Vec<&str> = read
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect();
+    assert_eq!(names, ["name", "id"]);
+    for partition in &read.partitions {
+        let rows: usize = partition.batches.iter().map(RecordBatch::num_rows).sum();
+        assert_eq!(rows, 5);
+    }
+    Ok(())
+}
+
+#[test]
+fn a_query_is_read_as_a_subquery() -> sparkds::Result<()> {
+    let t = numbers(100);
+    let mut options = options(&t);
+    options.retain(|(k, _)| k != "dbtable");
+    options.push((
+        "query".into(),
+        format!("SELECT id * 2 AS twice FROM {t} WHERE id < 10"),
+    ));
+    let read = library()?.batch_read().options(options).run()?;
+    let batch = concat(&read.batches());
+    let mut twice: Vec<i64> = batch
+        .column(0)
+        .as_primitive::<Int64Type>()
+        .iter()
+        .flatten()
+        .collect();
+    twice.sort();
+    assert_eq!(twice, (0..10).map(|i| i * 2).collect::<Vec<_>>());
+    Ok(())
+}
+
+/// A table for filters: NaN, -0 and infinities, strings whose byte order differs from a
+/// linguistic order, padded `char`, NULLs everywhere.
+fn filter_table() -> String {
+    let t = table("filters");
+    sql(&format!(
+        "CREATE TABLE {t} (id bigint, name text, code char(3), x double precision, f real, \
+           amount numeric(10,2), day date, ts timestamp, tz timestamptz, flag boolean, \
+           bin bytea, big numeric, tags text[]); \
+         INSERT INTO {t} VALUES \
+           (1, 'apple', 'ab', 'NaN', '-0', 12.50, '2024-01-01', '2024-01-01 10:00', \
+            '2024-01-01 10:00+00', true, '\\x01', 1.5, '{{a}}'), \
+           (2, 'Banana', 'abc', '-0', '0', 12.49, '2023-12-31', '2024-01-01 09:59:59.999999', \
+            '2024-01-01 09:00+00', false, '\\x0102', 2, NULL), \
+           (3, 'éclair', NULL, 'Infinity', 'NaN', -1, NULL, NULL, NULL, NULL, NULL, NULL, '{{}}'), \
+           (4, NULL, 'z', '-Infinity', '-Infinity', NULL, '2024-06-01', '2030-01-01', \
+            '2030-01-01+00', true, '\\x', 3.25, NULL), \
+           (5, 'zebra', 'ab ', 1.5, 1.5, 100, '1999-01-01', '1999-01-01', '1999-01-01+00', false, \
+            '\\xff', NULL, '{{b,c}}'), \
+           (6, 'Zoo', 'Zoo', NULL, NULL, 0, '2024-01-01', NULL, NULL, NULL, NULL, NULL, NULL), \
+           (NULL, 'apple pie', NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL);"
+    ));
+    t
+}
+
+fn lit(literal: Literal) -> Value {
+    Value::Literal(literal)
+}
+
+/// Each filter with whether PostgreSQL evaluates it as Spark does.
+fn filters() -> Vec<(Filter, bool)> {
+    let date = |days: i32| lit(Literal::Date32(Some(days)));
+    let decimal = |value: i128| {
+        lit(Literal::Decimal128 {
+            value: Some(value),
+            precision: 10,
+            scale: 2,
+        })
+    };
+    let micros_2024 = 1_704_103_200_000_000; // 2024-01-01T10:00:00
+    vec![
+        (Filter::Gt(col("id"), 2i64.into()), true),
+        (Filter::Lt(4i64.into(), col("id")), true),
+        (
+            Filter::In(
+                col("id"),
+                vec![1i64.into(), 3i64.into(), lit(Literal::Int64(None))],
+            ),
+            true,
+        ),
+        (Filter::In(col("id"), vec![]), true),
+        (
+            Filter::NullSafeEq(col("name"), lit(Literal::Utf8(None))),
+            true,
+        ),
+        (Filter::NullSafeEq(col("id"), 5i64.into()), true),
+        (Filter::Lt(col("name"), "a".into()), true),
+        (Filter::Ge(col("name"), "Zoo".into()), true),
+        (Filter::Gt(col("name"), "zebra".into()), true),
+        (Filter::StartsWith(col("name"), "app".into()), true),
+        (Filter::EndsWith(col("name"), "a".into()), true),
+        (Filter::Contains(col("name"), "cla".into()), true),
+        (Filter::Contains(col("name"), "".into()), true),
+        (Filter::Eq(col("x"), f64::NAN.into()), true),
+        (Filter::Gt(col("x"), 1.0f64.into()), true),
+        (Filter::Eq(col("x"), 0.0f64.into()), true),
+        (Filter::Eq(col("f"), (-0.0f32).into()), true),
+        (Filter::Lt(col("f"), f32::NAN.into()), true),
+        (Filter::Ge(col("amount"), decimal(1250)), true),
+        (Filter::Lt(col("day"), date(19_723)), true),
+        (
+            Filter::Ge(col("ts"), lit(Literal::TimestampNtz(Some(micros_2024)))),
+            true,
+        ),
+        (
+            Filter::Lt(col("tz"), lit(Literal::Timestamp(Some(micros_2024)))),
+            true,
+        ),
+        (Filter::Eq(col("flag"), true.into()), true),
+        (Filter::Eq(col("bin"), vec![1u8].into()), true),
+        (Filter::Gt(col("bin"), vec![1u8].into()), true),
+        (Filter::IsNull(col("name")), true),
+        (Filter::IsNotNull(col("tags")), true),
+        (
+            Filter::Eq(col("id"), 1i64.into()).or(Filter::IsNull(col("name"))),
+            true,
+        ),
+        (!Filter::Eq(col("id"), 3i64.into()), true),
+        (
+            !Filter::In(col("id"), vec![1i64.into(), lit(Literal::Int64(None))]),
+            true,
+        ),
+        (Filter::AlwaysFalse, true),
+        // PostgreSQL compares char(n) without its trailing spaces, Spark with them.
+        (Filter::Eq(col("code"), "ab ".into()), false),
+        // An unconstrained numeric is rounded by the read.
+        (
+            Filter::Eq(
+                col("big"),
+                lit(Literal::Decimal128 {
+                    value: Some(15),
+                    precision: 38,
+                    scale: 1,
+                }),
+            ),
+            false,
+        ),
+        (Filter::Eq(col("id"), col("id")), false),
+        (Filter::Eq(col("x"), 1.5f32.into()), false),
+        (
+            Filter::Eq(col("id"), 1i64.into()).and(Filter::Eq(col("code"), "z".into())),
+            false,
+        ),
+        (Filter::Unsupported(vec![200, 1, 2]), false),
+    ]
+}
+
+fn sorted(batch: &RecordBatch) -> Vec<String> {
+    let mut rows: Vec<String> = (0..batch.num_rows())
+        .map(|i| format!("{:?}", batch.slice(i, 1).columns()))
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn accepted_filters_return_the_rows_that_spark_keeps_and_others_are_left_to_spark(
+) -> sparkds::Result<()> {
+    let t = filter_table();
+    let all = concat(
+        &library()?
+            .batch_read()
+            .options(options(&t))
+            .run()?
+            .batches(),
+    );
+    assert_eq!(all.num_rows(), 7);
+    for (filter, accepted) in filters() {
+        let read = library()?
+            .batch_read()
+            .options(options(&t))
+            .filters(vec![filter.clone()])
+            .run()?;
+        assert_eq!(
+            read.filters_accepted,
+            Some(vec![accepted]),
+            "whether {filter:?} is accepted"
+        );
+        let returned = concat(&[vec![all.slice(0, 0)], read.batches()].concat());
+        let expected = if accepted {
+            filter_batch(std::slice::from_ref(&filter), &all)
+                .map_err(|e| sparkds::Error::usage(e.to_string()))?
+        } else {
+            all.clone()
+        };
+        assert_eq!(
+            sorted(&returned),
+            sorted(&expected),
+            "the rows of {filter:?}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn every_filter_together_returns_the_rows_that_spark_keeps() -> sparkds::Result<()> {
+    let t = filter_table();
+    let all = concat(
+        &library()?
+            .batch_read()
+            .options(options(&t))
+            .run()?
+            .batches(),
+    );
+    let conjuncts = vec![
+        Filter::IsNotNull(col("id")),
+        Filter::Lt(col("name"), "zz".into()),
+        Filter::Eq(col("code"), "ab".into()),
+    ];
+    let read = library()?
+        .batch_read()
+        .options(options(&t))
+        .filters(conjuncts.clone())
+        .limit(100)
+        .run()?;
+    assert_eq!(read.filters_accepted, Some(vec![true, true, false]));
+    // A limit is not pushed past a filter that Spark still evaluates.
+    assert_eq!(read.limit_accepted, None);
+    let returned = concat(&[vec![all.slice(0, 0)], read.batches()].concat());
+    let kept =
+        filter_batch(&conjuncts[..2], &all).map_err(|e| sparkds::Error::usage(e.to_string()))?;
+    assert_eq!(sorted(&returned), sorted(&kept));
+    let ids: Vec<i64> = concat(&[kept])
+        .column_by_name("id")
+        .map(|c| c.as_primitive::<Int64Type>().iter().flatten().collect())
+        .unwrap_or_default();
+    // apple, Banana, zebra, Zoo: 'é' is above 'zz' in byte order.
+    assert_eq!(ids.len(), 4);
+    Ok(())
+}
+
+#[test]
+fn filters_are_left_to_spark_with_push_down_predicate_false() -> sparkds::Result<()> {
+    let t = filter_table();
+    let read = library()?
+        .batch_read()
+        .options(with(options(&t), &[("pushDownPredicate", "false")]))
+        .filters(vec![Filter::Gt(col("id"), 2i64.into())])
+        .run()?;
+    assert_eq!(read.filters_accepted, Some(vec![false]));
+    assert_eq!(read.num_rows(), 7);
+    Ok(())
+}

@@ -1,0 +1,278 @@
+//! A PostgreSQL server of the tests' own: `initdb` into a scratch directory, on a private
+//! port of 127.0.0.1, with password authentication (scram-sha-256) for the test role. Run as
+//! root (as the suite runs), the server runs as the system user `sparkds-pg`, made once.
+//!
+//! A watchdog stops the server and removes its directory when the test process ends, however
+//! it ends: a shell in a session of its own that waits on a pipe from this process, whose end
+//! closes when the process exits, panics or is killed.
+
+use std::io::Write as _;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+/// The role that the tests connect as.
+pub const USER: &str = "sparkds";
+/// Its password: the tests check that no message holds it.
+pub const PASSWORD: &str = "pw-7d1f0c3a-secret";
+/// The database of the tests.
+pub const DATABASE: &str = "sparkds";
+/// The system user that runs the server when the tests run as root.
+const SYSTEM_USER: &str = "sparkds-pg";
+const SUPERUSER_PASSWORD: &str = "superuser-pw";
+
+/// A running server.
+pub struct Server {
+    pub port: u16,
+    dir: PathBuf,
+    bin: PathBuf,
+    run_as: Option<&'static str>,
+    watchdog: Mutex<Option<Child>>,
+}
+
+/// The server that most tests share, started once per test process.
+pub fn shared() -> &'static Server {
+    static SERVER: OnceLock<Server> = OnceLock::new();
+    SERVER.get_or_init(Server::start)
+}
+
+impl Server {
+    /// Starts a new server.
+    ///
+    /// # Panics
+    /// When PostgreSQL is not installed (`apt-get install postgresql`) or does not start.
+    pub fn start() -> Server {
+        let bin = bin_dir();
+        let run_as = is_root().then(ensure_system_user);
+        let dir = tempfile::Builder::new()
+            .prefix("sparkds-pg-")
+            .tempdir()
+            .expect("a scratch directory")
+            .keep();
+        let server = Server {
+            port: free_port(),
+            watchdog: Mutex::new(Some(watchdog(&dir, &bin, run_as))),
+            dir,
+            bin,
+            run_as,
+        };
+        server.init();
+        server.pg_ctl(&["start"]);
+        server.create_role();
+        server
+    }
+
+    /// `postgresql://127.0.0.1:<port>/sparkds`.
+    pub fn url(&self) -> String {
+        format!("postgresql://127.0.0.1:{}/{DATABASE}", self.port)
+    }
+
+    /// The options of a read or a write of `dbtable` as the test role.
+    pub fn options(&self, dbtable: &str) -> Vec<(String, String)> {
+        vec![
+            ("url".into(), self.url()),
+            ("user".into(), USER.into()),
+            ("password".into(), PASSWORD.into()),
+            ("dbtable".into(), dbtable.into()),
+        ]
+    }
+
+    /// A client connected as the test role.
+    pub fn client(&self) -> postgres::Client {
+        self.connect(USER, PASSWORD, DATABASE)
+    }
+
+    /// Restarts the server (a fast shutdown: open sessions are ended), and waits until it
+    /// takes connections again.
+    pub fn restart(&self) {
+        self.pg_ctl(&["restart", "-m", "fast"]);
+    }
+
+    fn connect(&self, user: &str, password: &str, database: &str) -> postgres::Client {
+        postgres::Config::new()
+            .host("127.0.0.1")
+            .port(self.port)
+            .user(user)
+            .password(password)
+            .dbname(database)
+            .connect(postgres::NoTls)
+            .unwrap_or_else(|e| panic!("cannot connect to the test server as {user}: {e}"))
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    fn init(&self) {
+        let password_file = self.dir.join("superuser-password");
+        std::fs::write(&password_file, SUPERUSER_PASSWORD).expect("a password file");
+        if let Some(user) = self.run_as {
+            run(Command::new("chown").args(["-R", user]).arg(&self.dir));
+        }
+        let mut initdb = self.command("initdb");
+        initdb
+            .arg("-D")
+            .arg(self.data())
+            .args(["-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"])
+            .args(["--auth=scram-sha-256"])
+            .arg(format!("--pwfile={}", password_file.display()));
+        run(&mut initdb);
+    }
+
+    fn pg_ctl(&self, action: &[&str]) {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off",
+            self.port,
+            self.dir.display()
+        );
+        let mut pg_ctl = self.command("pg_ctl");
+        pg_ctl
+            .arg("-D")
+            .arg(self.data())
+            .arg("-l")
+            .arg(self.dir.join("server.log"))
+            .args(["-w", "-t", "60", "-o", &options])
+            .args(action);
+        run(&mut pg_ctl);
+    }
+
+    fn create_role(&self) {
+        let mut admin = self.connect("postgres", SUPERUSER_PASSWORD, "postgres");
+        // Two statements: CREATE DATABASE cannot run in the transaction of a multi-statement
+        // string.
+        for statement in [
+            format!("CREATE ROLE {USER} LOGIN PASSWORD '{PASSWORD}'"),
+            format!("CREATE DATABASE {DATABASE} OWNER {USER}"),
+        ] {
+            admin
+                .batch_execute(&statement)
+                .unwrap_or_else(|e| panic!("{statement}: {e}"));
+        }
+    }
+
+    /// A command of PostgreSQL's, run as the server's user.
+    fn command(&self, program: &str) -> Command {
+        command(&self.bin, program, self.run_as)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let watchdog = self.watchdog.get_mut().ok().and_then(Option::take);
+        if let Some(mut watchdog) = watchdog {
+            // Closing its stdin tells the watchdog to stop the server and remove the directory.
+            drop(watchdog.stdin.take());
+            let _ = watchdog.wait();
+        }
+    }
+}
+
+fn command(bin: &Path, program: &str, run_as: Option<&str>) -> Command {
+    match run_as {
+        Some(user) => {
+            let mut command = Command::new("runuser");
+            command.args(["-u", user, "--"]).arg(bin.join(program));
+            command
+        }
+        None => Command::new(bin.join(program)),
+    }
+}
+
+/// The watchdog of the server in `dir`.
+fn watchdog(dir: &Path, bin: &Path, run_as: Option<&str>) -> Child {
+    let pg_ctl = bin.join("pg_ctl");
+    let stop = match run_as {
+        Some(user) => format!("runuser -u {user} -- {} ", pg_ctl.display()),
+        None => format!("{} ", pg_ctl.display()),
+    };
+    let script = format!(
+        "read _ignored; {stop} -D '{dir}/data' -m immediate stop > /dev/null 2>&1; rm -rf '{dir}'",
+        dir = dir.display()
+    );
+    let mut child = Command::new("setsid")
+        .args(["sh", "-c", &script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("setsid and sh run the server's watchdog");
+    // Nothing is ever written: only the pipe's end matters.
+    if let Some(stdin) = child.stdin.as_mut() {
+        let _ = stdin.flush();
+    }
+    child
+}
+
+/// PostgreSQL's programs: `$PG_BIN`, else the newest `/usr/lib/postgresql/<version>/bin`.
+fn bin_dir() -> PathBuf {
+    if let Some(bin) = std::env::var_os("PG_BIN") {
+        return PathBuf::from(bin);
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let version = entry.file_name().to_string_lossy().parse().ok()?;
+            let bin = entry.path().join("bin");
+            bin.join("initdb").is_file().then_some((version, bin))
+        })
+        .collect();
+    versions.sort();
+    versions
+        .pop()
+        .map(|(_, bin)| bin)
+        .expect("PostgreSQL is installed (`apt-get install postgresql`, or set PG_BIN)")
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
+}
+
+/// The system user that runs servers, made when it is missing.
+fn ensure_system_user() -> &'static str {
+    static MADE: Mutex<()> = Mutex::new(());
+    let _guard = MADE.lock();
+    let exists = || {
+        Command::new("id")
+            .arg(SYSTEM_USER)
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    if !exists() {
+        let _ = Command::new("useradd")
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+            ])
+            .arg(SYSTEM_USER)
+            .status();
+        assert!(exists(), "cannot create the system user {SYSTEM_USER}");
+    }
+    SYSTEM_USER
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port on 127.0.0.1")
+}
+
+fn run(command: &mut Command) {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
