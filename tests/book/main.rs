@@ -558,3 +558,45 @@ fn the_book_installs_the_cargo_generate_of_the_readme() {
     }
     assert!(install.contains(&format!("**cargo-generate** {pinned},")));
 }
+
+/// The upgrade chapter's steps to drop `tests/library/helpers.rs` name what `sparkds::testing`
+/// has, and lead to what the template generates now: no helpers file, and modules that import
+/// from `sparkds::testing`.
+#[test]
+fn the_steps_that_drop_helpers_rs_name_what_sparkds_testing_has() {
+    let chapter = std::fs::read_to_string(helpers::src_dir().join("abi/template-upgrades.md"))
+        .expect("the upgrade chapter");
+    let testing =
+        std::fs::read_to_string(helpers::repo_root().join("crates/sparkds/src/testing.rs"))
+            .expect("crates/sparkds/src/testing.rs");
+    let mut named = 0;
+    for (at, _) in chapter.match_indices("sparkds::testing::") {
+        let name: String = chapter[at + "sparkds::testing::".len()..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        named += 1;
+        assert!(
+            testing.contains(&format!("pub fn {name}("))
+                || testing.contains(&format!("pub const {name}:")),
+            "the upgrade chapter names sparkds::testing::{name}, which does not exist"
+        );
+    }
+    assert!(
+        named >= 2,
+        "the upgrade chapter names nothing of sparkds::testing"
+    );
+    let library = helpers::repo_root().join("template/tests/library");
+    assert!(!library.join("helpers.rs").exists());
+    for module in ["batch_read", "stream_read", "write"] {
+        let text = std::fs::read_to_string(library.join(module).join("mod.rs"))
+            .expect("a module of the template's tests");
+        assert!(
+            text.contains("use sparkds::testing::") && !text.contains("helpers"),
+            "template/tests/library/{module}/mod.rs no longer imports as the chapter says"
+        );
+    }
+}

@@ -1,6 +1,8 @@
 //! Batch reads: `spark.read.format(name).load()`.
 
-use crate::helpers::{exports, library, message};
+use sparkds::testing::{exports, message};
+
+use crate::library;
 
 #[test]
 fn reads_the_schema_of_the_source() -> sparkds::Result<()> {

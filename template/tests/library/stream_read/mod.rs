@@ -5,7 +5,9 @@ use std::collections::BTreeSet;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 
-use crate::helpers::{library, message};
+use sparkds::testing::message;
+
+use crate::library;
 
 #[test]
 fn offsets_advance_and_a_restart_reads_every_row_exactly_once() -> sparkds::Result<()> {

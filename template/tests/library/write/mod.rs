@@ -8,7 +8,9 @@ use std::sync::Arc;
 use arrow_array::{Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 
-use crate::helpers::{exports, library, message};
+use sparkds::testing::{exports, message};
+
+use crate::library;
 
 /// Rows `ids` with their labels, one null among them, as Spark would write them.
 fn rows(ids: std::ops::Range<i64>) -> RecordBatch {

@@ -1,7 +1,7 @@
 //! Batch reads: `spark.read.format("rust_range").option("end", 100).load()`, as the guide
 //! page shows them.
 
-use crate::helpers::{library, message, NO_OPTIONS};
+use sparkds::testing::{library, message, NO_OPTIONS};
 
 #[test]
 fn reads_the_schema_of_the_source() -> sparkds::Result<()> {

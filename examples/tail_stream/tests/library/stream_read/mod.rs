@@ -9,7 +9,7 @@ use sparkds::arrow_array::cast::AsArray;
 use sparkds::arrow_array::types::Int64Type;
 use sparkds::arrow_array::RecordBatch;
 
-use crate::helpers::{library, message};
+use sparkds::testing::{library, message};
 
 /// Two log files; the last line of the second is still being written (no line break yet).
 fn logs() -> tempfile::TempDir {

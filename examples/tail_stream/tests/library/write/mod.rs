@@ -8,7 +8,7 @@ use std::sync::Arc;
 use sparkds::arrow_array::{Int64Array, RecordBatch, StringArray};
 use sparkds::arrow_schema::{DataType, Field, Schema};
 
-use crate::helpers::{library, message};
+use sparkds::testing::{library, message};
 
 /// Events `ids`, with a null name for odd ids.
 fn events(ids: std::ops::Range<i64>) -> RecordBatch {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use sparkds::arrow_array::RecordBatch;
 
-use crate::helpers::{library, message};
+use sparkds::testing::{library, message};
 
 /// A directory of two CSV files with a header, and a file that the source does not read.
 fn people() -> tempfile::TempDir {

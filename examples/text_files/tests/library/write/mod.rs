@@ -8,7 +8,7 @@ use std::sync::Arc;
 use sparkds::arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray};
 use sparkds::arrow_schema::{DataType, Field, Schema};
 
-use crate::helpers::{library, message};
+use sparkds::testing::{library, message};
 
 /// Rows `ids`: a name that is null for odd ids and empty for id 2, and a score.
 fn rows(ids: std::ops::Range<i64>) -> RecordBatch {
