@@ -216,6 +216,19 @@ def test_accepted_predicates_are_shown_and_not_evaluated_again(spark, condition,
     assert filter_nodes(plan) == []
 
 
+def test_the_option_push_down_predicate_false_leaves_every_predicate_to_spark(spark):
+    condition = "id BETWEEN 10 AND 19"
+    df = c_range(spark, pushDownPredicate="false").where(condition)
+
+    assert rows(df) == spark_itself(spark, condition)
+    plan = executed_plan(df)
+    assert "PushedFilters" not in plan
+    assert len(filter_nodes(plan)) == 1
+    # The option is the plugin's: it does not reach c_range, which refuses unknown options.
+    with pytest.raises(Exception, match="pushDownPredicate` must be `true` or `false`, got `no`"):
+        c_range(spark, pushDownPredicate="no").where(condition).collect()
+
+
 def test_a_predicate_the_library_refuses_stays_in_spark(spark):
     condition = "id > 3 AND label = 'label 9'"
     df = c_range(spark).where(condition)

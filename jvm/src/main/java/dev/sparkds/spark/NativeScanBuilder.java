@@ -67,7 +67,7 @@ final class NativeScanBuilder
    */
   @Override
   public Predicate[] pushPredicates(Predicate[] predicates) {
-    if (!table.has(NativeSource.BATCH_READ)) {
+    if (!table.has(NativeSource.BATCH_READ) || !options.pushDownPredicate()) {
       return predicates;
     }
     // The header allows one push_filters per reader, before push_limit: should Spark offer

@@ -17,6 +17,13 @@ public final class SourceOptions implements Serializable {
   /** The option that names the native data source: {@code .option("source", "c_range")}. */
   public static final String SOURCE = "source";
 
+  /**
+   * The plugin's option that turns filter pushdown off for a read, as for Spark's JDBC source:
+   * {@code .option("pushDownPredicate", "false")} offers no filter to the library, and Spark
+   * evaluates them all. It does not reach the library.
+   */
+  public static final String PUSH_DOWN_PREDICATE = "pushDownPredicate";
+
   private final String name;
   private final LinkedHashMap<String, String> options;
 
@@ -39,6 +46,7 @@ public final class SourceOptions implements Serializable {
         rest.put(entry.getKey(), entry.getValue());
       }
     }
+    checkPushDownPredicate(rest);
     if (name == null || name.trim().isEmpty()) {
       throw new NativeDataSourceException(
           "NATIVE_DATA_SOURCE_MISSING_SOURCE",
@@ -103,6 +111,29 @@ public final class SourceOptions implements Serializable {
     return name;
   }
 
+  /** Whether filters are offered to the library: the option {@code pushDownPredicate}. */
+  boolean pushDownPredicate() {
+    for (Map.Entry<String, String> entry : options.entrySet()) {
+      if (entry.getKey().equalsIgnoreCase(PUSH_DOWN_PREDICATE)) {
+        return Boolean.parseBoolean(entry.getValue().trim());
+      }
+    }
+    return true;
+  }
+
+  private static void checkPushDownPredicate(Map<String, String> options) {
+    for (Map.Entry<String, String> entry : options.entrySet()) {
+      String value = entry.getValue().trim();
+      if (entry.getKey().equalsIgnoreCase(PUSH_DOWN_PREDICATE)
+          && !value.equalsIgnoreCase("true")
+          && !value.equalsIgnoreCase("false")) {
+        throw new IllegalArgumentException(
+            "the option `" + PUSH_DOWN_PREDICATE + "` must be `true` or `false`, got `"
+                + value + "`");
+      }
+    }
+  }
+
   public Map<String, String> asMap() {
     LinkedHashMap<String, String> all = new LinkedHashMap<>();
     all.put(SOURCE, name);
@@ -110,11 +141,18 @@ public final class SourceOptions implements Serializable {
     return all;
   }
 
+  /** The keys that reach the library's create: all but the plugin's own. */
   String[] keys() {
-    return options.keySet().toArray(new String[0]);
+    return libraryOptions().keySet().toArray(new String[0]);
   }
 
   String[] values() {
-    return options.values().toArray(new String[0]);
+    return libraryOptions().values().toArray(new String[0]);
+  }
+
+  private LinkedHashMap<String, String> libraryOptions() {
+    LinkedHashMap<String, String> library = new LinkedHashMap<>(options);
+    library.keySet().removeIf(key -> key.equalsIgnoreCase(PUSH_DOWN_PREDICATE));
+    return library;
   }
 }
