@@ -10,6 +10,7 @@ import random
 import re
 import struct
 import subprocess
+import sys
 from decimal import Decimal
 
 import pytest
@@ -379,3 +380,22 @@ def test_predicates_on_every_type_return_spark_s_rows(spark, types_library):
 
     for condition in conditions:
         assert keyed(read.where(condition)) == keyed(local.where(condition)), str(condition)
+
+
+def test_the_filter_benchmark_runs_and_its_answers_agree(jar):
+    # jvm/bench_filters.py at a small size: both queries give the same count and sum (the
+    # script exits non-zero otherwise) and it reports both times and their ratio.
+    import json
+
+    output = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "jvm", "bench_filters.py"), "--rows", "1e6",
+         "--repeat", "1", "--json", "--jar", jar],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=600,
+    ).stdout
+    report = json.loads(output.strip().splitlines()[-1])
+    assert report["rows"] == 1_000_000
+    assert report["seconds_with_pushdown"] > 0 and report["seconds_without_pushdown"] > 0
+    assert report["ratio"] > 0
