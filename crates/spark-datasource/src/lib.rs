@@ -27,6 +27,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod bench_entry;
+pub mod capabilities;
 mod datasource;
 mod ffi;
 pub mod filters;

@@ -491,7 +491,7 @@ fn reference_entry(path: &Path) -> Option<BenchFunction> {
     // another reference to the same loaded library, whose initializers have run.
     let loaded = unsafe { libloading::Library::new(path) }.ok()?;
     // SAFETY: `spark_ds_bench_v1` has the type `BenchFunction` (the `spark_datasource` crate's
-    // `reference` module); the name carries the version of `BenchCall`.
+    // `bench_entry` module); the name carries the version of `BenchCall`.
     let entry = unsafe { loaded.get::<BenchFunction>(b"spark_ds_bench_v1\0") }
         .ok()
         .map(|symbol| *symbol);
@@ -1238,10 +1238,42 @@ mod tests {
     }
 
     #[test]
-    fn the_bench_call_has_the_size_of_the_sdk_s_version_1() {
-        // `SparkDsBenchCall` of spark-datasource's `reference` module is pinned to the same
-        // size by its own test: a field added on one side only fails one of them.
-        assert_eq!(std::mem::size_of::<BenchCall>(), 128);
+    fn the_bench_call_is_the_sdk_s_field_by_field() {
+        // The library's side of the call is `SparkDsBenchCall` of spark-datasource, whose own
+        // test freezes the layout of version 1: every field here sits at the same offset, and
+        // the two structs have one size.
+        use spark_datasource::__private::SparkDsBenchCall as Sdk;
+        use std::mem::offset_of;
+        macro_rules! same_offsets {
+            ($($field:ident),+) => {$(
+                assert_eq!(
+                    offset_of!(BenchCall, $field),
+                    offset_of!(Sdk, $field),
+                    concat!("`", stringify!($field), "` moved")
+                );
+            )+};
+        }
+        same_offsets!(
+            size,
+            kind,
+            stage_id,
+            partition_id,
+            attempt_number,
+            task_id,
+            state,
+            state_length,
+            partition,
+            partition_length,
+            epoch_id,
+            input,
+            add,
+            sink,
+            rows,
+            batches,
+            bytes,
+            nanos
+        );
+        assert_eq!(std::mem::size_of::<BenchCall>(), std::mem::size_of::<Sdk>());
     }
 
     #[test]

@@ -776,9 +776,6 @@ fn function_presence(t: &SparkDsLibrary) -> Vec<(&'static str, bool)> {
     ]
 }
 
-/// Functions by name, and whether the table sets them.
-type Functions = Vec<(&'static str, bool)>;
-
 /// Rule 4: no capability whose required functions are NULL, no unknown bits.
 fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Violation> {
     let unknown = caps.0 & !CAPABILITY_NAMES.iter().fold(0, |a, (bit, _)| a | bit);
@@ -789,60 +786,21 @@ fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Viol
             format!("declares capability bits {unknown:#x}, which version 1 does not define; declare only SPARK_DS_* bits"),
         ));
     }
-    let write = [
-        ("create_writer", t.create_writer.is_some()),
-        ("commit", t.commit.is_some()),
-        ("abort", t.abort.is_some()),
-        ("close_writer", t.close_writer.is_some()),
-        ("create_data_writer", t.create_data_writer.is_some()),
-        ("write", t.write.is_some()),
-        ("commit_data_writer", t.commit_data_writer.is_some()),
-        ("abort_data_writer", t.abort_data_writer.is_some()),
-        ("close_data_writer", t.close_data_writer.is_some()),
-    ];
-    let groups: [(u64, &str, Functions); 4] = [
-        (
-            header::SPARK_DS_BATCH_READ,
-            "SPARK_DS_BATCH_READ",
-            vec![
-                ("create_reader", t.create_reader.is_some()),
-                ("partitions", t.partitions.is_some()),
-                ("read", t.read.is_some()),
-                ("close_reader", t.close_reader.is_some()),
-            ],
-        ),
-        (
-            header::SPARK_DS_MICRO_BATCH_READ,
-            "SPARK_DS_MICRO_BATCH_READ",
-            vec![
-                ("create_stream_reader", t.create_stream_reader.is_some()),
-                ("initial_offset", t.initial_offset.is_some()),
-                ("latest_offset", t.latest_offset.is_some()),
-                ("stream_partitions", t.stream_partitions.is_some()),
-                ("read", t.read.is_some()),
-                ("close_stream_reader", t.close_stream_reader.is_some()),
-            ],
-        ),
-        (
-            header::SPARK_DS_BATCH_WRITE,
-            "SPARK_DS_BATCH_WRITE",
-            write.to_vec(),
-        ),
-        (
-            header::SPARK_DS_STREAMING_WRITE,
-            "SPARK_DS_STREAMING_WRITE",
-            write.to_vec(),
-        ),
-    ];
-    for (bit, name, functions) in groups {
-        if caps.0 & bit == 0 {
+    // The specification's table of required functions, written once in the SDK.
+    let present = function_presence(t);
+    let is_set = |name: &str| present.iter().any(|(n, set)| *n == name && *set);
+    for capability in spark_datasource::capabilities::CAPABILITIES {
+        if caps.0 & capability.bit == 0 {
             continue;
         }
-        if let Some((missing, _)) = functions.iter().find(|(_, present)| !present) {
+        if let Some(missing) = capability.required.iter().find(|f| !is_set(f)) {
             return Err(Violation::new(
                 "create",
                 4,
-                format!("declares {name}, but `{missing}` is NULL; a source must not declare a capability whose required functions are NULL"),
+                format!(
+                    "declares {}, but `{missing}` is NULL; a source must not declare a capability whose required functions are NULL",
+                    capability.name
+                ),
             ));
         }
     }

@@ -46,38 +46,14 @@ fn set_functions(t: &SparkDsLibrary) -> Vec<(&'static str, bool)> {
     ]
 }
 
-/// The functions of each capability, required then optional, as the specification lists them.
-const WRITE: &[&str] = &[
-    "create_writer",
-    "commit",
-    "abort",
-    "close_writer",
-    "create_data_writer",
-    "write",
-    "commit_data_writer",
-    "abort_data_writer",
-    "close_data_writer",
-    "serialize_writer",
-];
+/// The functions of `capability`, required then optional: the specification's table, written
+/// once in [`crate::capabilities`].
 fn functions_of(capability: u64) -> (&'static [&'static str], &'static [&'static str]) {
-    match capability {
-        SPARK_DS_BATCH_READ => (
-            &["create_reader", "partitions", "read", "close_reader"],
-            &["push_limit", "prune_columns", "serialize_reader"],
-        ),
-        SPARK_DS_MICRO_BATCH_READ => (
-            &[
-                "create_stream_reader",
-                "initial_offset",
-                "latest_offset",
-                "stream_partitions",
-                "read",
-                "close_stream_reader",
-            ],
-            &["serialize_stream_reader", "commit_offset"],
-        ),
-        _ => (&WRITE[..9], &WRITE[9..]),
-    }
+    let row = crate::capabilities::CAPABILITIES
+        .iter()
+        .find(|c| c.bit == capability)
+        .expect("a capability of the table");
+    (row.required, row.optional)
 }
 
 const ALL: [u64; 4] = [
