@@ -4,6 +4,9 @@
 
 use std::fmt;
 
+/// The exception class of the error classes of the specification.
+pub const EXCEPTION_CLASS: &str = "dev/sparkds/spark/NativeDataSourceException";
+
 /// What a failure becomes in the JVM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
@@ -55,7 +58,7 @@ impl ErrorClass {
             ErrorClass::IllegalArgument => "java/lang/IllegalArgumentException",
             ErrorClass::IllegalState => "java/lang/IllegalStateException",
             ErrorClass::Unsupported => "java/lang/UnsupportedOperationException",
-            _ => crate::jvm::EXCEPTION_CLASS,
+            _ => EXCEPTION_CLASS,
         }
     }
 }

@@ -16,11 +16,9 @@ use jni::signature::{Primitive, ReturnType};
 use jni::sys::{jbyteArray, jlong, jlongArray, jobjectArray};
 use jni::{JNIEnv, JavaVM};
 
-use crate::error::{Error, ErrorClass, Result};
+use crate::error::{Error, ErrorClass, Result, EXCEPTION_CLASS};
 use crate::ops::Interrupted;
 
-/// The exception class of the error classes of the specification.
-pub const EXCEPTION_CLASS: &str = "dev/sparkds/spark/NativeDataSourceException";
 const NATIVE_CLASS: &str = "dev/sparkds/spark/jni/Native";
 
 static VM: OnceLock<JavaVM> = OnceLock::new();
