@@ -277,9 +277,9 @@ fn the_generated_workflow_gives_inputs_the_called_workflows_declare() {
                 "platforms" => r#"["linux-x86_64", "osx-aarch64"]"#.to_string(),
                 // Where the tool comes from is the project's answer `sdk`.
                 "sparkds-install" => match sdk.kind {
-                    "git" => format!("--git {} --tag {} sparkds", sdk.location, sdk.tag),
-                    "version" => format!("sparkds@{}", sdk.location),
-                    _ => format!("--path {}/crates/sparkds", sdk.location),
+                    "git" => format!("--git {} --tag {} cargo-sparkds", sdk.location, sdk.tag),
+                    "version" => format!("cargo-sparkds@{}", sdk.location),
+                    _ => format!("--path {}/crates/cargo-sparkds", sdk.location),
                 },
                 // A boolean input's default is the text the expression gives: `false`.
                 _ => {
@@ -855,9 +855,10 @@ fn sparkds_is_built_once_per_source_and_platform_and_then_taken_from_the_cache()
     let dir = TempDir::new().expect("temp dir");
     let sdk = dir.path().join("sdk");
     for (file, text) in [
-        ("crates/sparkds/src/main.rs", "fn main() {}\n"),
+        ("crates/cargo-sparkds/src/main.rs", "fn main() {}\n"),
+        ("crates/sparkds/src/lib.rs", "\n"),
         ("crates/spark-datasource/src/lib.rs", "\n"),
-        ("crates/sparkds/target/debug/junk", "x"),
+        ("crates/cargo-sparkds/target/debug/junk", "x"),
     ] {
         let path = sdk.join(file);
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
@@ -882,15 +883,15 @@ fn sparkds_is_built_once_per_source_and_platform_and_then_taken_from_the_cache()
             .to_string()
     };
     let x86 = "x86_64-unknown-linux-gnu";
-    let released = key("sparkds@0.1.0", x86);
+    let released = key("cargo-sparkds@0.1.0", x86);
     assert!(released.starts_with("sparkds-Linux-X64-x86_64-unknown-linux-gnu-"));
-    assert_eq!(released, key("sparkds@0.1.0", x86), "the key is stable");
-    assert_ne!(released, key("sparkds@0.1.1", x86));
-    assert_ne!(released, key("sparkds@0.1.0", "x86_64-apple-darwin"));
+    assert_eq!(released, key("cargo-sparkds@0.1.0", x86), "the key is stable");
+    assert_ne!(released, key("cargo-sparkds@0.1.1", x86));
+    assert_ne!(released, key("cargo-sparkds@0.1.0", "x86_64-apple-darwin"));
 
-    let path = format!("--path {}/crates/sparkds", sdk.display());
+    let path = format!("--path {}/crates/cargo-sparkds", sdk.display());
     let checkout = key(&path, x86);
-    std::fs::write(sdk.join("crates/sparkds/target/debug/junk"), "y").expect("write");
+    std::fs::write(sdk.join("crates/cargo-sparkds/target/debug/junk"), "y").expect("write");
     assert_eq!(checkout, key(&path, x86), "build output is not the source");
     std::fs::write(
         sdk.join("crates/spark-datasource/src/lib.rs"),
@@ -900,7 +901,14 @@ fn sparkds_is_built_once_per_source_and_platform_and_then_taken_from_the_cache()
     assert_ne!(
         checkout,
         key(&path, x86),
-        "a change of the SDK beside sparkds is a new sparkds"
+        "a change of the SDK beside the command is a new command"
+    );
+    let before = key(&path, x86);
+    std::fs::write(sdk.join("crates/sparkds/src/lib.rs"), "// changed\n").expect("write");
+    assert_ne!(
+        before,
+        key(&path, x86),
+        "a change of the host library the command is built on is a new command"
     );
 }
 
