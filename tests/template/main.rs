@@ -31,7 +31,12 @@ fn check(project: &Project) {
     );
     project.cargo(&["test", "--locked"]);
     project.cargo(&["build"]);
-    assert_exports_spark_ds_init(project);
+    let path = project.built_library();
+    assert!(
+        exports_symbol(project, "spark_ds_init"),
+        "{} does not export spark_ds_init",
+        path.display()
+    );
     assert_only_the_authors_code(project);
 
     let export_line = project
@@ -40,6 +45,14 @@ fn check(project: &Project) {
         .find(|line| line.contains("export!("))
         .expect("src/lib.rs has the export! line")
         .to_string();
+    // The symbol of the filter extension exactly when the export line names push_filters (the
+    // sample's reader implements it in every variant).
+    assert_eq!(
+        exports_symbol(project, "spark_ds_filters_init"),
+        export_line.contains("push_filters"),
+        "{}: spark_ds_filters_init and the export line {export_line}",
+        path.display()
+    );
     let summary = format!(
         "files:\n{}\n\nexport line:\n{export_line}\n\nspark-native-datasource.json:\n{}",
         project.tree(),
@@ -137,22 +150,22 @@ fn assert_rust_version_is_the_highest_of_the_dependencies(project: &Project) {
     );
 }
 
-fn assert_exports_spark_ds_init(project: &Project) {
+/// Whether the library that `cargo build` made exports the function `name`.
+fn exports_symbol(project: &Project, name: &str) -> bool {
     use object::{Object, ObjectSymbol};
     let path = project.built_library();
     let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let file = object::File::parse(&*data).expect("a shared library");
-    let exported = file.exports().into_iter().flatten().any(|export| {
+    file.exports().into_iter().flatten().any(|export| {
         export.is_ok_and(|e| {
             matches!(
                 e.name(),
-                object::read::NameOrOrdinal::Name(b"spark_ds_init")
+                object::read::NameOrOrdinal::Name(exported) if exported == name.as_bytes()
             )
         })
     }) || file
         .dynamic_symbols()
-        .any(|symbol| symbol.name() == Ok("spark_ds_init") && symbol.is_definition());
-    assert!(exported, "{} does not export spark_ds_init", path.display());
+        .any(|symbol| symbol.name() == Ok(name) && symbol.is_definition())
 }
 
 #[test]
@@ -329,6 +342,20 @@ fn a_batch_reader_with_a_limit_pushdown_for_two_platforms() {
         .define("platforms", "linux-aarch64,osx-aarch64")
         .project();
     check(&project);
+}
+
+/// `push_filters`, the filter pushdown extension: the sample accepts the conditions on `id`,
+/// and `cargo sparkds show --where` shows what it accepted and the rows Spark would get.
+#[test]
+fn a_batch_reader_with_filter_pushdown() {
+    let project = Generate::named("filtering_reader")
+        .define("pushdowns", "push_limit,prune_columns,push_filters")
+        .define("platforms", "linux-x86_64")
+        .project();
+    check(&project);
+    let condition = "id >= 2 AND id IN (1, 3, 4, 6) AND label IS NOT NULL";
+    let (shown, _) = project.cargo_printed(&["sparkds", "show", "--where", condition, "end=8"]);
+    insta::assert_snapshot!("show_where", shown.trim_end());
 }
 
 #[test]
