@@ -307,7 +307,9 @@ fn ci_runs_the_readme_test_command_and_every_build_is_locked() {
     // Run as it is, or with its output also kept for the table of times (`| tee`).
     assert!(
         run.lines().any(|line| line.trim() == test_command
-            || line.trim().starts_with(&format!("{test_command} 2>&1 | tee "))),
+            || line
+                .trim()
+                .starts_with(&format!("{test_command} 2>&1 | tee "))),
         ".ci/run does not run the README's test command `{test_command}`"
     );
     // Every build, install and test builds with the versions of a Cargo.lock: the repository's,

@@ -885,7 +885,11 @@ fn sparkds_is_built_once_per_source_and_platform_and_then_taken_from_the_cache()
     let x86 = "x86_64-unknown-linux-gnu";
     let released = key("cargo-sparkds@0.1.0", x86);
     assert!(released.starts_with("sparkds-Linux-X64-x86_64-unknown-linux-gnu-"));
-    assert_eq!(released, key("cargo-sparkds@0.1.0", x86), "the key is stable");
+    assert_eq!(
+        released,
+        key("cargo-sparkds@0.1.0", x86),
+        "the key is stable"
+    );
     assert_ne!(released, key("cargo-sparkds@0.1.1", x86));
     assert_ne!(released, key("cargo-sparkds@0.1.0", "x86_64-apple-darwin"));
 
