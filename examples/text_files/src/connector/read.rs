@@ -1,5 +1,6 @@
 //! Batch reads: byte-range splits planned from file sizes, each read line by line into batches
-//! of the columns the query needs, up to a pushed limit.
+//! of the columns the query needs, filtered by the pushed filters as they are parsed, up to a
+//! pushed limit.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -15,6 +16,7 @@ use super::format::{self, Format, OpenQuote};
 use super::splits::{self, SplitLines};
 use super::values::{self, Cell, ColumnBuilder, Value};
 use super::{field_count, is_text, malformed, table, Mode, Settings, Source};
+use spark_datasource::filters::{decode, encode, evaluate, filter_batch, Filter};
 use spark_datasource::{BatchRead, BatchReader, Batches, Error, Result, TaskContext};
 
 /// The rows of a batch: bounded, so that a task's memory does not grow with its split.
@@ -28,8 +30,13 @@ pub struct Reader {
     columns: Vec<Column>,
     /// The columns to read, as indices into `columns`, in Spark's order.
     projection: Vec<usize>,
-    /// A limit that `push_limit` accepted: each partition reads at most that many rows.
+    /// A limit that `push_limit` accepted: each partition reads at most that many rows, of
+    /// those that pass `filters`.
     limit: Option<u64>,
+    /// The filters that `push_filters` accepted, in the header's encoding: each parsed batch
+    /// keeps only the rows where all are TRUE, before the limit. Encoded, because the reader
+    /// reaches the executors as JSON, which has no NaN for a literal `Filter`.
+    filters: Vec<u8>,
 }
 
 /// A column, in a form that serializes (Arrow's `Schema` does not, without arrow-schema's
@@ -144,6 +151,7 @@ impl BatchRead for Source {
             projection: (0..columns.len()).collect(),
             columns,
             limit: None,
+            filters: encode(&[])?,
         })
     }
 }
@@ -158,10 +166,63 @@ impl Reader {
             .collect();
         Arc::new(Schema::new(fields))
     }
+
+    /// The columns a task parses, as indices into `columns`: the projected ones, then those
+    /// that only accepted filters read (Spark may prune them, but the rows are filtered by
+    /// them all the same).
+    fn parsed(&self, filters: &[Filter]) -> Vec<usize> {
+        let mut parsed = self.projection.clone();
+        for column in filters.iter().flat_map(Filter::columns) {
+            let index = self.columns.iter().position(|c| column.is(&c.name));
+            if let Some(index) = index.filter(|i| !parsed.contains(i)) {
+                parsed.push(index);
+            }
+        }
+        parsed
+    }
+
+    /// Whether every row can be checked against `filter` once parsed: it reads only top-level
+    /// columns of the read's schema, each named once, that hold parsed values (not structs or
+    /// arrays, not the text of malformed records), and it evaluates on batches of them (its
+    /// operators and literals are known, and each literal fits its column's type). Anything
+    /// else is left to Spark.
+    fn can_filter(&self, filter: &Filter) -> bool {
+        let mut fields: Vec<Field> = Vec::new();
+        for column in filter.columns() {
+            let mut named = self.columns.iter().filter(|c| column.is(&c.name));
+            let (Some(found), None) = (named.next(), named.next()) else {
+                return false;
+            };
+            let scalar = !matches!(found.kind, Kind::Struct(_) | Kind::List(_));
+            if !scalar || found.name == self.settings.corrupt_column {
+                return false;
+            }
+            if !fields.iter().any(|f| *f.name() == found.name) {
+                fields.push(found.field());
+            }
+        }
+        evaluate(
+            filter,
+            &RecordBatch::new_empty(Arc::new(Schema::new(fields))),
+        )
+        .is_ok()
+    }
 }
 
 impl BatchReader for Reader {
     type Partition = Vec<splits::Split>;
+
+    fn push_filters(&mut self, filters: &[Filter]) -> Result<Vec<bool>> {
+        let accepted: Vec<bool> = filters.iter().map(|f| self.can_filter(f)).collect();
+        let kept: Vec<Filter> = filters
+            .iter()
+            .zip(&accepted)
+            .filter(|(_, &accepted)| accepted)
+            .map(|(filter, _)| filter.clone())
+            .collect();
+        self.filters = encode(&kept)?;
+        Ok(accepted)
+    }
 
     fn push_limit(&mut self, limit: u64) -> Result<bool> {
         self.limit = Some(limit);
@@ -214,7 +275,17 @@ impl BatchReader for Reader {
 
     fn read(&self, partition: Vec<splits::Split>, _task: &TaskContext) -> Result<Batches> {
         let output = self.output();
-        let builders = output
+        // The projected columns with their nullability from Spark, then those of filters.
+        let filters = decode(&self.filters)?;
+        let parsed = self.parsed(&filters);
+        let mut fields: Vec<Field> = output.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.extend(
+            parsed[self.projection.len()..]
+                .iter()
+                .map(|&i| self.columns[i].field()),
+        );
+        let parsed_schema = Arc::new(Schema::new(fields));
+        let builders = parsed_schema
             .fields()
             .iter()
             .map(|field| ColumnBuilder::new(field.clone()).map_err(Error::msg))
@@ -232,8 +303,7 @@ impl BatchReader for Reader {
             settings: self.settings.clone(),
             names: data.iter().map(|&i| self.columns[i].name.clone()).collect(),
             // Where each output column comes from: a cell of the record, or its text.
-            sources: self
-                .projection
+            sources: parsed
                 .iter()
                 .map(|&i| match data.iter().position(|&d| d == i) {
                     Some(cell) => Origin::Cell(cell),
@@ -241,6 +311,8 @@ impl BatchReader for Reader {
                 })
                 .collect(),
             output: output.clone(),
+            parsed: parsed_schema,
+            filters,
             builders,
             splits: partition.into(),
             current: None,
@@ -266,13 +338,19 @@ struct PartitionRows {
     settings: Settings,
     /// The names of the columns that records hold, in the order of a CSV record.
     names: Vec<String>,
+    /// Where each parsed column comes from.
     sources: Vec<Origin>,
+    /// The columns returned: the first of `parsed`.
     output: SchemaRef,
+    /// The columns parsed: those returned, then those that only `filters` read.
+    parsed: SchemaRef,
+    /// The accepted filters, applied to each parsed batch.
+    filters: Vec<Filter>,
     builders: Vec<ColumnBuilder>,
     splits: VecDeque<splits::Split>,
     /// The split being read: its file's path, whether it starts the file, and its lines.
     current: Option<(PathBuf, bool, SplitLines<BufReader<File>>)>,
-    /// The rows left under a pushed limit.
+    /// The rows left to return under a pushed limit.
     remaining: Option<u64>,
     failed: bool,
 }
@@ -412,9 +490,38 @@ impl PartitionRows {
         Ok(Outcome::Row)
     }
 
+    /// The next batch of rows to return: parsed batches, filtered, until one keeps a row.
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        while self.remaining != Some(0) {
+            let Some(parsed) = self.parse_batch()? else {
+                return Ok(None);
+            };
+            let kept = filter_batch(&self.filters, &parsed)?;
+            let returned: Vec<usize> = (0..self.output.fields().len()).collect();
+            let mut batch = kept.project(&returned)?;
+            if let Some(remaining) = &mut self.remaining {
+                let rows = batch
+                    .num_rows()
+                    .min(usize::try_from(*remaining).unwrap_or(usize::MAX));
+                batch = batch.slice(0, rows);
+                *remaining -= rows as u64;
+            }
+            if batch.num_rows() > 0 {
+                return Ok(Some(batch));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The next batch of parsed records, with the columns of `parsed`: at most `BATCH_ROWS`,
+    /// and, without filters, at most the rows left under the limit.
+    fn parse_batch(&mut self) -> Result<Option<RecordBatch>> {
+        let mut most = BATCH_ROWS;
+        if let (Some(remaining), true) = (self.remaining, self.filters.is_empty()) {
+            most = most.min(usize::try_from(remaining).unwrap_or(usize::MAX));
+        }
         let mut rows = 0;
-        while rows < BATCH_ROWS && self.remaining != Some(0) {
+        while rows < most {
             let Some((path, line)) = self.next_record()? else {
                 break;
             };
@@ -424,9 +531,6 @@ impl PartitionRows {
                 Err(reason) => return Err(at_line(&path, line.position, &reason)),
             }
             rows += 1;
-            if let Some(remaining) = &mut self.remaining {
-                *remaining -= 1;
-            }
         }
         if rows == 0 {
             return Ok(None);
@@ -440,7 +544,7 @@ impl PartitionRows {
         // knows its length only so.
         let options = RecordBatchOptions::new().with_row_count(Some(rows));
         Ok(Some(RecordBatch::try_new_with_options(
-            self.output.clone(),
+            self.parsed.clone(),
             columns,
             &options,
         )?))

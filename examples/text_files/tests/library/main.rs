@@ -3,6 +3,7 @@
 //! call. The snapshots (`cargo insta review` after a change) show what Spark would get.
 
 mod batch_read;
+mod filters;
 mod write;
 
 #[test]
