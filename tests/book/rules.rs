@@ -74,6 +74,7 @@ const BROKEN_BY: &[(u32, &[&str])] = &[
             "an_end_of_stream_that_does_not_repeat_is_reported",
         ],
     ),
+    (20, &["a_misaligned_buffer_is_reported"]),
     (
         21,
         &[
@@ -86,6 +87,21 @@ const BROKEN_BY: &[(u32, &[&str])] = &[
     (
         25,
         &["a_range_that_reads_other_rows_when_replayed_is_reported"],
+    ),
+    (
+        26,
+        &["an_empty_projection_that_prune_columns_refuses_is_reported"],
+    ),
+    (
+        27,
+        &[
+            "a_refused_path_option_is_reported",
+            "a_refused_checkpoint_location_option_is_reported",
+        ],
+    ),
+    (
+        28,
+        &["a_pruning_kept_outside_the_reader_state_is_reported"],
     ),
     (29, &["a_filter_table_too_small_is_reported_when_loading"]),
     (
@@ -102,7 +118,7 @@ const BROKEN_BY: &[(u32, &[&str])] = &[
 /// The rules that no host can check, wholly: what they are about does not cross the interface.
 /// The chapter says so in their sections ("Not checked by a host"), with what covers them. Rules
 /// 8 and 20 have a half of that kind too (Arrow out-parameters on failure, buffer lengths); their
-/// other half has a fixture above, or is a gap below.
+/// other half has a fixture above.
 const NOT_CHECKED_BY_A_HOST: &[(u32, &str)] = &[
     (
         5,
@@ -115,18 +131,9 @@ const NOT_CHECKED_BY_A_HOST: &[(u32, &str)] = &[
     (24, "visibility before `commit` is in the source's storage"),
 ];
 
-/// Rules that a host could check and whose breaking fixture is still to write: the chapter says
-/// "`sparkds` does not check it yet" for 26 to 28. A rule leaves this list when a test of
-/// `tests/conformance` breaks it (and goes into [`BROKEN_BY`]).
-const WITHOUT_A_FIXTURE_YET: &[(u32, &str)] = &[
-    (
-        20,
-        "alignment is checked, but no fixture exports a misaligned buffer",
-    ),
-    (26, "sparkds does not read with an empty projection yet"),
-    (27, "sparkds does not add Spark's own options yet"),
-    (28, "sparkds does not read without the reader state yet"),
-];
+/// Rules that a host could check and whose breaking fixture is still to write. A rule leaves
+/// this list when a test of `tests/conformance` breaks it (and goes into [`BROKEN_BY`]).
+const WITHOUT_A_FIXTURE_YET: &[(u32, &str)] = &[];
 
 fn chapter() -> String {
     std::fs::read_to_string(helpers::src_dir().join("reference/rules.md"))

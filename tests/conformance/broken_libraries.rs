@@ -283,3 +283,54 @@ fn an_end_of_stream_that_does_not_repeat_is_reported() {
         "`read` (partition 0): `get_next` returned a batch or an error after the end of the stream; the end must repeat (0 and a released array) (rule 19: the stream's schema is the one asked for; see the book, reference/rules.html#rule-19)"
     );
 }
+
+/// What `check` reports for `protocol` of the range built with `fault`.
+fn check_outcome(
+    fault: &'static str,
+    protocol: sparkds::check::Protocol,
+) -> sparkds::check::Outcome {
+    let report = sparkds::check::Check::new(Fixture::with_fault(fault).path())
+        .protocols([protocol])
+        .run();
+    report.results[0].1.clone()
+}
+
+#[test]
+fn a_misaligned_buffer_is_reported() {
+    assert_eq!(read_error("MISALIGNED"), "`read` (partition 0): batch 0, column `id`: buffer 1 is not aligned to 8 bytes (rule 20: buffers aligned to their element width; see the book, reference/rules.html#rule-20)");
+}
+
+#[test]
+fn an_empty_projection_that_prune_columns_refuses_is_reported() {
+    assert_eq!(
+        check_outcome("NO_EMPTY_PROJECTION", sparkds::check::Protocol::BatchRead),
+        sparkds::check::Outcome::Failed("`prune_columns`: a read pruned to no column failed: prune_columns: no column to read; Spark prunes to no column for `count(*)`: accept it and return batches of a row count only (rule 26: an empty projection works; see the book, reference/rules.html#rule-26)".into())
+    );
+}
+
+#[test]
+fn a_refused_path_option_is_reported() {
+    assert_eq!(
+        check_outcome("REFUSES_SPARK_OPTIONS", sparkds::check::Protocol::BatchRead),
+        sparkds::check::Outcome::Failed("`create`: failed with the option `path`, which Spark adds by itself, and passed without it: unknown option `path`; the options are end, partitions, batch_size, rows; accept `path`, and ignore it when the source does not use it (rule 27: the options Spark adds are accepted; see the book, reference/rules.html#rule-27)".into())
+    );
+}
+
+#[test]
+fn a_refused_checkpoint_location_option_is_reported() {
+    assert_eq!(
+        check_outcome(
+            "REFUSES_SPARK_OPTIONS",
+            sparkds::check::Protocol::StreamingWrite
+        ),
+        sparkds::check::Outcome::Failed("`create`: failed with the option `checkpointLocation`, which Spark adds by itself, and passed without it: unknown option `checkpointLocation`; the options are end, partitions, batch_size, rows; accept `checkpointLocation`, and ignore it when the source does not use it (rule 27: the options Spark adds are accepted; see the book, reference/rules.html#rule-27)".into())
+    );
+}
+
+#[test]
+fn a_pruning_kept_outside_the_reader_state_is_reported() {
+    assert_eq!(
+        check_outcome("PRUNING_IN_MEMORY", sparkds::check::Protocol::BatchRead),
+        sparkds::check::Outcome::Failed("`read` (read again, partition 0): the partitions of a reader pruned to `id`, read with its state after a reader of every column: the stream's schema is `id Int64 not null, name Utf8` but `id Int64 not null` was asked for; the state of `serialize_reader` must carry the pruning, since executors get nothing else (rule 28: the reader state carries what executors need; see the book, reference/rules.html#rule-28)".into())
+    );
+}

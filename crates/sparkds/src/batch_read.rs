@@ -15,7 +15,7 @@ use crate::calls::{
     source_schema, still_borrowed, ReadTasks,
 };
 use crate::error::{Error, Result};
-use crate::library::{Capabilities, HandleKind, Library};
+use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
 
 /// A batch read, as `spark.read.format(...).options(...).load()` runs it. Built by
 /// [`Library::batch_read`].
@@ -184,92 +184,14 @@ impl<'l> BatchRead<'l> {
     /// (an unknown column, no schema at all).
     pub fn run(self) -> Result<BatchReadOutcome> {
         let library = self.library;
-        let table = library.table();
-        let source = library.create(&self.options)?;
-        if !source.capabilities.batch_read() {
-            return Err(Error::NotSupported {
-                capability: "SPARK_DS_BATCH_READ",
-                operation: "a batch read",
-            });
-        }
+        let source = self.create_source()?;
         let schema = source_schema(library, &source, self.schema.clone())?;
-        let ffi_schema = export_schema(&schema)?;
-        let create_reader = required(table.create_reader, "create_reader")?;
-        let reader = library.open("create_reader", None, HandleKind::Reader, |reader| {
-            // SAFETY: the source is open, the schema is borrowed for the call, `reader` is
-            // valid for writes.
-            unsafe { create_reader(source.handle.ptr(), schema_ptr(&ffi_schema), reader) }
-        })?;
-        still_borrowed(&ffi_schema, "create_reader", None)?;
-
-        let filters = self.filters.as_deref().unwrap_or_default();
-        let mut filters_accepted = None;
-        if let (false, Some(push_filters)) = (filters.is_empty(), library.push_filters()) {
-            let encoded = crate::filters::encode_all(filters)?;
-            // SAFETY: the reader is open until it is dropped below.
-            let answers = unsafe {
-                crate::filters::push(library, push_filters, reader.ptr(), &encoded, filters.len())
-            }?;
-            filters_accepted = Some(answers);
-        }
-        let accepted: Vec<Filter> = match &filters_accepted {
-            Some(answers) => filters
-                .iter()
-                .zip(answers)
-                .filter(|(_, a)| **a)
-                .map(|(f, _)| f.clone())
-                .collect(),
-            None => Vec::new(),
-        };
-        // A limit applied before Spark's own filter would drop rows (the extension's header).
-        let every_filter_accepted = filters.is_empty() || accepted.len() == filters.len();
-
-        let mut read_schema = schema.clone();
-        let mut pruned = false;
-        let mut projection = None;
-        if let Some(columns) = &self.columns {
-            let (pruned_schema, indices) = prune(&schema, columns)?;
-            if let Some(prune_columns) = table.prune_columns {
-                let required = export_schema(&pruned_schema)?;
-                library.call("prune_columns", None, || {
-                    // SAFETY: the reader is open and the schema is borrowed for the call.
-                    unsafe { prune_columns(reader.ptr(), schema_ptr(&required)) }
-                })?;
-                still_borrowed(&required, "prune_columns", None)?;
-                read_schema = pruned_schema;
-                pruned = true;
-            } else {
-                projection = Some((pruned_schema, indices));
-            }
-        }
-        let mut limit_accepted = None;
-        if let (Some(limit), Some(push_limit), true) =
-            (self.limit, table.push_limit, every_filter_accepted)
-        {
-            let mut accepted: c_int = 0;
-            library.call("push_limit", None, || {
-                // SAFETY: the reader is open and `accepted` is valid for writes.
-                unsafe { push_limit(reader.ptr(), limit, &mut accepted) }
-            })?;
-            limit_accepted = Some(accepted != 0);
-        }
-        let partitions_fn = required(table.partitions, "partitions")?;
-        let partitions = sink_call(library, "partitions", None, |add, sink| {
-            // SAFETY: the reader is open; the sink is open for the call.
-            unsafe { partitions_fn(reader.ptr(), add, sink) }
-        })?;
-        let reader_state = match table.serialize_reader {
-            Some(serialize) => Some(sink_call_one(
-                library,
-                "serialize_reader",
-                None,
-                |add, sink| {
-                    // SAFETY: the reader is open; the sink is open for the call.
-                    unsafe { serialize(reader.ptr(), add, sink) }
-                },
-            )?),
-            None => None,
-        };
+        let reader = create_reader(library, &source, &schema)?;
+        let filtering = self.push_filters(&reader)?;
+        let pruning = self.prune_columns(&reader, &schema)?;
+        let limit_accepted = self.push_limit(&reader, filtering.every_filter_accepted())?;
+        let partitions = plan_partitions(library, &reader)?;
+        let reader_state = serialize_reader(library, &reader)?;
         let capabilities = source.capabilities;
         // The executors only get bytes: close the driver's handles first, as Spark may.
         drop(reader);
@@ -286,15 +208,15 @@ impl<'l> BatchRead<'l> {
                 context: "",
                 state: reader_state.as_deref(),
                 partitions: &partitions,
-                schema: &read_schema,
+                schema: &pruning.read_schema,
                 limit: accepted_limit,
-                accepted: &accepted,
+                accepted: &filtering.accepted,
                 kill: self.kill,
             },
         )?;
-        let mut outcome = BatchReadOutcome {
+        let outcome = BatchReadOutcome {
             capabilities,
-            schema: read_schema,
+            schema: pruning.read_schema,
             partitions: partitions
                 .into_iter()
                 .zip(results)
@@ -302,20 +224,200 @@ impl<'l> BatchRead<'l> {
                 .collect(),
             reader_state,
             limit_accepted,
-            filters_accepted,
-            pruned,
+            filters_accepted: filtering.answers,
+            pruned: pruning.pruned,
         };
-        if let Some((schema, indices)) = projection {
-            for partition in &mut outcome.partitions {
-                partition.batches = partition
-                    .batches
-                    .iter()
-                    .map(|b| b.project(&indices))
-                    .collect::<std::result::Result<_, _>>()
-                    .map_err(|e| Error::usage(format!("cannot project the columns: {e}")))?;
-            }
-            outcome.schema = schema;
-        }
-        Ok(outcome)
+        project(outcome, pruning.projection)
     }
+
+    /// Creates the source and its reader, as the driver does first, then closes them: what
+    /// `check` needs to see whether `create` and `create_reader` accept the read's options.
+    ///
+    /// # Errors
+    ///
+    /// The failure of `create`, `schema` or `create_reader`, or a violation.
+    pub(crate) fn create_reader_only(self) -> Result<()> {
+        let source = self.create_source()?;
+        let schema = source_schema(self.library, &source, self.schema.clone())?;
+        create_reader(self.library, &source, &schema)?;
+        Ok(())
+    }
+
+    /// Creates the source with the read's options; it must declare a batch read.
+    fn create_source(&self) -> Result<Source<'l>> {
+        let source = self.library.create(&self.options)?;
+        if !source.capabilities.batch_read() {
+            return Err(Error::NotSupported {
+                capability: "SPARK_DS_BATCH_READ",
+                operation: "a batch read",
+            });
+        }
+        Ok(source)
+    }
+
+    /// Offers the read's filters to the reader (`push_filters`), when there are some and the
+    /// library has the extension.
+    fn push_filters(&self, reader: &Handle<'_>) -> Result<Filtering> {
+        let filters = self.filters.as_deref().unwrap_or_default();
+        let mut answers = None;
+        if let (false, Some(push_filters)) = (filters.is_empty(), self.library.push_filters()) {
+            let encoded = crate::filters::encode_all(filters)?;
+            // SAFETY: the reader is open until the caller drops it.
+            answers = Some(unsafe {
+                crate::filters::push(
+                    self.library,
+                    push_filters,
+                    reader.ptr(),
+                    &encoded,
+                    filters.len(),
+                )
+            }?);
+        }
+        let accepted: Vec<Filter> = match &answers {
+            Some(answers) => filters
+                .iter()
+                .zip(answers)
+                .filter(|(_, a)| **a)
+                .map(|(f, _)| f.clone())
+                .collect(),
+            None => Vec::new(),
+        };
+        Ok(Filtering {
+            offered: filters.len(),
+            answers,
+            accepted,
+        })
+    }
+
+    /// Prunes the reader to the read's columns (`prune_columns`), or, for a library without it,
+    /// says which columns the host projects after the read, as Spark does.
+    fn prune_columns(&self, reader: &Handle<'_>, schema: &SchemaRef) -> Result<Pruning> {
+        let mut pruning = Pruning {
+            read_schema: schema.clone(),
+            pruned: false,
+            projection: None,
+        };
+        let Some(columns) = &self.columns else {
+            return Ok(pruning);
+        };
+        let (pruned_schema, indices) = prune(schema, columns)?;
+        let Some(prune_columns) = self.library.table().prune_columns else {
+            pruning.projection = Some((pruned_schema, indices));
+            return Ok(pruning);
+        };
+        let required = export_schema(&pruned_schema)?;
+        self.library.call("prune_columns", None, || {
+            // SAFETY: the reader is open and the schema is borrowed for the call.
+            unsafe { prune_columns(reader.ptr(), schema_ptr(&required)) }
+        })?;
+        still_borrowed(&required, "prune_columns", None)?;
+        pruning.read_schema = pruned_schema;
+        pruning.pruned = true;
+        Ok(pruning)
+    }
+
+    /// Offers the read's limit (`push_limit`), unless a filter was not accepted: whether the
+    /// reader accepted it, `None` when it was not offered.
+    fn push_limit(&self, reader: &Handle<'_>, every_filter_accepted: bool) -> Result<Option<bool>> {
+        let (Some(limit), Some(push_limit), true) = (
+            self.limit,
+            self.library.table().push_limit,
+            every_filter_accepted,
+        ) else {
+            return Ok(None);
+        };
+        let mut accepted: c_int = 0;
+        self.library.call("push_limit", None, || {
+            // SAFETY: the reader is open and `accepted` is valid for writes.
+            unsafe { push_limit(reader.ptr(), limit, &mut accepted) }
+        })?;
+        Ok(Some(accepted != 0))
+    }
+}
+
+/// What `push_filters` answered.
+struct Filtering {
+    /// How many filters were offered.
+    offered: usize,
+    /// The answers, when the filters were pushed.
+    answers: Option<Vec<bool>>,
+    /// The filters accepted, in the order given.
+    accepted: Vec<Filter>,
+}
+
+impl Filtering {
+    /// A limit applied before Spark's own filter would drop rows (the extension's header): it
+    /// is pushed only when every filter was accepted.
+    fn every_filter_accepted(&self) -> bool {
+        self.offered == 0 || self.accepted.len() == self.offered
+    }
+}
+
+/// What the read returns after `prune_columns`.
+struct Pruning {
+    /// The schema that the streams return.
+    read_schema: SchemaRef,
+    /// Whether `prune_columns` pruned.
+    pruned: bool,
+    /// The schema and columns the host projects after the read, for a library without
+    /// `prune_columns`.
+    projection: Option<(SchemaRef, Vec<usize>)>,
+}
+
+/// Creates the driver's reader (`create_reader`) of `schema`.
+fn create_reader<'l>(
+    library: &'l Library,
+    source: &Source<'l>,
+    schema: &SchemaRef,
+) -> Result<Handle<'l>> {
+    let ffi_schema = export_schema(schema)?;
+    let create_reader = required(library.table().create_reader, "create_reader")?;
+    let reader = library.open("create_reader", None, HandleKind::Reader, |reader| {
+        // SAFETY: the source is open, the schema is borrowed for the call, `reader` is valid
+        // for writes.
+        unsafe { create_reader(source.handle.ptr(), schema_ptr(&ffi_schema), reader) }
+    })?;
+    still_borrowed(&ffi_schema, "create_reader", None)?;
+    Ok(reader)
+}
+
+/// The bytes of each partition (`partitions`).
+fn plan_partitions(library: &Library, reader: &Handle<'_>) -> Result<Vec<Vec<u8>>> {
+    let partitions = required(library.table().partitions, "partitions")?;
+    sink_call(library, "partitions", None, |add, sink| {
+        // SAFETY: the reader is open; the sink is open for the call.
+        unsafe { partitions(reader.ptr(), add, sink) }
+    })
+}
+
+/// The reader's state for the executors (`serialize_reader`), when the library has it.
+fn serialize_reader(library: &Library, reader: &Handle<'_>) -> Result<Option<Vec<u8>>> {
+    let Some(serialize) = library.table().serialize_reader else {
+        return Ok(None);
+    };
+    sink_call_one(library, "serialize_reader", None, |add, sink| {
+        // SAFETY: the reader is open; the sink is open for the call.
+        unsafe { serialize(reader.ptr(), add, sink) }
+    })
+    .map(Some)
+}
+
+/// Projects the columns of a read whose library has no `prune_columns`, as Spark does.
+fn project(
+    mut outcome: BatchReadOutcome,
+    projection: Option<(SchemaRef, Vec<usize>)>,
+) -> Result<BatchReadOutcome> {
+    let Some((schema, indices)) = projection else {
+        return Ok(outcome);
+    };
+    for partition in &mut outcome.partitions {
+        partition.batches = partition
+            .batches
+            .iter()
+            .map(|b| b.project(&indices))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Error::usage(format!("cannot project the columns: {e}")))?;
+    }
+    outcome.schema = schema;
+    Ok(outcome)
 }

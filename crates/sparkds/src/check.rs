@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::isolate;
 use crate::library::{Capabilities, Library};
 use crate::write::WriteMode;
+use crate::BatchReadOutcome;
 
 /// A protocol that `check` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -400,7 +401,7 @@ fn undeclared_capability(protocol: Protocol, caps: Capabilities) -> Option<&'sta
 }
 
 /// A batch read of everything, then pruned and limited when the table can push those down,
-/// then with a killed task.
+/// then with a killed task, then created with the options Spark adds.
 fn batch_read(
     library: &Library,
     options: &[(String, String)],
@@ -415,8 +416,12 @@ fn batch_read(
     );
     let table = library.table();
     if let (Some(_), Some(first)) = (table.prune_columns, outcome.schema.fields().first()) {
-        read_pruned(new_read(), first.name())?;
+        let pruned = read_pruned(new_read(), first.name())?;
         done.push_str("; pruned");
+        read_again_after_another_reader(library, &pruned, new_read())?;
+    }
+    if table.prune_columns.is_some() {
+        read_no_column(new_read(), outcome.num_rows())?;
     }
     if table.push_limit.is_some() {
         read_limited(new_read())?;
@@ -424,13 +429,147 @@ fn batch_read(
     }
     read_with_killed_task(new_read())?;
     done.push_str("; killed task stopped");
+    accept_spark_option(options, "path", |options| {
+        with_user_schema(library.batch_read().options(options), schema).create_reader_only()
+    })?;
     Ok(Outcome::Passed(done))
 }
 
 /// Rule 22: a read pruned to one column returns exactly that column.
-fn read_pruned(read: crate::BatchRead<'_>, column: &str) -> Result<()> {
-    read.columns([column]).run()?;
+fn read_pruned(read: crate::BatchRead<'_>, column: &str) -> Result<BatchReadOutcome> {
+    read.columns([column]).run()
+}
+
+/// Rule 28: the partitions of a pruned read, read again with its state after `reader` (a read
+/// of every column) ran, return the pruned columns still. Executors share no memory with the
+/// driver: a library that keeps the pruning in its own memory instead of the state reads what
+/// the last reader of the process was told.
+fn read_again_after_another_reader(
+    library: &Library,
+    pruned: &BatchReadOutcome,
+    reader: crate::BatchRead<'_>,
+) -> Result<()> {
+    reader.run()?;
+    let columns = column_list(&pruned.schema);
+    crate::calls::run_read_tasks(
+        library,
+        crate::calls::ReadTasks {
+            stage: 1,
+            context: "read again, ",
+            state: pruned.reader_state.as_deref(),
+            partitions: &pruned.partition_bytes(),
+            schema: &pruned.schema,
+            limit: None,
+            accepted: &[],
+            kill: None,
+        },
+    )
+    .map_err(|e| match e {
+        Error::Violation(v) if v.rule == 19 => Error::Violation(crate::Violation {
+            rule: 28,
+            message: format!(
+                "the partitions of a reader pruned to {columns}, read with its state after a \
+                 reader of every column: {}; the state of `serialize_reader` must carry the \
+                 pruning, since executors get nothing else",
+                v.message.split("; ").next().unwrap_or_default()
+            ),
+            ..v
+        }),
+        e => e,
+    })?;
     Ok(())
+}
+
+/// Rule 26: a read pruned to no column, as `count(*)` asks, works and counts every row.
+fn read_no_column(read: crate::BatchRead<'_>, rows: usize) -> Result<()> {
+    let outcome = read
+        .columns(Vec::<String>::new())
+        .run()
+        .map_err(|e| match e {
+            Error::Library {
+                function,
+                context,
+                message,
+            } => Error::Violation(
+                crate::Violation::new(
+                    function,
+                    26,
+                    format!(
+                        "a read pruned to no column failed: {message}; Spark prunes to no column \
+                     for `count(*)`: accept it and return batches of a row count only"
+                    ),
+                )
+                .within(context.as_deref()),
+            ),
+            e => e,
+        })?;
+    if outcome.num_rows() != rows {
+        return Err(crate::Violation::new(
+            "read",
+            26,
+            format!(
+                "a read pruned to no column returned {} where the read of every column returned \
+                 {}; `count(*)` counts the rows of batches of no column: give them the row count",
+                crate::error::count(outcome.num_rows() as i128, "row"),
+                rows
+            ),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Rule 27: `create` and what follows it accept `key`, an option that Spark adds by itself,
+/// when the options of the check do not set it: `attempt` runs with the options and `key` set
+/// to an empty directory. A failure there, when the same run without it passed, is a refusal.
+fn accept_spark_option(
+    options: &[(String, String)],
+    key: &str,
+    attempt: impl FnOnce(Vec<(String, String)>) -> Result<()>,
+) -> Result<()> {
+    if options.iter().any(|(k, _)| k.eq_ignore_ascii_case(key)) {
+        return Ok(());
+    }
+    let directory =
+        std::env::temp_dir().join(format!("sparkds-check-{}-{key}", std::process::id()));
+    std::fs::create_dir_all(&directory)
+        .map_err(|e| Error::usage(format!("cannot create {}: {e}", directory.display())))?;
+    let mut with_key = options.to_vec();
+    with_key.push((key.to_string(), directory.display().to_string()));
+    let result = attempt(with_key);
+    let _ = std::fs::remove_dir_all(&directory);
+    result.map_err(|e| match e {
+        Error::Library {
+            function,
+            context,
+            message,
+        } => Error::Violation(
+            crate::Violation::new(
+                function,
+                27,
+                format!(
+                    "failed with the option `{key}`, which Spark adds by itself, and passed \
+                     without it: {message}; accept `{key}`, and ignore it when the source does \
+                     not use it"
+                ),
+            )
+            .within(context.as_deref()),
+        ),
+        e => e,
+    })
+}
+
+/// `` `id`, `name` `` or "no column".
+fn column_list(schema: &arrow_schema::Schema) -> String {
+    if schema.fields().is_empty() {
+        return "no column".into();
+    }
+    let names: Vec<String> = schema
+        .fields()
+        .iter()
+        .map(|f| format!("`{}`", f.name()))
+        .collect();
+    names.join(", ")
 }
 
 /// Rule 22: a read whose limit of one row was pushed returns at most one row.
@@ -504,7 +643,8 @@ fn batch_write(
     }))
 }
 
-/// Three epochs of two tasks of two sample rows; the third epoch's first task fails.
+/// Three epochs of two tasks of two sample rows; the third epoch's first task fails. Then one
+/// more epoch, with the option `checkpointLocation` that Spark adds (rule 27).
 fn streaming_write(
     library: &Library,
     options: &[(String, String)],
@@ -526,6 +666,15 @@ fn streaming_write(
         .epoch(epoch(8)?)
         .failing_task(2, 0)
         .run()?;
+    accept_spark_option(options, "checkpointLocation", |options| {
+        library
+            .streaming_write()
+            .options(options)
+            .schema(schema.clone())
+            .epoch(epoch(12)?)
+            .run()
+            .map(drop)
+    })?;
     Ok(Outcome::Passed(
         "epochs 0 and 1 committed, epoch 2 aborted".into(),
     ))
