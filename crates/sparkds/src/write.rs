@@ -5,7 +5,7 @@
 //! `abort` with the messages of the tasks; per epoch for a streaming write.
 #![deny(unsafe_op_in_unsafe_fn)]
 
-use std::ffi::{c_void, CString};
+use std::ffi::{c_int, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex, PoisonError};
@@ -20,7 +20,7 @@ use crate::calls::{
 };
 use crate::error::{Error, Result, Violation};
 use crate::header::{self, ArrowArray, SparkDsWriteInfo};
-use crate::library::{HandleKind, Library};
+use crate::library::{Handle, HandleKind, Library, Source};
 use crate::task::Task;
 
 /// The write mode, `SparkDsWriteInfo.mode`.
@@ -213,11 +213,31 @@ impl StreamingWrite<'_> {
 
 type Epoch = (i64, Vec<Vec<RecordBatch>>, Option<usize>);
 
-impl WriteSpec<'_> {
+impl<'l> WriteSpec<'l> {
     fn run(self, streaming: bool, epochs: Vec<Epoch>) -> Result<Vec<WriteOutcome>> {
         let library = self.library;
-        let table = library.table();
-        let source = library.create(&self.options)?;
+        let source = self.create_source(streaming)?;
+        let schema = self.write_schema(&source, &epochs)?;
+        let writer = self.create_writer(&source, &schema, streaming)?;
+        let state = serialize_writer(library, &writer)?;
+        let mut outcomes = Vec::new();
+        for epoch in epochs {
+            outcomes.push(run_epoch(
+                library,
+                &writer,
+                state.as_deref(),
+                &schema,
+                epoch,
+            )?);
+        }
+        drop(writer);
+        drop(source);
+        Ok(outcomes)
+    }
+
+    /// Creates the source with the write's options; it must declare the write and its mode.
+    fn create_source(&self, streaming: bool) -> Result<Source<'l>> {
+        let source = self.library.create(&self.options)?;
         let caps = source.capabilities;
         let (needed, operation) = if streaming {
             (caps.streaming_write(), "SPARK_DS_STREAMING_WRITE")
@@ -240,16 +260,31 @@ impl WriteSpec<'_> {
                 operation: "the truncate mode",
             });
         }
+        Ok(source)
+    }
+
+    /// The schema written: the one given, else that of the first batch, else the source's.
+    fn write_schema(&self, source: &Source<'l>, epochs: &[Epoch]) -> Result<SchemaRef> {
         let first = epochs
             .iter()
             .flat_map(|(_, tasks, _)| tasks.iter().flatten())
             .next()
             .map(RecordBatch::schema);
-        let schema = match (self.schema.clone(), first) {
-            (Some(s), _) | (None, Some(s)) => s,
-            (None, None) => source_schema(library, &source, None)?,
-        };
-        let ffi_schema = export_schema(&schema)?;
+        match (self.schema.clone(), first) {
+            (Some(s), _) | (None, Some(s)) => Ok(s),
+            (None, None) => source_schema(self.library, source, None),
+        }
+    }
+
+    /// Creates the driver's writer (`create_writer`) of `schema`, in the write's mode.
+    fn create_writer(
+        &self,
+        source: &Source<'l>,
+        schema: &SchemaRef,
+        streaming: bool,
+    ) -> Result<Handle<'l>> {
+        let library = self.library;
+        let ffi_schema = export_schema(schema)?;
         let query_id = CString::new(query_id(streaming))
             .map_err(|_| Error::usage("the query id contains a NUL byte"))?;
         let info = SparkDsWriteInfo {
@@ -262,117 +297,159 @@ impl WriteSpec<'_> {
             },
             streaming: i32::from(streaming),
         };
-        let create_writer = required(table.create_writer, "create_writer")?;
+        let create_writer = required(library.table().create_writer, "create_writer")?;
         let writer = library.open("create_writer", None, HandleKind::Writer, |writer| {
             // SAFETY: the source is open; `info` and what it points to are borrowed for the
             // call; `writer` is valid for writes.
             unsafe { create_writer(source.handle.ptr(), &info, writer) }
         })?;
         still_borrowed(&ffi_schema, "create_writer", None)?;
-        let state = match table.serialize_writer {
-            Some(serialize) => Some(sink_call_one(
-                library,
-                "serialize_writer",
-                None,
-                |add, sink| {
-                    // SAFETY: the writer is open; the sink is open for the call.
-                    unsafe { serialize(writer.ptr(), add, sink) }
-                },
-            )?),
-            None => None,
-        };
-        let mut outcomes = Vec::new();
-        for (epoch_id, tasks, failing) in epochs {
-            let context =
-                (epoch_id != header::SPARK_DS_NO_EPOCH).then(|| format!("epoch {epoch_id}"));
-            let started = Barrier::new(tasks.len());
-            let started = &started;
-            let results: Vec<Result<Option<Vec<u8>>>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = tasks
-                    .iter()
-                    .enumerate()
-                    .map(|(i, batches)| {
-                        let state = state.clone();
-                        let schema = schema.clone();
-                        let context = context.clone();
-                        scope.spawn(move || {
-                            let task_context = match &context {
-                                Some(c) => format!("{c}, task {i}"),
-                                None => format!("task {i}"),
-                            };
-                            write_task(
-                                library,
-                                WriteTask {
-                                    context: task_context,
-                                    stage: epoch_id.max(0) as i32,
-                                    index: i,
-                                    epoch_id,
-                                    state: state.as_deref(),
-                                    schema: &schema,
-                                    batches,
-                                    fail: failing == Some(i),
-                                    started,
-                                },
-                            )
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Err(Error::usage("a write task of the host panicked; this is a bug of sparkds, please report it"))))
-                    .collect()
-            });
-            let mut first_error = None;
-            let mut messages = Vec::new();
-            for result in results {
-                match result {
-                    Ok(message) => messages.push(message),
-                    Err(e) => {
-                        first_error.get_or_insert(e);
-                        messages.push(None);
-                    }
-                }
-            }
-            let ok = messages.iter().all(Option::is_some) && first_error.is_none();
-            let pointers: Vec<*const u8> = messages
-                .iter()
-                .map(|m| m.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()))
-                .collect();
-            let lengths: Vec<i64> = messages
-                .iter()
-                .map(|m| m.as_ref().map_or(0, |m| m.len() as i64))
-                .collect();
-            let (function, f) = if ok {
-                ("commit", required(table.commit, "commit")?)
-            } else {
-                ("abort", required(table.abort, "abort")?)
-            };
-            let call = library.call(function, context.as_deref(), || {
-                // SAFETY: the writer is open; the message arrays are borrowed for the call.
-                unsafe {
-                    f(
-                        writer.ptr(),
-                        epoch_id,
-                        pointers.as_ptr(),
-                        lengths.as_ptr(),
-                        messages.len() as i64,
-                    )
-                }
-            });
-            if let Some(e) = first_error {
-                return Err(e);
-            }
-            call?;
-            outcomes.push(WriteOutcome {
-                messages,
-                committed: ok,
-                aborted: !ok,
-            });
-        }
-        drop(writer);
-        drop(source);
-        Ok(outcomes)
+        Ok(writer)
     }
+}
+
+/// The writer's state for the executors (`serialize_writer`), when the library has it.
+fn serialize_writer(library: &Library, writer: &Handle<'_>) -> Result<Option<Vec<u8>>> {
+    let Some(serialize) = library.table().serialize_writer else {
+        return Ok(None);
+    };
+    sink_call_one(library, "serialize_writer", None, |add, sink| {
+        // SAFETY: the writer is open; the sink is open for the call.
+        unsafe { serialize(writer.ptr(), add, sink) }
+    })
+    .map(Some)
+}
+
+/// One epoch (or the one job of a batch write): its tasks, each on its own thread, then
+/// `commit` when every task committed, else `abort`.
+fn run_epoch(
+    library: &Library,
+    writer: &Handle<'_>,
+    state: Option<&[u8]>,
+    schema: &SchemaRef,
+    (epoch_id, tasks, failing): Epoch,
+) -> Result<WriteOutcome> {
+    let context = (epoch_id != header::SPARK_DS_NO_EPOCH).then(|| format!("epoch {epoch_id}"));
+    let results = run_write_tasks(library, state, schema, &context, (epoch_id, tasks, failing));
+    let (messages, first_error) = messages_of(results);
+    let ok = messages.iter().all(Option::is_some) && first_error.is_none();
+    let finish = commit_or_abort_fn(library, ok)?;
+    let call = commit_or_abort(library, writer, epoch_id, &context, &messages, finish);
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    call?;
+    Ok(WriteOutcome {
+        messages,
+        committed: ok,
+        aborted: !ok,
+    })
+}
+
+/// Runs the tasks of an epoch at the same time: the commit message of each, or its error.
+fn run_write_tasks(
+    library: &Library,
+    state: Option<&[u8]>,
+    schema: &SchemaRef,
+    context: &Option<String>,
+    (epoch_id, tasks, failing): Epoch,
+) -> Vec<Result<Option<Vec<u8>>>> {
+    let started = Barrier::new(tasks.len());
+    let started = &started;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = tasks
+            .iter()
+            .enumerate()
+            .map(|(i, batches)| {
+                let state = state.map(<[u8]>::to_vec);
+                let schema = schema.clone();
+                let context = context.clone();
+                scope.spawn(move || {
+                    let task_context = match &context {
+                        Some(c) => format!("{c}, task {i}"),
+                        None => format!("task {i}"),
+                    };
+                    write_task(
+                        library,
+                        WriteTask {
+                            context: task_context,
+                            stage: epoch_id.max(0) as i32,
+                            index: i,
+                            epoch_id,
+                            state: state.as_deref(),
+                            schema: &schema,
+                            batches,
+                            fail: failing == Some(i),
+                            started,
+                        },
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(Error::usage("a write task of the host panicked; this is a bug of sparkds, please report it"))))
+            .collect()
+    })
+}
+
+/// The commit message of each task (`None` for a task that failed) and the first error.
+fn messages_of(results: Vec<Result<Option<Vec<u8>>>>) -> (Vec<Option<Vec<u8>>>, Option<Error>) {
+    let mut first_error = None;
+    let mut messages = Vec::new();
+    for result in results {
+        match result {
+            Ok(message) => messages.push(message),
+            Err(e) => {
+                first_error.get_or_insert(e);
+                messages.push(None);
+            }
+        }
+    }
+    (messages, first_error)
+}
+
+type FinishFn = unsafe extern "C" fn(*mut c_void, i64, *const *const u8, *const i64, i64) -> c_int;
+
+/// `commit` when every task committed, else `abort`: its name and the function.
+fn commit_or_abort_fn(library: &Library, ok: bool) -> Result<(&'static str, FinishFn)> {
+    let table = library.table();
+    Ok(if ok {
+        ("commit", required(table.commit, "commit")?)
+    } else {
+        ("abort", required(table.abort, "abort")?)
+    })
+}
+
+/// Calls `commit` or `abort` with the messages (NULL for the tasks that failed).
+fn commit_or_abort(
+    library: &Library,
+    writer: &Handle<'_>,
+    epoch_id: i64,
+    context: &Option<String>,
+    messages: &[Option<Vec<u8>>],
+    (function, f): (&'static str, FinishFn),
+) -> Result<()> {
+    let pointers: Vec<*const u8> = messages
+        .iter()
+        .map(|m| m.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()))
+        .collect();
+    let lengths: Vec<i64> = messages
+        .iter()
+        .map(|m| m.as_ref().map_or(0, |m| m.len() as i64))
+        .collect();
+    library.call(function, context.as_deref(), || {
+        // SAFETY: the writer is open; the message arrays are borrowed for the call.
+        unsafe {
+            f(
+                writer.ptr(),
+                epoch_id,
+                pointers.as_ptr(),
+                lengths.as_ptr(),
+                messages.len() as i64,
+            )
+        }
+    })
 }
 
 struct WriteTask<'a> {
