@@ -331,7 +331,7 @@ fn the_tutorial_listings_follow_the_template() {
         (
             "lib.rs",
             "template/src/lib.rs.liquid",
-            // The tutorial's export line adds push_limit.
+            // The tutorial's export line adds push_limit and push_filters.
             &["spark_datasource::export!(connector::Source: {{ export_names }});"],
         ),
         (
@@ -351,7 +351,8 @@ fn the_tutorial_listings_follow_the_template() {
             "template/src/connector/read.rs",
             &[
                 "const OPTIONS: &[&str] = &[\"end\", \"num_partitions\", \"batch_rows\", \"path\"];",
-                "                sequence::batches(range, &self.columns, self.batch_rows)?",
+                // The labels take the tutorial's prefix.
+                "                    parts.push(sequence::batches(rows, &self.columns, self.batch_rows)?);",
             ],
         ),
         (
@@ -599,4 +600,45 @@ fn the_steps_that_drop_helpers_rs_name_what_sparkds_testing_has() {
             "template/tests/library/{module}/mod.rs no longer imports as the chapter says"
         );
     }
+}
+
+/// The tables of operator and literal type codes in the chapter on filter pushdown are the
+/// `#define`s of `spark_datasource_filters.h`, name for name and code for code.
+#[test]
+fn the_filter_chapter_s_codes_are_the_header_s() {
+    let header = std::fs::read_to_string(
+        helpers::repo_root().join("crates/spark-datasource/spark_datasource_filters.h"),
+    )
+    .expect("the filters header");
+    let chapter =
+        std::fs::read_to_string(helpers::book_dir().join("src/abi/filters.md")).expect("chapter");
+    let mut defined: Vec<(String, String)> = header
+        .lines()
+        .filter_map(|line| line.strip_prefix("#define SPARK_DS_FILTER_"))
+        .filter_map(|rest| rest.split_once(' '))
+        .filter(|(name, _)| !name.starts_with("VALUE_"))
+        .map(|(name, code)| (name.to_string(), code.trim().to_string()))
+        .collect();
+    let operators = chapter
+        .split("| Operator |")
+        .nth(1)
+        .expect("the operator table");
+    let operators = operators.split("\n\n").next().unwrap_or_default();
+    let types = chapter.split("| Type |").nth(1).expect("the type table");
+    let types = types.split("\n\n").next().unwrap_or_default();
+    let rows = |table: &str, prefix: &str| -> Vec<(String, String)> {
+        table
+            .lines()
+            .filter_map(|line| {
+                let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+                let name = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+                Some((format!("{prefix}{name}"), cells.get(2)?.to_string()))
+            })
+            .collect()
+    };
+    let mut documented = rows(operators, "");
+    documented.extend(rows(types, "TYPE_"));
+    defined.sort();
+    documented.sort();
+    assert_eq!(documented, defined);
 }

@@ -9,5 +9,5 @@
 pub mod connector;
 
 // ANCHOR: export
-spark_datasource::export!(connector::Source: batch_read, push_limit, prune_columns);
+spark_datasource::export!(connector::Source: batch_read, push_limit, prune_columns, push_filters);
 // ANCHOR_END: export

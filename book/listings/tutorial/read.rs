@@ -1,5 +1,5 @@
 //! Batch reads: the sequence `[0, end)`, or, with the option `path`, the files that writes
-//! published there.
+//! published there. Conditions on `id` that Spark pushes (`push_filters`) narrow the ids read.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::sequence::{self, columns_of, project, Column, RowRange};
 use super::table::{self, Row};
 use super::Source;
+use spark_datasource::filters::{Filter, IntegerFilter};
 use spark_datasource::{BatchRead, BatchReader, Batches, Error, Result, TaskContext};
 
 // ANCHOR: options
@@ -38,6 +39,8 @@ pub struct Reader {
     columns: Vec<Column>,
     /// A limit that `push_limit` accepted.
     limit: Option<u64>,
+    /// The ids that the filters `push_filters` accepted keep: every id until then.
+    ids: IntegerFilter,
 }
 
 /// A task's share of the read.
@@ -77,6 +80,7 @@ impl BatchRead for Source {
             prefix,
             columns: columns_of(&schema)?,
             limit: None,
+            ids: IntegerFilter::all(),
         })
     }
 }
@@ -84,6 +88,16 @@ impl BatchRead for Source {
 
 impl BatchReader for Reader {
     type Partition = Partition;
+
+    // ANCHOR: push_filters
+    fn push_filters(&mut self, filters: &[Filter]) -> Result<Vec<bool>> {
+        // Comparisons and IN of `id` with integers (and their AND) become bounds and a set of
+        // ids, which the plan and `read` keep to; Spark evaluates the others.
+        let (ids, accepted) = IntegerFilter::from_filters("id", filters);
+        self.ids = ids;
+        Ok(accepted)
+    }
+    // ANCHOR_END: push_filters
 
     fn push_limit(&mut self, limit: u64) -> Result<bool> {
         self.limit = Some(limit);
@@ -97,12 +111,7 @@ impl BatchReader for Reader {
 
     fn partitions(&self) -> Result<Vec<Partition>> {
         let Some(path) = &self.path else {
-            // A limit needs only the first rows: plan just those.
-            let end = self.limit.map_or(self.end, |limit| limit.min(self.end));
-            return Ok(sequence::split(0..end, self.num_partitions)
-                .into_iter()
-                .map(Partition::Rows)
-                .collect());
+            return Ok(self.plan_rows().into_iter().map(Partition::Rows).collect());
         };
         let manifest = table::load(path)?.ok_or_else(|| {
             Error::msg(format!(
@@ -122,7 +131,17 @@ impl BatchReader for Reader {
     fn read(&self, partition: Partition, _task: &TaskContext) -> Result<Batches> {
         let batches = match (partition, &self.path) {
             (Partition::Rows(range), _) => {
-                sequence::batches(range, &self.columns, self.batch_rows, &self.prefix)?
+                // Only the ids that the accepted filters keep, range by range.
+                let mut parts = Vec::new();
+                for r in self.ids.ranges(range.start as i64, range.end as i64) {
+                    let rows = RowRange {
+                        start: r.start as u64,
+                        end: r.end as u64,
+                    };
+                    let (columns, prefix) = (&self.columns, &self.prefix);
+                    parts.push(sequence::batches(rows, columns, self.batch_rows, prefix)?);
+                }
+                Batches::new(project(&self.columns)?, parts.into_iter().flatten())
             }
             (Partition::Files(files), Some(root)) => {
                 let open = |file: String| -> Result<(String, File)> {
@@ -132,7 +151,7 @@ impl BatchReader for Reader {
                     Ok((path, file))
                 };
                 let files = files.into_iter().map(open).collect::<Result<_>>()?;
-                read_files(files, project(&self.columns)?, self.batch_rows)
+                self.read_files(files)?
             }
             (Partition::Files(_), None) => {
                 return Err(Error::msg("a partition of files needs the option `path`"))
@@ -145,21 +164,46 @@ impl BatchReader for Reader {
     }
 }
 
-/// The rows of the JSON-lines `files`, read lazily, in batches of at most `batch_rows`.
-fn read_files(files: Vec<(String, File)>, output: SchemaRef, batch_rows: u64) -> Batches {
-    let batch_rows = usize::try_from(batch_rows).unwrap_or(usize::MAX);
-    let mut rows = files.into_iter().flat_map(|(name, file)| {
-        BufReader::new(file).lines().map(move |line| {
-            let line = line.map_err(|e| Error::io(format!("cannot read `{name}`"), e))?;
-            let row: Row = serde_json::from_str(&line)
-                .map_err(|e| Error::msg(format!("`{name}` has a line that is not a row: {e}")))?;
-            Ok((row.id, row.label.map(Cow::into_owned)))
-        })
-    });
-    let schema = output.clone();
-    let batches =
-        std::iter::from_fn(move || next_batch(&mut rows, &schema, batch_rows).transpose());
-    Batches::new(output, batches)
+impl Reader {
+    /// The rows to read: from the first id that the accepted filters keep to the last (under
+    /// a limit, the `limit`-th), split among the partitions that hold one.
+    fn plan_rows(&self) -> Vec<RowRange> {
+        let ranges = self.ids.ranges(0, self.end.try_into().unwrap_or(i64::MAX));
+        let start = ranges.first().map_or(0, |r| r.start);
+        let (mut left, mut end) = (self.limit.unwrap_or(u64::MAX), start);
+        for r in &ranges {
+            let rows = left.min((r.end - r.start) as u64);
+            if rows == 0 {
+                break;
+            }
+            (left, end) = (left - rows, r.start + rows as i64);
+        }
+        let parts = sequence::split(start as u64..end as u64, self.num_partitions);
+        let matches = |r: &RowRange| !self.ids.ranges(r.start as i64, r.end as i64).is_empty();
+        parts.into_iter().filter(matches).collect()
+    }
+
+    /// The rows of the JSON-lines `files` whose id the accepted filters keep, read lazily, in
+    /// batches of at most `batch_rows`.
+    fn read_files(&self, files: Vec<(String, File)>) -> Result<Batches> {
+        let (output, ids) = (project(&self.columns)?, self.ids.clone());
+        let batch_rows = usize::try_from(self.batch_rows).unwrap_or(usize::MAX);
+        let rows = files.into_iter().flat_map(|(name, file)| {
+            BufReader::new(file).lines().map(move |line| {
+                let line = line.map_err(|e| Error::io(format!("cannot read `{name}`"), e))?;
+                let row: Row = serde_json::from_str(&line).map_err(|e| {
+                    Error::msg(format!("`{name}` has a line that is not a row: {e}"))
+                })?;
+                Ok((row.id, row.label.map(Cow::into_owned)))
+            })
+        });
+        // An error is kept, to fail the read.
+        let mut rows = rows.filter(move |row| !matches!(row, Ok((id, _)) if !ids.contains(*id)));
+        let schema = output.clone();
+        let batches =
+            std::iter::from_fn(move || next_batch(&mut rows, &schema, batch_rows).transpose());
+        Ok(Batches::new(output, batches))
+    }
 }
 
 /// The next batch of at most `batch_rows` of `rows`, with the columns of `schema`.
