@@ -389,148 +389,211 @@ fn special_type(mode: u32) -> Option<&'static str> {
 }
 
 fn check_entries(entries: &[Declared], end: &End, limits: &Limits) -> Vec<Finding> {
+    let mut names = NamesSeen::default();
     let mut findings = Vec::new();
-    let mut seen: BTreeMap<&[u8], usize> = BTreeMap::new();
-    let mut folded: BTreeMap<String, String> = BTreeMap::new();
-    let mut total: u64 = 0;
     for entry in entries {
-        let shown = entry.display_name();
-        let mut push = |rule, message: String| findings.push(Finding::new(&shown, rule, message));
-        if entry.name.is_empty() {
-            push(
-                Rule::EntryName,
-                "the entry has an empty name: every entry is a file or a directory with a name"
-                    .to_string(),
-            );
-        }
-        if entry.name.len() > limits.name_bytes {
-            push(
-                Rule::EntryName,
-                format!(
-                    "the name is {} bytes long but at most {} are allowed: file systems refuse longer names, so the package would not unpack",
-                    entry.name.len(),
-                    limits.name_bytes
-                ),
-            );
-        }
-        match std::str::from_utf8(&entry.name) {
-            Err(_) => push(
-                Rule::EntryName,
-                "the name is not UTF-8: it would unpack under a different name on each system, so name entries in UTF-8".to_string(),
-            ),
-            Ok(name) => {
-                if name.chars().any(char::is_control) {
-                    push(
-                        Rule::EntryName,
-                        "the name holds a control character: name entries with printable characters only".to_string(),
-                    );
-                }
-                let key = name.trim_end_matches('/').to_lowercase();
-                if let Some(other) = folded.get(&key).filter(|o| o.as_str() != name) {
-                    push(
-                        Rule::Duplicate,
-                        format!(
-                            "the name differs from `{}` only in case: on a case-insensitive file system (macOS, Windows) one overwrites the other, so rename one",
-                            other.escape_debug()
-                        ),
-                    );
-                } else {
-                    folded.insert(key, name.to_string());
-                }
-                if let Some(problem) = unsafe_path(name) {
-                    push(Rule::UnsafePath, problem);
-                }
-                let lower = name.to_ascii_lowercase();
-                if [".sparkpkg", ".zip", ".jar"]
-                    .iter()
-                    .any(|s| lower.ends_with(s))
-                {
-                    push(
-                        Rule::Nested,
-                        "the entry is an archive inside the package: Spark never unpacks nested packages, so put the libraries themselves in the package".to_string(),
-                    );
-                }
-            }
-        }
-        let count = seen.entry(&entry.name).or_insert(0);
-        *count += 1;
-        if *count == 2 {
-            push(
-                Rule::Duplicate,
-                "the archive holds more than one entry of this name: which one is unpacked depends on the tool, so keep one".to_string(),
-            );
-        }
-        if entry
-            .unix_mode()
-            .is_some_and(|mode| mode & 0o170_000 == 0o120_000)
-        {
-            push(
-                Rule::UnsafePath,
-                "the entry is a symbolic link: a package holds regular files only, so it cannot point outside the directory it is unpacked to".to_string(),
-            );
-        }
-        if let Some(kind) = entry.unix_mode().and_then(special_type) {
-            push(
-                Rule::UnsafePath,
-                format!("the entry is {kind}: a package holds regular files only"),
-            );
-        }
-        if entry.flags & 1 != 0 {
-            push(
-                Rule::Archive,
-                "the entry is encrypted: verify cannot check it and Spark cannot load it"
-                    .to_string(),
-            );
-        }
-        if !matches!(entry.method, 0 | 8) {
-            push(
-                Rule::Archive,
-                format!(
-                    "the entry is compressed with method {}: a package uses deflate (8) or no compression (0)",
-                    entry.method
-                ),
-            );
-        } else if entry.method == 0 && entry.compressed != entry.size {
-            push(
-                Rule::Archive,
-                format!(
-                    "the entry is stored uncompressed but declares {} stored and {} unpacked",
-                    bytes(entry.compressed),
-                    bytes(entry.size)
-                ),
-            );
-        }
-        let cap = if entry.name == MANIFEST_NAME.as_bytes() {
-            limits.manifest_bytes
-        } else {
-            limits.entry_bytes
-        };
-        if entry.size > cap {
-            push(
-                Rule::Limit,
-                format!(
-                    "the entry unpacks to {} but an entry may unpack to at most {}",
-                    bytes(entry.size),
-                    bytes(cap)
-                ),
-            );
-        } else if entry.size > limits.ratio_floor
-            && entry.size / entry.compressed.max(1) >= limits.ratio
-        {
-            push(
-                Rule::Limit,
-                format!(
-                    "the entry unpacks to {} from {}, a ratio above {}:1: a library compresses a few times at most, so this is a zip bomb",
-                    bytes(entry.size),
-                    bytes(entry.compressed),
-                    limits.ratio
-                ),
-            );
-        }
-        total = total.saturating_add(entry.size);
+        let mut problems = Problems::default();
+        check_name(entry, limits, &mut names, &mut problems);
+        check_duplicate(entry, &mut names, &mut problems);
+        check_type(entry, &mut problems);
+        check_compression(entry, &mut problems);
+        check_size(entry, limits, &mut problems);
+        findings.extend(problems.into_findings(&entry.display_name()));
     }
-    if total > limits.total_bytes {
-        findings.push(Finding::new(
+    findings.extend(check_total(entries, limits));
+    findings.extend(overlaps(entries, end));
+    findings
+}
+
+/// The problems found in one entry, in the order they were found, before they are named after it.
+#[derive(Default)]
+struct Problems(Vec<(Rule, String)>);
+
+impl Problems {
+    fn push(&mut self, rule: Rule, message: String) {
+        self.0.push((rule, message));
+    }
+
+    fn into_findings(self, shown: &str) -> impl Iterator<Item = Finding> + '_ {
+        self.0
+            .into_iter()
+            .map(move |(rule, message)| Finding::new(shown, rule, message))
+    }
+}
+
+/// The names of the entries checked so far: exactly, and folded to lower case.
+#[derive(Default)]
+struct NamesSeen<'a> {
+    exact: BTreeMap<&'a [u8], usize>,
+    folded: BTreeMap<String, String>,
+}
+
+/// Names: empty, too long, not UTF-8, and (when UTF-8) what the text of the name says.
+fn check_name(entry: &Declared, limits: &Limits, names: &mut NamesSeen, problems: &mut Problems) {
+    if entry.name.is_empty() {
+        problems.push(
+            Rule::EntryName,
+            "the entry has an empty name: every entry is a file or a directory with a name"
+                .to_string(),
+        );
+    }
+    if entry.name.len() > limits.name_bytes {
+        problems.push(
+            Rule::EntryName,
+            format!(
+                "the name is {} bytes long but at most {} are allowed: file systems refuse longer names, so the package would not unpack",
+                entry.name.len(),
+                limits.name_bytes
+            ),
+        );
+    }
+    match std::str::from_utf8(&entry.name) {
+        Err(_) => problems.push(
+            Rule::EntryName,
+            "the name is not UTF-8: it would unpack under a different name on each system, so name entries in UTF-8".to_string(),
+        ),
+        Ok(name) => check_name_text(name, names, problems),
+    }
+}
+
+/// A UTF-8 name: control characters, a case-insensitive clash, an unsafe path, a nested archive.
+fn check_name_text(name: &str, names: &mut NamesSeen, problems: &mut Problems) {
+    if name.chars().any(char::is_control) {
+        problems.push(
+            Rule::EntryName,
+            "the name holds a control character: name entries with printable characters only"
+                .to_string(),
+        );
+    }
+    check_case_clash(name, names, problems);
+    if let Some(problem) = unsafe_path(name) {
+        problems.push(Rule::UnsafePath, problem);
+    }
+    let lower = name.to_ascii_lowercase();
+    if [".sparkpkg", ".zip", ".jar"]
+        .iter()
+        .any(|s| lower.ends_with(s))
+    {
+        problems.push(
+            Rule::Nested,
+            "the entry is an archive inside the package: Spark never unpacks nested packages, so put the libraries themselves in the package".to_string(),
+        );
+    }
+}
+
+/// A name that differs from an earlier one only in case.
+fn check_case_clash(name: &str, names: &mut NamesSeen, problems: &mut Problems) {
+    let key = name.trim_end_matches('/').to_lowercase();
+    if let Some(other) = names.folded.get(&key).filter(|o| o.as_str() != name) {
+        problems.push(
+            Rule::Duplicate,
+            format!(
+                "the name differs from `{}` only in case: on a case-insensitive file system (macOS, Windows) one overwrites the other, so rename one",
+                other.escape_debug()
+            ),
+        );
+    } else {
+        names.folded.insert(key, name.to_string());
+    }
+}
+
+/// The second entry of one name (reported once, however many follow).
+fn check_duplicate<'a>(entry: &'a Declared, names: &mut NamesSeen<'a>, problems: &mut Problems) {
+    let count = names.exact.entry(&entry.name).or_insert(0);
+    *count += 1;
+    if *count == 2 {
+        problems.push(
+            Rule::Duplicate,
+            "the archive holds more than one entry of this name: which one is unpacked depends on the tool, so keep one".to_string(),
+        );
+    }
+}
+
+/// Types: symbolic links and special files.
+fn check_type(entry: &Declared, problems: &mut Problems) {
+    if entry
+        .unix_mode()
+        .is_some_and(|mode| mode & 0o170_000 == 0o120_000)
+    {
+        problems.push(
+            Rule::UnsafePath,
+            "the entry is a symbolic link: a package holds regular files only, so it cannot point outside the directory it is unpacked to".to_string(),
+        );
+    }
+    if let Some(kind) = entry.unix_mode().and_then(special_type) {
+        problems.push(
+            Rule::UnsafePath,
+            format!("the entry is {kind}: a package holds regular files only"),
+        );
+    }
+}
+
+/// Compression: encryption, a method other than deflate or none, stored sizes that disagree.
+fn check_compression(entry: &Declared, problems: &mut Problems) {
+    if entry.flags & 1 != 0 {
+        problems.push(
+            Rule::Archive,
+            "the entry is encrypted: verify cannot check it and Spark cannot load it".to_string(),
+        );
+    }
+    if !matches!(entry.method, 0 | 8) {
+        problems.push(
+            Rule::Archive,
+            format!(
+                "the entry is compressed with method {}: a package uses deflate (8) or no compression (0)",
+                entry.method
+            ),
+        );
+    } else if entry.method == 0 && entry.compressed != entry.size {
+        problems.push(
+            Rule::Archive,
+            format!(
+                "the entry is stored uncompressed but declares {} stored and {} unpacked",
+                bytes(entry.compressed),
+                bytes(entry.size)
+            ),
+        );
+    }
+}
+
+/// Sizes: above the cap for its kind of entry, or a ratio only a zip bomb reaches.
+fn check_size(entry: &Declared, limits: &Limits, problems: &mut Problems) {
+    let cap = if entry.name == MANIFEST_NAME.as_bytes() {
+        limits.manifest_bytes
+    } else {
+        limits.entry_bytes
+    };
+    if entry.size > cap {
+        problems.push(
+            Rule::Limit,
+            format!(
+                "the entry unpacks to {} but an entry may unpack to at most {}",
+                bytes(entry.size),
+                bytes(cap)
+            ),
+        );
+    } else if entry.size > limits.ratio_floor
+        && entry.size / entry.compressed.max(1) >= limits.ratio
+    {
+        problems.push(
+            Rule::Limit,
+            format!(
+                "the entry unpacks to {} from {}, a ratio above {}:1: a library compresses a few times at most, so this is a zip bomb",
+                bytes(entry.size),
+                bytes(entry.compressed),
+                limits.ratio
+            ),
+        );
+    }
+}
+
+/// The size of all entries unpacked, against the package's cap.
+fn check_total(entries: &[Declared], limits: &Limits) -> Option<Finding> {
+    let total = entries
+        .iter()
+        .fold(0u64, |total, entry| total.saturating_add(entry.size));
+    (total > limits.total_bytes).then(|| {
+        Finding::new(
             "(package)",
             Rule::Limit,
             format!(
@@ -538,10 +601,8 @@ fn check_entries(entries: &[Declared], end: &End, limits: &Limits) -> Vec<Findin
                 bytes(total),
                 bytes(limits.total_bytes)
             ),
-        ));
-    }
-    findings.extend(overlaps(entries, end));
-    findings
+        )
+    })
 }
 
 /// Entries whose bytes overlap another entry's or the central directory: zip has no links, but
