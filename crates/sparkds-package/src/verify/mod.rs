@@ -208,15 +208,38 @@ pub fn check_structure(path: &Path, limits: &Limits) -> Result<Vec<Finding>> {
 pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
     let mut file = fs::File::open(path).map_err(error::io(path))?;
     let mut report = Report::default();
-    // A package without an end record goes on to the zip library, which names what it misses.
-    if let Ok(findings) = archive::check(&mut file, &options.limits).map_err(error::io(path))? {
-        if !findings.is_empty() {
-            report.findings = findings;
-            return Ok(report);
-        }
+    if let Some(findings) = structure_findings(&mut file, path, options)? {
+        report.findings = findings;
+        return Ok(report);
     }
     let mut archive = ZipArchive::new(file).map_err(error::zip_read(path))?;
+    let entries = list_entries(&mut archive, path)?;
+    let Some(manifest) = read_manifest(&mut archive, &entries, &options.limits, &mut report) else {
+        return Ok(report);
+    };
+    check_manifest(&manifest, options, &mut report);
+    check_libraries(&mut archive, &entries, &manifest, options, &mut report);
+    check_third_party(&mut archive, &entries, &manifest, options, &mut report)?;
+    check_extra_files(&entries, &listed_files(&manifest), &mut report);
+    Ok(report)
+}
 
+/// The findings of the structure check (`archive::check`), when it has any.
+fn structure_findings(
+    file: &mut fs::File,
+    path: &Path,
+    options: &Options,
+) -> Result<Option<Vec<Finding>>> {
+    // A package without an end record goes on to the zip library, which names what it misses.
+    let checked = archive::check(file, &options.limits).map_err(error::io(path))?;
+    Ok(checked.ok().filter(|findings| !findings.is_empty()))
+}
+
+/// The archive's entries by name.
+fn list_entries(
+    archive: &mut ZipArchive<fs::File>,
+    path: &Path,
+) -> Result<BTreeMap<String, Entry>> {
     let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
     for index in 0..archive.len() {
         let entry = archive.by_index(index).map_err(error::zip_read(path))?;
@@ -234,81 +257,122 @@ pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
             },
         );
     }
+    Ok(entries)
+}
 
-    let limits = &options.limits;
-    let Some(manifest) = read_manifest(&mut archive, &entries, limits, &mut report) else {
-        return Ok(report);
+/// Checks each library the manifest lists, and reports the ones that pass.
+fn check_libraries(
+    archive: &mut ZipArchive<fs::File>,
+    entries: &BTreeMap<String, Entry>,
+    manifest: &Manifest,
+    options: &Options,
+    report: &mut Report,
+) {
+    for (key, entry_name) in &manifest.libraries {
+        check_library(archive, entries, manifest, options, key, entry_name, report);
+    }
+}
+
+/// Checks the library the manifest lists at `entry_name` for the platform `key`: its key, its
+/// path, its file name, that it is present and not an archive, then its binary.
+fn check_library(
+    archive: &mut ZipArchive<fs::File>,
+    entries: &BTreeMap<String, Entry>,
+    manifest: &Manifest,
+    options: &Options,
+    key: &str,
+    entry_name: &str,
+    report: &mut Report,
+) {
+    let platform = Platform::from_key(key);
+    if platform.is_none() {
+        report.findings.push(Finding::new(
+            entry_name,
+            Rule::Platform,
+            format!(
+                "unknown platform key `{key}`: use one of {}",
+                Platform::known_keys()
+            ),
+        ));
+    }
+    if let Some(problem) = unsafe_path(entry_name) {
+        report.findings.push(Finding::new(
+            entry_name,
+            Rule::UnsafePath,
+            format!("the manifest lists it for `{key}`, but {problem}"),
+        ));
+        return;
+    }
+    if let Some(platform) = platform {
+        check_file_name(entry_name, platform, &manifest.data_sources, report);
+    }
+    let Some(bytes) = read_library(archive, entries, options, key, entry_name, report) else {
+        return;
     };
-    check_manifest(&manifest, options, &mut report);
+    report.libraries.push(Library {
+        platform: key.to_string(),
+        entry: entry_name.to_string(),
+        sha256: sha256_hex(&bytes),
+    });
+    if let Some(platform) = platform {
+        report
+            .findings
+            .extend(binary::check(entry_name, &bytes, platform, &options.policy));
+    }
+}
 
+/// The bytes of the library at `entry_name`, unless it is missing, unreadable or a zip archive.
+fn read_library(
+    archive: &mut ZipArchive<fs::File>,
+    entries: &BTreeMap<String, Entry>,
+    options: &Options,
+    key: &str,
+    entry_name: &str,
+    report: &mut Report,
+) -> Option<Vec<u8>> {
+    let Some(entry) = entries.get(entry_name).filter(|e| !e.is_dir) else {
+        report.findings.push(Finding::new(
+            entry_name,
+            Rule::MissingFile,
+            format!("the manifest lists it for `{key}` but the archive does not contain it: add the file, or remove `{key}` from `libraries`"),
+        ));
+        return None;
+    };
+    let bytes = read_entry(
+        archive,
+        entry_name,
+        entry,
+        options.limits.entry_bytes,
+        report,
+    )?;
+    if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
+        report.findings.push(Finding::new(
+            entry_name,
+            Rule::Nested,
+            format!("the manifest lists it for `{key}`, but it is a zip archive, a package inside the package: Spark would load it as a shared library and fail, so put the library itself here"),
+        ));
+        return None;
+    }
+    Some(bytes)
+}
+
+/// The entries the manifest lists: itself, the libraries, the notices and the SBOM.
+fn listed_files(manifest: &Manifest) -> BTreeSet<String> {
     let mut listed: BTreeSet<String> = BTreeSet::new();
     listed.insert(MANIFEST_NAME.to_string());
-    for (key, entry_name) in &manifest.libraries {
-        listed.insert(entry_name.clone());
-        let platform = Platform::from_key(key);
-        if platform.is_none() {
-            report.findings.push(Finding::new(
-                entry_name,
-                Rule::Platform,
-                format!(
-                    "unknown platform key `{key}`: use one of {}",
-                    Platform::known_keys()
-                ),
-            ));
-        }
-        if let Some(problem) = unsafe_path(entry_name) {
-            report.findings.push(Finding::new(
-                entry_name,
-                Rule::UnsafePath,
-                format!("the manifest lists it for `{key}`, but {problem}"),
-            ));
-            continue;
-        }
-        if let Some(platform) = platform {
-            check_file_name(entry_name, platform, &manifest.data_sources, &mut report);
-        }
-        let Some(entry) = entries.get(entry_name).filter(|e| !e.is_dir) else {
-            report.findings.push(Finding::new(
-                entry_name,
-                Rule::MissingFile,
-                format!("the manifest lists it for `{key}` but the archive does not contain it: add the file, or remove `{key}` from `libraries`"),
-            ));
-            continue;
-        };
-        let Some(bytes) = read_entry(
-            &mut archive,
-            entry_name,
-            entry,
-            limits.entry_bytes,
-            &mut report,
-        ) else {
-            continue;
-        };
-        if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
-            report.findings.push(Finding::new(
-                entry_name,
-                Rule::Nested,
-                format!("the manifest lists it for `{key}`, but it is a zip archive, a package inside the package: Spark would load it as a shared library and fail, so put the library itself here"),
-            ));
-            continue;
-        }
-        report.libraries.push(Library {
-            platform: key.clone(),
-            entry: entry_name.clone(),
-            sha256: sha256_hex(&bytes),
-        });
-        if let Some(platform) = platform {
-            report
-                .findings
-                .extend(binary::check(entry_name, &bytes, platform, &options.policy));
-        }
-    }
-
-    check_third_party(&mut archive, &entries, &manifest, options, &mut report)?;
+    listed.extend(manifest.libraries.values().cloned());
     listed.extend(manifest.notices.iter().cloned());
     listed.extend(manifest.sbom.iter().cloned());
+    listed
+}
 
-    for (name, entry) in &entries {
+/// Entries the manifest does not list (the directories of listed files excepted).
+fn check_extra_files(
+    entries: &BTreeMap<String, Entry>,
+    listed: &BTreeSet<String>,
+    report: &mut Report,
+) {
+    for (name, entry) in entries {
         // `zip -r` (the specification's example) also stores the directories of the files.
         let directory = format!("{}/", name.trim_end_matches('/'));
         let parent_of_listed = entry.is_dir && listed.iter().any(|l| l.starts_with(&directory));
@@ -320,7 +384,6 @@ pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
             ));
         }
     }
-    Ok(report)
 }
 
 /// Checks the notices and the SBOM that the manifest lists, or warns (errs, when required) that
