@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use sparkds::bench::{BenchProtocol, BenchReport, BenchSpec};
+use sparkds::bench::{BenchProtocol, BenchReport, BenchSpec, Measure};
 use sparkds::{Error, Result};
 
 use crate::drive::Target;
@@ -169,6 +169,19 @@ fn seconds(part: f64, whole: f64) -> String {
 
 /// The report as a table, one row per measure, then the cost of the checks.
 pub fn render(report: &BenchReport) -> String {
+    let mut text = render_heading(report);
+    text.push('\n');
+    text.push_str(&render_table(&report.measures));
+    let costs = render_costs(report);
+    if !costs.is_empty() {
+        text.push('\n');
+        text.push_str(&costs);
+    }
+    text
+}
+
+/// The library, the options, the columns, the repeat count and each filter's status.
+fn render_heading(report: &BenchReport) -> String {
     let mut text = format!("sparkds bench {}\n", report.library);
     let options: Vec<String> = report
         .options
@@ -196,116 +209,135 @@ pub fn render(report: &BenchReport) -> String {
         };
         text.push_str(&format!("filter: {}: {status}\n", f.filter));
     }
-    text.push('\n');
-    let header = [
-        "protocol",
-        "checks",
-        "rows",
-        "rows/s",
-        "Arrow bytes/s",
-        "batches/s",
-        "in library",
-        "in host",
-        "peak RSS",
-    ];
-    let rows: Vec<[String; 9]> = report
-        .measures
-        .iter()
-        .map(|m| {
-            [
-                m.protocol.clone(),
-                if m.in_process {
-                    "in-process"
-                } else if m.checks {
-                    "on"
-                } else {
-                    "off"
-                }
-                .to_string(),
-                m.rows.to_string(),
-                si(m.rows_per_second),
-                format!("{}/s", bytes(m.arrow_bytes_per_second)),
-                si(m.batches_per_second),
-                seconds(m.library_seconds, m.seconds),
-                seconds(m.host_seconds, m.seconds),
-                m.peak_rss_bytes
-                    .map_or("n/a".to_string(), |b| format!("+{}", bytes(b as f64))),
-            ]
-        })
-        .collect();
-    let widths: Vec<usize> = (0..header.len())
+    text
+}
+
+const TABLE_HEADER: [&str; 9] = [
+    "protocol",
+    "checks",
+    "rows",
+    "rows/s",
+    "Arrow bytes/s",
+    "batches/s",
+    "in library",
+    "in host",
+    "peak RSS",
+];
+
+/// The table of measures: a header, then one row per measure, in aligned columns.
+fn render_table(measures: &[Measure]) -> String {
+    let rows: Vec<[String; 9]> = measures.iter().map(table_row).collect();
+    let widths: Vec<usize> = (0..TABLE_HEADER.len())
         .map(|i| {
             rows.iter()
                 .map(|r| r[i].len())
-                .chain([header[i].len()])
+                .chain([TABLE_HEADER[i].len()])
                 .max()
                 .unwrap_or(0)
         })
         .collect();
-    let line = |cells: &[&str]| -> String {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (cell, width))| {
-                if i < 2 {
-                    format!("{cell:<width$}")
-                } else {
-                    format!("{cell:>width$}")
-                }
-            })
-            .collect();
-        format!("{}\n", padded.join("  ").trim_end())
-    };
-    text.push_str(&line(&header));
+    let mut text = table_line(&TABLE_HEADER, &widths);
     for row in &rows {
         let cells: Vec<&str> = row.iter().map(String::as_str).collect();
-        text.push_str(&line(&cells));
+        text.push_str(&table_line(&cells, &widths));
     }
+    text
+}
+
+/// One measure's cells, in the order of [`TABLE_HEADER`].
+fn table_row(m: &Measure) -> [String; 9] {
+    [
+        m.protocol.clone(),
+        if m.in_process {
+            "in-process"
+        } else if m.checks {
+            "on"
+        } else {
+            "off"
+        }
+        .to_string(),
+        m.rows.to_string(),
+        si(m.rows_per_second),
+        format!("{}/s", bytes(m.arrow_bytes_per_second)),
+        si(m.batches_per_second),
+        seconds(m.library_seconds, m.seconds),
+        seconds(m.host_seconds, m.seconds),
+        m.peak_rss_bytes
+            .map_or("n/a".to_string(), |b| format!("+{}", bytes(b as f64))),
+    ]
+}
+
+/// One line of the table: the first two columns aligned left, the numbers right.
+fn table_line(cells: &[&str], widths: &[usize]) -> String {
+    let padded: Vec<String> = cells
+        .iter()
+        .zip(widths)
+        .enumerate()
+        .map(|(i, (cell, width))| {
+            if i < 2 {
+                format!("{cell:<width$}")
+            } else {
+                format!("{cell:>width$}")
+            }
+        })
+        .collect();
+    format!("{}\n", padded.join("  ").trim_end())
+}
+
+/// The cost of the C interface against the in-process reference, then of the checks.
+fn render_costs(report: &BenchReport) -> String {
     let mut costs = String::new();
     for reference in report.measures.iter().filter(|m| m.in_process) {
-        let ratio = |checks: bool| {
-            report
-                .measures
-                .iter()
-                .find(|m| !m.in_process && m.checks == checks && m.protocol == reference.protocol)
-                .filter(|_| reference.rows_per_second > 0.0)
-                .map(|m| m.rows_per_second / reference.rows_per_second)
-        };
-        let with_checks = ratio(true).map_or(String::new(), |r| format!(", {r:.2}x with them"));
-        if let Some(without) = ratio(false) {
-            costs.push_str(&format!(
-                "{}: through the C interface at {without:.2}x the in-process rate ({} rows/s) without the checks{with_checks}\n",
-                reference.protocol,
-                si(reference.rows_per_second)
-            ));
-        }
+        costs.push_str(&interface_cost(&report.measures, reference));
     }
     for on in report.measures.iter().filter(|m| m.checks) {
-        let off = report
-            .measures
-            .iter()
-            .find(|m| !m.checks && !m.in_process && m.protocol == on.protocol);
-        if let Some(off) = off.filter(|off| off.seconds > 0.0) {
-            costs.push_str(&format!(
-                "{}: the checks make the read {:.2}x slower: {:.3} s in the host with them, {:.3} s without\n",
-                on.protocol,
-                on.seconds / off.seconds,
-                on.host_seconds,
-                off.host_seconds
-            ));
-        }
+        costs.push_str(&checks_cost(&report.measures, on));
     }
     if !report.reference {
         costs.push_str(
             "no in-process reference: the library does not export spark_ds_bench_v1 (spark_datasource::export! adds it)\n",
         );
     }
-    if !costs.is_empty() {
-        text.push('\n');
-        text.push_str(&costs);
+    costs
+}
+
+/// The rate through the C interface against the in-process `reference`, without and with the
+/// checks (empty without a measure to compare).
+fn interface_cost(measures: &[Measure], reference: &Measure) -> String {
+    let ratio = |checks: bool| {
+        measures
+            .iter()
+            .find(|m| !m.in_process && m.checks == checks && m.protocol == reference.protocol)
+            .filter(|_| reference.rows_per_second > 0.0)
+            .map(|m| m.rows_per_second / reference.rows_per_second)
+    };
+    let with_checks = ratio(true).map_or(String::new(), |r| format!(", {r:.2}x with them"));
+    match ratio(false) {
+        Some(without) => format!(
+            "{}: through the C interface at {without:.2}x the in-process rate ({} rows/s) without the checks{with_checks}\n",
+            reference.protocol,
+            si(reference.rows_per_second)
+        ),
+        None => String::new(),
     }
-    text
+}
+
+/// How much slower the measure `on` (with the checks) is than the same protocol without them
+/// (empty without a measure to compare).
+fn checks_cost(measures: &[Measure], on: &Measure) -> String {
+    let off = measures
+        .iter()
+        .find(|m| !m.checks && !m.in_process && m.protocol == on.protocol);
+    match off.filter(|off| off.seconds > 0.0) {
+        Some(off) => format!(
+            "{}: the checks make the read {:.2}x slower: {:.3} s in the host with them, {:.3} s without\n",
+            on.protocol,
+            on.seconds / off.seconds,
+            on.host_seconds,
+            off.host_seconds
+        ),
+        None => String::new(),
+    }
 }
 
 #[cfg(test)]
