@@ -55,6 +55,19 @@ def writer_library() -> str:
     return generate_and_build(WRITER_NAME, [f"capabilities={WRITER_CAPABILITIES}"])
 
 
+FILTERS_NAME = "e2e_filters"
+FILTERS_PUSHDOWNS = "push_limit,prune_columns,push_filters"
+
+
+@pytest.fixture(scope="session")
+def filters_library() -> str:
+    """The template's sample with filter pushdown (`-d pushdowns=...,push_filters`), the same
+    variant as tests/spark's: the one SPARK_E2E_FILTERS_LIBRARY names, or built here."""
+    if os.environ.get("SPARK_E2E_FILTERS_LIBRARY"):
+        return os.environ["SPARK_E2E_FILTERS_LIBRARY"]
+    return generate_and_build(FILTERS_NAME, [f"pushdowns={FILTERS_PUSHDOWNS}"])
+
+
 TYPES_NAME = "jvm_types"
 
 
@@ -84,7 +97,9 @@ def dirs():
 
 
 @pytest.fixture(scope="session")
-def spark(jar, c_range_library, writer_library, types_library, dirs, tmp_path_factory):
+def spark(
+    jar, c_range_library, writer_library, types_library, filters_library, dirs, tmp_path_factory
+):
     from pyspark.sql import SparkSession
 
     library_path = os.pathsep.join(
@@ -92,6 +107,7 @@ def spark(jar, c_range_library, writer_library, types_library, dirs, tmp_path_fa
             os.path.dirname(c_range_library),
             os.path.dirname(writer_library),
             os.path.dirname(types_library),
+            os.path.dirname(filters_library),
             dirs["scratch"],
         ]
     )

@@ -46,6 +46,19 @@ def writer_library() -> str:
     return generate_and_build(WRITER_NAME, [f"capabilities={WRITER_CAPABILITIES}"])
 
 
+FILTERS_NAME = "e2e_filters"
+FILTERS_PUSHDOWNS = "push_limit,prune_columns,push_filters"
+
+
+@pytest.fixture(scope="session")
+def filters_library() -> str:
+    """The template's sample with filter pushdown (`-d pushdowns=...,push_filters`): the one
+    SPARK_E2E_FILTERS_LIBRARY names, or generated with cargo-generate and built here."""
+    if os.environ.get("SPARK_E2E_FILTERS_LIBRARY"):
+        return os.environ["SPARK_E2E_FILTERS_LIBRARY"]
+    return generate_and_build(FILTERS_NAME, [f"pushdowns={FILTERS_PUSHDOWNS}"])
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     from pyspark.sql import SparkSession
@@ -82,3 +95,11 @@ def writer(spark, writer_library) -> str:
     from spark_native_bridge import register
 
     return register(spark, writer_library).name()
+
+
+@pytest.fixture(scope="session")
+def filters_source(spark, filters_library) -> str:
+    """The data source name of the sample with filter pushdown, registered in the session."""
+    from spark_native_bridge import register
+
+    return register(spark, filters_library).name()
