@@ -8,6 +8,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.apache.spark.JobArtifactSet;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
@@ -107,9 +108,16 @@ final class Discovery {
    * The packages that the session added (SparkContext.addFile, which PySpark's
    * {@code spark.addArtifact(path, file=True)} calls), in the order they were added: files whose
    * name ends in .sparkpkg, as local paths of the driver.
+   *
+   * <p>Only the files of the session that runs the query: an isolated session (Spark Connect's,
+   * with spark.sql.artifact.isolation.enabled) runs its queries with its JobArtifactState active,
+   * whose files are its own, while SparkContext.allAddedFiles holds every session's. Sessions
+   * without isolation have no active state, and share the context's files, as the specification
+   * says.
    */
   static String[] sessionPackages(SparkContext context) {
-    Map<String, Object> added = CollectionConverters.asJava(context.allAddedFiles());
+    Map<String, Object> added =
+        CollectionConverters.asJava(JobArtifactSet.getActiveOrDefault(context).files());
     List<Map.Entry<String, Object>> entries = new ArrayList<>(added.entrySet());
     entries.sort(
         (a, b) -> {
