@@ -237,6 +237,45 @@ pub fn from_metadata(
         .iter()
         .map(|n| format!("spark_datasource_{n}"))
         .collect();
+    let Some(root_id) = find_root(
+        &metadata,
+        &packages,
+        resolve,
+        &library_names,
+        root,
+        manifest_path,
+    )?
+    else {
+        return Ok(None);
+    };
+    let root_package = packages
+        .get(root_id)
+        .ok_or_else(|| messages::no_library_package(manifest_path, &library_names))?;
+    let built = built(&root_package.name, &root_package.version)?;
+    let graph = Graph {
+        packages,
+        nodes: resolve.nodes.iter().map(|n| (n.id.as_str(), n)).collect(),
+        built,
+        root_id,
+    };
+    let root = graph
+        .component(root_id, false)
+        .ok_or_else(|| messages::no_library_package(manifest_path, &library_names))?;
+    let components = graph.components();
+    Ok(Some(ThirdParty { root, components }))
+}
+
+/// The id of the package to start from: the workspace member that builds one of the libraries,
+/// else (when `root` allows it) the package of the manifest; `None` when neither applies and
+/// `root` is [`Root::Named`].
+fn find_root<'a>(
+    metadata: &'a Metadata,
+    packages: &BTreeMap<&str, &'a Package>,
+    resolve: &'a Resolve,
+    library_names: &[String],
+    root: Root,
+    manifest_path: &Path,
+) -> Result<Option<&'a str>> {
     let builds_library = |p: &Package| {
         p.targets
             .iter()
@@ -248,51 +287,69 @@ pub fn from_metadata(
         .filter_map(|id| packages.get(id.as_str()))
         .find(|p| builds_library(p))
         .map(|p| p.id.as_str());
-    let root_id = match (named, root) {
+    Ok(Some(match (named, root) {
         (Some(id), _) => id,
         (None, Root::Named) => return Ok(None),
         (None, Root::NamedOrManifest) => match &resolve.root {
             Some(id) => id.as_str(),
-            None => return Err(messages::no_library_package(manifest_path, &library_names)),
+            None => return Err(messages::no_library_package(manifest_path, library_names)),
         },
-    };
+    }))
+}
 
-    let root_package = packages
-        .get(root_id)
-        .ok_or_else(|| messages::no_library_package(manifest_path, &library_names))?;
-    let built = built(&root_package.name, &root_package.version)?;
-    let is_built = |id: &str| match (&built, packages.get(id)) {
-        (None, _) => true,
-        (Some(built), Some(p)) => built.contains(&(p.name.clone(), p.version.clone())),
-        (Some(_), None) => false,
-    };
-    let nodes: BTreeMap<&str, &Node> = resolve.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
-    let normal_deps = |id: &str| -> Vec<&str> {
-        nodes
+/// The dependency graph of the resolve, seen from the root package, through the packages a
+/// build of the library compiles.
+struct Graph<'a> {
+    packages: BTreeMap<&'a str, &'a Package>,
+    nodes: BTreeMap<&'a str, &'a Node>,
+    /// The name and version of each package the build compiles (`None`: every package).
+    built: Option<BTreeSet<(String, String)>>,
+    root_id: &'a str,
+}
+
+impl<'a> Graph<'a> {
+    fn is_built(&self, id: &str) -> bool {
+        match (&self.built, self.packages.get(id)) {
+            (None, _) => true,
+            (Some(built), Some(p)) => built.contains(&(p.name.clone(), p.version.clone())),
+            (Some(_), None) => false,
+        }
+    }
+
+    /// The normal dependencies of `id` that the build compiles.
+    fn normal_deps(&self, id: &str) -> Vec<&'a str> {
+        self.nodes
             .get(id)
             .map(|n| {
                 n.deps
                     .iter()
-                    .filter(|d| d.is_normal() && is_built(&d.pkg))
+                    .filter(|d| d.is_normal() && self.is_built(&d.pkg))
                     .map(|d| d.pkg.as_str())
                     .collect()
             })
             .unwrap_or_default()
-    };
-    let mut reached: BTreeSet<&str> = BTreeSet::new();
-    let mut queue: VecDeque<&str> = normal_deps(root_id).into();
-    while let Some(id) = queue.pop_front() {
-        if id != root_id && reached.insert(id) {
-            queue.extend(normal_deps(id));
-        }
     }
 
-    let component = |id: &str, with_files: bool| -> Option<Component> {
-        let p = packages.get(id)?;
-        let mut depends_on: Vec<String> = normal_deps(id)
+    /// Every package the root reaches through normal dependencies, the root excepted.
+    fn reached(&self) -> BTreeSet<&'a str> {
+        let mut reached: BTreeSet<&str> = BTreeSet::new();
+        let mut queue: VecDeque<&str> = self.normal_deps(self.root_id).into();
+        while let Some(id) = queue.pop_front() {
+            if id != self.root_id && reached.insert(id) {
+                queue.extend(self.normal_deps(id));
+            }
+        }
+        reached
+    }
+
+    /// The component of the package `id`, with its licence files when `with_files`.
+    fn component(&self, id: &str, with_files: bool) -> Option<Component> {
+        let p = self.packages.get(id)?;
+        let mut depends_on: Vec<String> = self
+            .normal_deps(id)
             .into_iter()
-            .filter(|d| *d != root_id)
-            .filter_map(|d| packages.get(d))
+            .filter(|d| *d != self.root_id)
+            .filter_map(|d| self.packages.get(d))
             .map(|d| format!("pkg:cargo/{}@{}", d.name, d.version))
             .collect();
         depends_on.sort();
@@ -310,18 +367,21 @@ pub fn from_metadata(
             },
             depends_on,
         })
-    };
-    let root = component(root_id, false)
-        .ok_or_else(|| messages::no_library_package(manifest_path, &library_names))?;
-    let mut components: Vec<Component> = reached
-        .iter()
-        .filter_map(|id| component(id, true))
-        .collect();
-    components.sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
-    // The same name and version from two sources (a git and a registry copy) is one entry of
-    // the notices and one component of the SBOM, whose references must be unique.
-    components.dedup_by(|a, b| a.name == b.name && a.version == b.version);
-    Ok(Some(ThirdParty { root, components }))
+    }
+
+    /// The components of the packages the root reaches, by name and version, each once.
+    fn components(&self) -> Vec<Component> {
+        let mut components: Vec<Component> = self
+            .reached()
+            .iter()
+            .filter_map(|id| self.component(id, true))
+            .collect();
+        components.sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
+        // The same name and version from two sources (a git and a registry copy) is one entry of
+        // the notices and one component of the SBOM, whose references must be unique.
+        components.dedup_by(|a, b| a.name == b.name && a.version == b.version);
+        components
+    }
 }
 
 /// Whether a file of a crate's source directory holds its licence or notices: `LICENSE*`,
