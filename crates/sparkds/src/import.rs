@@ -93,37 +93,73 @@ pub(crate) fn read_stream(
     stream: Box<ArrowArrayStream>,
     expect: &Expectations<'_>,
 ) -> Result<Vec<RecordBatch>> {
-    let context = Some(expect.context.as_str());
-    let violation = |rule: u32, message: String| {
-        Error::from(Violation::new("read", rule, message).within(context))
-    };
+    // Each step owns the stream while it calls into it, and no caller does: a C++ exception
+    // escaping a callback unwinds past the stream without releasing it, so the process aborts
+    // at that callback, which the isolated check reports (rule 9).
+    let (stream, get_schema, get_next) = own_stream(stream, expect)?;
+    let (stream, schema) = read_schema(stream, get_schema, expect)?;
+    let (stream, batches) = read_batches(stream, get_next, &schema, expect)?;
+    check_end_and_release(stream, get_next, expect)?;
+    Ok(batches)
+}
+
+type GetSchema = unsafe extern "C" fn(*mut ArrowArrayStream, *mut ArrowSchema) -> c_int;
+type GetNext = unsafe extern "C" fn(*mut ArrowArrayStream, *mut ArrowArray) -> c_int;
+
+/// A violation of `rule` by `read`, in the context of the stream.
+fn violation(expect: &Expectations<'_>, rule: u32, message: String) -> Error {
+    Error::from(Violation::new("read", rule, message).within(Some(expect.context.as_str())))
+}
+
+/// The stream, owned by the host, and its two reading callbacks, unless it is released or
+/// misses one.
+fn own_stream(
+    stream: Box<ArrowArrayStream>,
+    expect: &Expectations<'_>,
+) -> Result<(OwnedStream, GetSchema, GetNext)> {
     if stream.release.is_none() {
         return Err(violation(
+            expect,
             11,
             "returned 0 but a released stream (its `release` is NULL); write a stream to `out`"
                 .into(),
         ));
     }
-    let mut stream = OwnedStream(stream);
+    let stream = OwnedStream(stream);
     let (Some(get_schema), Some(get_next)) = (stream.0.get_schema, stream.0.get_next) else {
         return Err(violation(
+            expect,
             11,
             "returned a stream whose `get_schema` or `get_next` is NULL; fill every callback"
                 .into(),
         ));
     };
+    Ok((stream, get_schema, get_next))
+}
 
+/// The stream's schema, which must be the one asked for (rule 19).
+fn read_schema(
+    mut stream: OwnedStream,
+    get_schema: GetSchema,
+    expect: &Expectations<'_>,
+) -> Result<(OwnedStream, SchemaRef)> {
     let mut raw_schema = ArrowSchema::empty();
     isolate::breadcrumb("get_schema");
     // SAFETY: the stream is live (not released) and `raw_schema` is valid for writes.
     let rc = unsafe { get_schema(&mut *stream.0, &mut raw_schema) };
     if rc != 0 {
-        return Err(stream_failure(&mut stream, "get_schema", rc, context));
+        return Err(stream_failure(
+            &mut stream,
+            "get_schema",
+            rc,
+            Some(expect.context.as_str()),
+        ));
     }
     let schema = import_schema(&mut raw_schema)
-        .map_err(|(rule, m)| violation(rule, format!("the stream's schema: {m}")))?;
+        .map_err(|(rule, m)| violation(expect, rule, format!("the stream's schema: {m}")))?;
     if !same_schema(&schema, expect.schema) {
         return Err(violation(
+            expect,
             19,
             format!(
                 "the stream's schema is `{}` but `{}` was asked for; return exactly the schema to read, after `prune_columns`",
@@ -132,33 +168,33 @@ pub(crate) fn read_stream(
             ),
         ));
     }
-    let schema: SchemaRef = Arc::new(schema);
+    Ok((stream, Arc::new(schema)))
+}
 
-    let mut batches = Vec::new();
-    let mut rows: i64 = 0;
-    let mut after_interrupt = 0usize;
-    loop {
-        if expect.interrupt_after == Some(batches.len() + after_interrupt) && after_interrupt == 0 {
-            expect.task.interrupt();
-        }
-        let mut raw = ArrowArray::empty();
-        isolate::breadcrumb("get_next");
-        // SAFETY: the stream is live and `raw` is valid for writes.
-        let rc = unsafe { get_next(&mut *stream.0, &mut raw) };
-        if rc != 0 {
-            return Err(stream_failure(&mut stream, "get_next", rc, context));
-        }
-        if raw.release.is_none() {
-            break;
-        }
-        let index = batches.len() + after_interrupt;
-        // SAFETY: `raw` was just written by `get_next`, which moved it to the host.
-        let batch = unsafe { import_batch(&mut raw, &schema) }
-            .map_err(|(rule, m)| violation(rule, format!("batch {index}{m}")))?;
+/// The batches read so far, and what the host counts of them.
+#[derive(Default)]
+struct BatchesRead {
+    /// The batches kept: none after the task is killed.
+    batches: Vec<RecordBatch>,
+    rows: i64,
+    /// Batches returned after the task was killed.
+    after_interrupt: usize,
+}
+
+impl BatchesRead {
+    /// The index of the next batch.
+    fn index(&self) -> usize {
+        self.batches.len() + self.after_interrupt
+    }
+
+    /// Counts a batch returned after the task was killed: one may be in flight, not two (rule 23).
+    fn count_after_interrupt(&mut self, index: usize, expect: &Expectations<'_>) -> Result<()> {
         if let Some(n) = expect.interrupt_after.filter(|n| index >= *n) {
-            after_interrupt += 1;
+            self.after_interrupt += 1;
+            let after_interrupt = self.after_interrupt;
             if after_interrupt > 1 {
                 return Err(violation(
+                    expect,
                     23,
                     format!(
                         "the task was killed after {}, but the stream returned {after_interrupt} more; a killed task (`is_interrupted` true) must stop within one batch",
@@ -167,20 +203,72 @@ pub(crate) fn read_stream(
                 ));
             }
         }
-        rows += batch.num_rows() as i64;
+        Ok(())
+    }
+
+    /// Counts the rows of a batch, which never go past a pushed limit (rule 22).
+    fn count_rows(&mut self, batch: &RecordBatch, expect: &Expectations<'_>) -> Result<()> {
+        self.rows += batch.num_rows() as i64;
         if let Some(limit) = expect.limit {
-            if rows > limit {
+            if self.rows > limit {
                 return Err(violation(
+                    expect,
                     22,
-                    format!("returned {} after `push_limit` accepted a limit of {limit}; a pushed limit is never exceeded", count(rows, "row")),
+                    format!("returned {} after `push_limit` accepted a limit of {limit}; a pushed limit is never exceeded", count(self.rows, "row")),
                 ));
             }
         }
-        if after_interrupt == 0 {
-            batches.push(batch);
+        Ok(())
+    }
+}
+
+/// The batches up to the end of the stream, killing the task after the batches asked for.
+fn read_batches(
+    mut stream: OwnedStream,
+    get_next: GetNext,
+    schema: &SchemaRef,
+    expect: &Expectations<'_>,
+) -> Result<(OwnedStream, Vec<RecordBatch>)> {
+    let mut read = BatchesRead::default();
+    loop {
+        if expect.interrupt_after == Some(read.index()) && read.after_interrupt == 0 {
+            expect.task.interrupt();
+        }
+        let mut raw = ArrowArray::empty();
+        isolate::breadcrumb("get_next");
+        // SAFETY: the stream is live and `raw` is valid for writes.
+        let rc = unsafe { get_next(&mut *stream.0, &mut raw) };
+        if rc != 0 {
+            return Err(stream_failure(
+                &mut stream,
+                "get_next",
+                rc,
+                Some(expect.context.as_str()),
+            ));
+        }
+        if raw.release.is_none() {
+            break;
+        }
+        let index = read.index();
+        // SAFETY: `raw` was just written by `get_next`, which moved it to the host.
+        let batch = unsafe { import_batch(&mut raw, schema) }
+            .map_err(|(rule, m)| violation(expect, rule, format!("batch {index}{m}")))?;
+        read.count_after_interrupt(index, expect)?;
+        read.count_rows(&batch, expect)?;
+        if read.after_interrupt == 0 {
+            read.batches.push(batch);
         }
     }
-    // End of stream repeats (rule 19).
+    Ok((stream, read.batches))
+}
+
+/// The end of the stream repeats (rule 19): one more `get_next` gives 0 and a released array.
+/// Then the stream is released.
+fn check_end_and_release(
+    mut stream: OwnedStream,
+    get_next: GetNext,
+    expect: &Expectations<'_>,
+) -> Result<()> {
     let mut raw = ArrowArray::empty();
     isolate::breadcrumb("get_next");
     // SAFETY: the stream is live and `raw` is valid for writes.
@@ -191,12 +279,12 @@ pub(crate) fn read_stream(
             unsafe { release(&mut raw) };
         }
         return Err(violation(
+            expect,
             19,
             "`get_next` returned a batch or an error after the end of the stream; the end must repeat (0 and a released array)".into(),
         ));
     }
-    drop(stream);
-    Ok(batches)
+    Ok(())
 }
 
 fn stream_failure(
