@@ -209,6 +209,38 @@ pub fn measure(path: &Path, spec: &BenchSpec) -> Result<BenchReport> {
         ));
     }
     let library = Library::load(path)?;
+    let protocols = protocols_to_measure(&library, spec)?;
+    if spec.write_batch_rows == 0 || spec.write_tasks == 0 {
+        return Err(Error::usage(
+            "--write-batch-rows and --write-tasks must be 1 or more",
+        ));
+    }
+    let reference = reference_entry(path);
+    let modes = modes_to_measure(spec, reference);
+    let mut measures = Vec::new();
+    let mut filters_accepted: Option<Vec<bool>> = None;
+    for protocol in protocols {
+        measures.extend(measure_protocol(
+            &library,
+            spec,
+            protocol,
+            &modes,
+            &mut filters_accepted,
+        )?);
+    }
+    Ok(BenchReport {
+        library: path.display().to_string(),
+        options: crate::redact::redacted(&spec.options),
+        columns: spec.columns.clone(),
+        filters: bench_filters(spec, filters_accepted.as_deref()),
+        repeat: spec.repeat,
+        reference: reference.is_some(),
+        measures,
+    })
+}
+
+/// The protocol asked for, else the reads the source declares.
+fn protocols_to_measure(library: &Library, spec: &BenchSpec) -> Result<Vec<BenchProtocol>> {
     let protocols = match spec.protocol {
         Some(protocol) => vec![protocol],
         None => {
@@ -228,14 +260,12 @@ pub fn measure(path: &Path, spec: &BenchSpec) -> Result<BenchReport> {
             "the source declares neither SPARK_DS_BATCH_READ nor SPARK_DS_MICRO_BATCH_READ, and bench measures reads only for now",
         ));
     }
-    if spec.write_batch_rows == 0 || spec.write_tasks == 0 {
-        return Err(Error::usage(
-            "--write-batch-rows and --write-tasks must be 1 or more",
-        ));
-    }
-    let reference = reference_entry(path);
-    let mut measures = Vec::new();
-    let mut filters_accepted: Option<Vec<bool>> = None;
+    Ok(protocols)
+}
+
+/// With the checks (when asked for), without, then in-process when the library exports the
+/// reference.
+fn modes_to_measure(spec: &BenchSpec, reference: Option<BenchFunction>) -> Vec<Mode> {
     let mut modes = Vec::new();
     if spec.checks {
         modes.push(Mode::Checked);
@@ -244,69 +274,88 @@ pub fn measure(path: &Path, spec: &BenchSpec) -> Result<BenchReport> {
     if let Some(entry) = reference {
         modes.push(Mode::InProcess(entry));
     }
-    for protocol in protocols {
-        // A write is driven as Spark drives it; `cargo sparkds check` checks writes.
-        let modes: Vec<Mode> = modes
-            .iter()
-            .copied()
-            .filter(|mode| protocol != BenchProtocol::BatchWrite || !matches!(mode, Mode::Checked))
-            .collect();
-        let mut best: Vec<Option<Counts>> = modes.iter().map(|_| None).collect();
-        let mut peaks: Vec<Option<u64>> = vec![None; modes.len()];
-        // The runs of the modes alternate, so that a machine busy with something else for a
-        // while slows them alike, and their ratios hold.
-        for _ in 0..spec.repeat {
-            for (i, &mode) in modes.iter().enumerate() {
-                let driver = Driver {
-                    library: &library,
-                    options: &spec.options,
-                    schema: spec.schema.clone(),
-                    columns: spec.columns.as_deref(),
-                    filters: &spec.filters,
-                    mode,
-                };
-                let rss = Rss::start();
-                let counts = match protocol {
-                    BenchProtocol::BatchWrite => driver.run_batch_write(spec)?,
-                    _ => driver.run(protocol, spec.micro_batches)?,
-                };
-                peaks[i] = max_option(peaks[i], rss.peak_over_baseline());
-                if counts.filters_accepted.is_some() {
-                    filters_accepted = counts.filters_accepted.clone();
-                }
-                if best[i].as_ref().is_none_or(|b| counts.wall < b.wall) {
-                    best[i] = Some(counts);
-                }
+    modes
+}
+
+/// The best run of `protocol` in each mode, with its peak RSS over all runs; the filters the
+/// source accepted go to `filters_accepted`.
+fn measure_protocol(
+    library: &Library,
+    spec: &BenchSpec,
+    protocol: BenchProtocol,
+    modes: &[Mode],
+    filters_accepted: &mut Option<Vec<bool>>,
+) -> Result<Vec<Measure>> {
+    // A write is driven as Spark drives it; `cargo sparkds check` checks writes.
+    let modes: Vec<Mode> = modes
+        .iter()
+        .copied()
+        .filter(|mode| protocol != BenchProtocol::BatchWrite || !matches!(mode, Mode::Checked))
+        .collect();
+    let mut best: Vec<Option<Counts>> = modes.iter().map(|_| None).collect();
+    let mut peaks: Vec<Option<u64>> = vec![None; modes.len()];
+    // The runs of the modes alternate, so that a machine busy with something else for a
+    // while slows them alike, and their ratios hold.
+    for _ in 0..spec.repeat {
+        for (i, &mode) in modes.iter().enumerate() {
+            let (counts, peak) = run_once(library, spec, protocol, mode)?;
+            peaks[i] = max_option(peaks[i], peak);
+            if counts.filters_accepted.is_some() {
+                *filters_accepted = counts.filters_accepted.clone();
             }
-        }
-        for ((mode, best), peak) in modes.iter().zip(best).zip(peaks) {
-            if let Some(best) = best {
-                measures.push(best.measure(
-                    protocol.name(),
-                    matches!(mode, Mode::Checked),
-                    matches!(mode, Mode::InProcess(_)),
-                    peak,
-                ));
+            if best[i].as_ref().is_none_or(|b| counts.wall < b.wall) {
+                best[i] = Some(counts);
             }
         }
     }
-    Ok(BenchReport {
-        library: path.display().to_string(),
-        options: crate::redact::redacted(&spec.options),
-        columns: spec.columns.clone(),
-        filters: spec
-            .filters
-            .iter()
-            .enumerate()
-            .map(|(i, f)| BenchFilter {
-                filter: crate::filters::sql(f),
-                accepted: filters_accepted.as_ref().and_then(|a| a.get(i).copied()),
-            })
-            .collect(),
-        repeat: spec.repeat,
-        reference: reference.is_some(),
-        measures,
-    })
+    let mut measures = Vec::new();
+    for ((mode, best), peak) in modes.iter().zip(best).zip(peaks) {
+        if let Some(best) = best {
+            measures.push(best.measure(
+                protocol.name(),
+                matches!(mode, Mode::Checked),
+                matches!(mode, Mode::InProcess(_)),
+                peak,
+            ));
+        }
+    }
+    Ok(measures)
+}
+
+/// One run of `protocol` in `mode`: its counts and its peak RSS over the baseline.
+fn run_once(
+    library: &Library,
+    spec: &BenchSpec,
+    protocol: BenchProtocol,
+    mode: Mode,
+) -> Result<(Counts, Option<u64>)> {
+    let driver = Driver {
+        library,
+        options: &spec.options,
+        schema: spec.schema.clone(),
+        columns: spec.columns.as_deref(),
+        filters: &spec.filters,
+        mode,
+    };
+    let rss = Rss::start();
+    let counts = match protocol {
+        BenchProtocol::BatchWrite => driver.run_batch_write(spec)?,
+        _ => driver.run(protocol, spec.micro_batches)?,
+    };
+    let peak = rss.peak_over_baseline();
+    Ok((counts, peak))
+}
+
+/// Each filter asked for, in SQL, with whether the source accepted it.
+fn bench_filters(spec: &BenchSpec, filters_accepted: Option<&[bool]>) -> Vec<BenchFilter> {
+    spec.filters
+        .iter()
+        .enumerate()
+        .map(|(i, f)| BenchFilter {
+            filter: crate::filters::sql(f),
+            accepted: filters_accepted.and_then(|a| a.get(i).copied()),
+        })
+        .collect()
 }
 
 fn max_option(a: Option<u64>, b: Option<u64>) -> Option<u64> {
