@@ -140,15 +140,7 @@ impl Context<'_> {
     fn predicate_in(&self, expr: &Expr, part: &str) -> Result<Filter> {
         match expr {
             Expr::Nested(inner) => self.predicate_in(inner, part),
-            Expr::BinaryOp { left, op, right } => match op {
-                BinaryOperator::And => Ok(self
-                    .predicate_in(left, part)?
-                    .and(self.predicate_in(right, part)?)),
-                BinaryOperator::Or => Ok(self
-                    .predicate_in(left, part)?
-                    .or(self.predicate_in(right, part)?)),
-                _ => self.comparison(left, op, right, part),
-            },
+            Expr::BinaryOp { left, op, right } => self.binary_op(left, op, right, part),
             Expr::UnaryOp {
                 op: UnaryOperator::Not,
                 expr,
@@ -164,59 +156,79 @@ impl Context<'_> {
                 target: InTarget::List(list),
                 negated,
                 global: false,
-            } => {
-                let (column, data_type) = self.column(expr, part, "IN")?;
-                let values = list
-                    .iter()
-                    .map(|v| {
-                        let text = self.literal_text(v, part)?;
-                        Ok(Value::Literal(typed(&text, &column, &data_type, part)?))
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let filter = Filter::In(Value::Column(column), values);
-                Ok(if *negated { filter.negate() } else { filter })
-            }
+            } => Ok(negated_if(*negated, self.in_list(expr, list, part)?)),
             Expr::Between {
                 expr,
                 negated,
                 low,
                 high,
-            } => {
-                let ge = self.comparison(expr, &BinaryOperator::GtEq, low, part)?;
-                let le = self.comparison(expr, &BinaryOperator::LtEq, high, part)?;
-                Ok(if *negated {
-                    ge.and(le).negate()
-                } else {
-                    ge.and(le)
-                })
-            }
+            } => Ok(negated_if(*negated, self.between(expr, low, high, part)?)),
             Expr::Like {
                 negated,
                 any: false,
                 expr,
                 pattern,
                 escape_char: None,
-            } => {
-                let filter = self.like(expr, pattern, part)?;
-                Ok(if *negated { filter.negate() } else { filter })
-            }
+            } => Ok(negated_if(*negated, self.like(expr, pattern, part)?)),
             Expr::Value(v) => match &v.value {
                 ast::Value::Boolean(true) => Ok(Filter::AlwaysTrue),
                 ast::Value::Boolean(false) => Ok(Filter::AlwaysFalse),
                 _ => Err(unsupported(part, expr)),
             },
-            Expr::Identifier(_) | Expr::CompoundIdentifier(_) => {
-                let (column, data_type) = self.column(expr, part, "a condition")?;
-                if data_type != DataType::Boolean {
-                    return Err(Error::usage(format!(
-                        "--where: in `{part}`: column `{column}` is a {}, not a boolean; compare it, such as `{column} = ...`",
-                        render::spark_type(&data_type)
-                    )));
-                }
-                Ok(Filter::Eq(Value::Column(column), true.into()))
-            }
+            Expr::Identifier(_) | Expr::CompoundIdentifier(_) => self.boolean_column(expr, part),
             other => Err(unsupported(part, other)),
         }
+    }
+
+    /// `left op right`: a conjunction, a disjunction or a comparison.
+    fn binary_op(
+        &self,
+        left: &Expr,
+        op: &BinaryOperator,
+        right: &Expr,
+        part: &str,
+    ) -> Result<Filter> {
+        match op {
+            BinaryOperator::And => Ok(self
+                .predicate_in(left, part)?
+                .and(self.predicate_in(right, part)?)),
+            BinaryOperator::Or => Ok(self
+                .predicate_in(left, part)?
+                .or(self.predicate_in(right, part)?)),
+            _ => self.comparison(left, op, right, part),
+        }
+    }
+
+    /// `expr IN (list)`: a column and literals of its type.
+    fn in_list(&self, expr: &Expr, list: &[Expr], part: &str) -> Result<Filter> {
+        let (column, data_type) = self.column(expr, part, "IN")?;
+        let values = list
+            .iter()
+            .map(|v| {
+                let text = self.literal_text(v, part)?;
+                Ok(Value::Literal(typed(&text, &column, &data_type, part)?))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Filter::In(Value::Column(column), values))
+    }
+
+    /// `expr BETWEEN low AND high`: `expr >= low AND expr <= high`.
+    fn between(&self, expr: &Expr, low: &Expr, high: &Expr, part: &str) -> Result<Filter> {
+        let ge = self.comparison(expr, &BinaryOperator::GtEq, low, part)?;
+        let le = self.comparison(expr, &BinaryOperator::LtEq, high, part)?;
+        Ok(ge.and(le))
+    }
+
+    /// A boolean column alone: `column = true`.
+    fn boolean_column(&self, expr: &Expr, part: &str) -> Result<Filter> {
+        let (column, data_type) = self.column(expr, part, "a condition")?;
+        if data_type != DataType::Boolean {
+            return Err(Error::usage(format!(
+                "--where: in `{part}`: column `{column}` is a {}, not a boolean; compare it, such as `{column} = ...`",
+                render::spark_type(&data_type)
+            )));
+        }
+        Ok(Filter::Eq(Value::Column(column), true.into()))
     }
 
     fn comparison(
@@ -417,6 +429,15 @@ impl Context<'_> {
             }
             _ => Err(not_a_literal(part, expr)),
         }
+    }
+}
+
+/// `filter`, negated when the condition says `NOT`.
+fn negated_if(negated: bool, filter: Filter) -> Filter {
+    if negated {
+        filter.negate()
+    } else {
+        filter
     }
 }
 
