@@ -13,6 +13,7 @@ use std::sync::{Arc, Barrier, Mutex, PoisonError};
 use arrow_array::ffi::FFI_ArrowArray;
 use arrow_array::{Array, RecordBatch, StructArray};
 use arrow_data::transform::MutableArrayData;
+use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::SchemaRef;
 
 use crate::calls::{
@@ -465,17 +466,38 @@ struct WriteTask<'a> {
 }
 
 fn write_task(library: &Library, t: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
-    let table = library.table();
     let ctx = Some(t.context.as_str());
     let task = Task::new(t.stage, t.index);
+    let adopted = create_data_writer(library, &t, &task);
+    // Every task of the epoch holds its data writer open before any of them writes, as
+    // concurrent executors do, so that a handle returned to two tasks at once is caught
+    // (rule 21). Each task reaches this point exactly once, whatever happened above.
+    t.started.wait();
+    let data_writer = adopted?;
+    let schema = export_schema(t.schema)?;
+    let mut exported = Vec::new();
+    let result = write_batches(library, &t, &data_writer, &schema, &mut exported)?;
+    let message = finish_data_writer(library, ctx, &data_writer, result, t.fail)?;
+    drop(data_writer);
+    check_released_once(&exported, ctx)?;
+    Ok(message)
+}
+
+/// The task's data writer, from `create_data_writer` with the task and the writer's state.
+fn create_data_writer<'l>(
+    library: &'l Library,
+    t: &WriteTask<'_>,
+    task: &Task,
+) -> Result<Handle<'l>> {
+    let table = library.table();
     let (state_ptr, state_len) = match t.state {
         Some(s) => (s.as_ptr(), s.len() as i64),
         None => (std::ptr::null(), 0),
     };
-    let adopted = required(table.create_data_writer, "create_data_writer").and_then(|create| {
+    required(table.create_data_writer, "create_data_writer").and_then(|create| {
         library.open(
             "create_data_writer",
-            ctx,
+            Some(t.context.as_str()),
             HandleKind::DataWriter,
             |handle| {
                 // SAFETY: the task and the state are borrowed for the call; `handle` is valid for
@@ -483,15 +505,20 @@ fn write_task(library: &Library, t: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
                 unsafe { create(task.as_ptr(), state_ptr, state_len, t.epoch_id, handle) }
             },
         )
-    });
-    // Every task of the epoch holds its data writer open before any of them writes, as
-    // concurrent executors do, so that a handle returned to two tasks at once is caught
-    // (rule 21). Each task reaches this point exactly once, whatever happened above.
-    t.started.wait();
-    let data_writer = adopted?;
-    let schema = export_schema(t.schema)?;
-    let write = required(table.write, "write")?;
-    let mut exported = Vec::new();
+    })
+}
+
+/// Writes the task's batches, one `write` each, until one fails: the result of the writes (the
+/// trackers of the batches moved go to `exported`), or the error of the host before a write.
+fn write_batches(
+    library: &Library,
+    t: &WriteTask<'_>,
+    data_writer: &Handle<'_>,
+    schema: &FFI_ArrowSchema,
+    exported: &mut Vec<Arc<Tracker>>,
+) -> Result<Result<()>> {
+    let ctx = Some(t.context.as_str());
+    let write = required(library.table().write, "write")?;
     let mut result = Ok(());
     for batch in t.batches {
         let (mut array, tracker) = export_batch(batch)?;
@@ -500,14 +527,27 @@ fn write_task(library: &Library, t: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
             .call("write", ctx, || {
                 // SAFETY: the data writer is open; the schema is borrowed; the batch is moved to
                 // the library, which releases it (tracked by `tracked_release`).
-                unsafe { write(data_writer.ptr(), schema_ptr(&schema), &mut *array) }
+                unsafe { write(data_writer.ptr(), schema_ptr(schema), &mut *array) }
             })
-            .and_then(|()| still_borrowed(&schema, "write", ctx));
+            .and_then(|()| still_borrowed(schema, "write", ctx));
         if result.is_err() {
             break;
         }
     }
-    let message = if result.is_err() || t.fail {
+    Ok(result)
+}
+
+/// Aborts the data writer after a failed write or when the task is to fail, else commits it:
+/// its commit message.
+fn finish_data_writer(
+    library: &Library,
+    ctx: Option<&str>,
+    data_writer: &Handle<'_>,
+    result: Result<()>,
+    fail: bool,
+) -> Result<Option<Vec<u8>>> {
+    let table = library.table();
+    if result.is_err() || fail {
         let abort = required(table.abort_data_writer, "abort_data_writer")?;
         let aborted = library.call("abort_data_writer", ctx, || {
             // SAFETY: the data writer is open.
@@ -515,10 +555,10 @@ fn write_task(library: &Library, t: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
         });
         result?;
         aborted?;
-        None
+        Ok(None)
     } else {
         let commit = required(table.commit_data_writer, "commit_data_writer")?;
-        Some(sink_call_one(
+        Ok(Some(sink_call_one(
             library,
             "commit_data_writer",
             ctx,
@@ -526,9 +566,13 @@ fn write_task(library: &Library, t: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
                 // SAFETY: the data writer is open; the sink is open for the call.
                 unsafe { commit(data_writer.ptr(), add, sink) }
             },
-        )?)
-    };
-    drop(data_writer);
+        )?))
+    }
+}
+
+/// Each batch moved to the library was released exactly once (rule 11), once its data writer is
+/// closed.
+fn check_released_once(exported: &[Arc<Tracker>], ctx: Option<&str>) -> Result<()> {
     for (i, tracker) in exported.iter().enumerate() {
         let releases = tracker.releases.load(Ordering::SeqCst);
         if releases != 1 {
@@ -546,7 +590,7 @@ fn write_task(library: &Library, t: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
             .into());
         }
     }
-    Ok(message)
+    Ok(())
 }
 
 /// The private data of a batch that the host moves to the library: arrow-rs's export, and how
