@@ -25,13 +25,15 @@ def _leaf(rng, F):
     null = F.lit(None).cast("bigint")
     choice = rng.randrange(7)
     if choice == 0:
-        return [id_ == value, id_ < value, id_ <= value, id_ > value, id_ >= value][rng.randrange(5)]
+        comparisons = [id_ == value, id_ < value, id_ <= value, id_ > value, id_ >= value]
+        return comparisons[rng.randrange(5)]
     if choice == 1:
         return id_.isin(rng.sample(range(-3, END + 3), rng.randrange(0, 6)))
     if choice == 2:
         return id_.isin([rng.randrange(END), None])
     if choice == 3:
-        return [id_ == null, id_ > null, id_.eqNullSafe(value), id_.eqNullSafe(null)][rng.randrange(4)]
+        with_nulls = [id_ == null, id_ > null, id_.eqNullSafe(value), id_.eqNullSafe(null)]
+        return with_nulls[rng.randrange(4)]
     if choice == 4:
         return id_.between(value, value + rng.randrange(20))
     if choice == 5:
