@@ -995,57 +995,14 @@ impl Driver<'_> {
         accepted: &[Filter],
         counts: &mut Counts,
     ) -> Result<()> {
-        let mut raw_schema = ArrowSchema::empty();
-        // SAFETY: the stream is live and `raw_schema` is valid for writes.
-        let rc =
-            counts.in_library(|| unsafe { (stream.get_schema)(stream.ptr(), &mut raw_schema) });
-        if rc != 0 {
-            return Err(stream.failure("get_schema", rc));
-        }
-        let got = crate::import::import_schema(&mut raw_schema)
-            .map_err(|(rule, m)| stream.violation(rule, format!("the stream's schema: {m}")))?;
-        if !crate::import::same_schema(&got, schema) {
-            return Err(stream.violation(
-                19,
-                "the stream's schema is not the schema asked for; return exactly the schema to read, after `prune_columns`".into(),
-            ));
-        }
+        check_stream_schema(stream, schema, counts)?;
         let struct_type = DataType::Struct(schema.fields().clone());
-        loop {
-            let mut raw = ArrowArray::empty();
-            // SAFETY: the stream is live and `raw` is valid for writes.
-            let rc = counts.in_library(|| unsafe { (stream.get_next)(stream.ptr(), &mut raw) });
-            if rc != 0 {
-                return Err(stream.failure("get_next", rc));
-            }
-            if raw.release.is_none() {
-                break;
-            }
-            let index = counts.batches;
-            let checks = matches!(self.mode, Mode::Checked);
-            let data = if checks {
-                // SAFETY: `raw` was just written by `get_next`, which moved it to the host.
-                unsafe { import_checked(&mut raw, schema, counts) }
-            } else {
-                // SAFETY: as above.
-                unsafe { import_unchecked(raw, &struct_type) }
-            }
-            .map_err(|(rule, m)| stream.violation(rule, format!("batch {index}{m}")))?;
+        let checks = matches!(self.mode, Mode::Checked);
+        while let Some(data) = next_batch(stream, schema, &struct_type, checks, counts)? {
             if checks && !accepted.is_empty() {
-                let batch = RecordBatch::from(StructArray::from(data.clone()));
-                crate::filters::check_batch(accepted, &batch, index as usize)
-                    .map_err(|(rule, m)| stream.violation(rule, m))?;
+                check_filters(stream, &data, accepted, counts.batches)?;
             }
-            counts.rows += data.len() as u64;
-            counts.batches += 1;
-            counts.bytes += match kept {
-                Some(indices) => indices
-                    .iter()
-                    .filter_map(|&i| data.child_data().get(i))
-                    .map(buffer_bytes)
-                    .sum(),
-                None => buffer_bytes(&data),
-            };
+            count_batch(&data, kept, counts);
             // Without the checks the buffers are the library's: dropping them releases them.
             if checks {
                 drop(data);
@@ -1053,21 +1010,105 @@ impl Driver<'_> {
                 counts.in_library(|| drop(data));
             }
         }
-        if matches!(self.mode, Mode::Checked) {
-            // The end of the stream repeats (rule 19).
-            let mut raw = ArrowArray::empty();
-            // SAFETY: the stream is live and `raw` is valid for writes.
-            let rc = counts.in_library(|| unsafe { (stream.get_next)(stream.ptr(), &mut raw) });
-            if let Some(release) = raw.release {
-                // SAFETY: the array was moved to the host; it is released once, here.
-                counts.in_library(|| unsafe { release(&mut raw) });
-            }
-            if rc != 0 || raw.release.is_some() {
-                return Err(stream.violation(19, "`get_next` returned a batch or an error after the end of the stream; the end must repeat (0 and a released array)".into()));
-            }
+        if checks {
+            check_end_repeats(stream, counts)?;
         }
         Ok(())
     }
+}
+
+/// The stream's schema is the schema asked for (rule 19).
+fn check_stream_schema(
+    stream: &mut Stream<'_>,
+    schema: &SchemaRef,
+    counts: &mut Counts,
+) -> Result<()> {
+    let mut raw_schema = ArrowSchema::empty();
+    // SAFETY: the stream is live and `raw_schema` is valid for writes.
+    let rc = counts.in_library(|| unsafe { (stream.get_schema)(stream.ptr(), &mut raw_schema) });
+    if rc != 0 {
+        return Err(stream.failure("get_schema", rc));
+    }
+    let got = crate::import::import_schema(&mut raw_schema)
+        .map_err(|(rule, m)| stream.violation(rule, format!("the stream's schema: {m}")))?;
+    if !crate::import::same_schema(&got, schema) {
+        return Err(stream.violation(
+            19,
+            "the stream's schema is not the schema asked for; return exactly the schema to read, after `prune_columns`".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The next batch of the stream, imported with the checks or as arrow-rs imports it; `None` at
+/// the end of the stream.
+fn next_batch(
+    stream: &mut Stream<'_>,
+    schema: &SchemaRef,
+    struct_type: &DataType,
+    checks: bool,
+    counts: &mut Counts,
+) -> Result<Option<ArrayData>> {
+    let mut raw = ArrowArray::empty();
+    // SAFETY: the stream is live and `raw` is valid for writes.
+    let rc = counts.in_library(|| unsafe { (stream.get_next)(stream.ptr(), &mut raw) });
+    if rc != 0 {
+        return Err(stream.failure("get_next", rc));
+    }
+    if raw.release.is_none() {
+        return Ok(None);
+    }
+    let index = counts.batches;
+    let data = if checks {
+        // SAFETY: `raw` was just written by `get_next`, which moved it to the host.
+        unsafe { import_checked(&mut raw, schema, counts) }
+    } else {
+        // SAFETY: as above.
+        unsafe { import_unchecked(raw, struct_type) }
+    }
+    .map_err(|(rule, m)| stream.violation(rule, format!("batch {index}{m}")))?;
+    Ok(Some(data))
+}
+
+/// The rows of batch `index` satisfy the accepted filters (rule 31).
+fn check_filters(
+    stream: &Stream<'_>,
+    data: &ArrayData,
+    accepted: &[Filter],
+    index: u64,
+) -> Result<()> {
+    let batch = RecordBatch::from(StructArray::from(data.clone()));
+    crate::filters::check_batch(accepted, &batch, index as usize)
+        .map_err(|(rule, m)| stream.violation(rule, m))
+}
+
+/// Counts the rows, the batch and the bytes of its kept columns.
+fn count_batch(data: &ArrayData, kept: Option<&[usize]>, counts: &mut Counts) {
+    counts.rows += data.len() as u64;
+    counts.batches += 1;
+    counts.bytes += match kept {
+        Some(indices) => indices
+            .iter()
+            .filter_map(|&i| data.child_data().get(i))
+            .map(buffer_bytes)
+            .sum(),
+        None => buffer_bytes(data),
+    };
+}
+
+/// The end of the stream repeats (rule 19): one more `get_next` gives 0 and a released array.
+fn check_end_repeats(stream: &mut Stream<'_>, counts: &mut Counts) -> Result<()> {
+    let mut raw = ArrowArray::empty();
+    // SAFETY: the stream is live and `raw` is valid for writes.
+    let rc = counts.in_library(|| unsafe { (stream.get_next)(stream.ptr(), &mut raw) });
+    if let Some(release) = raw.release {
+        // SAFETY: the array was moved to the host; it is released once, here.
+        counts.in_library(|| unsafe { release(&mut raw) });
+    }
+    if rc != 0 || raw.release.is_some() {
+        return Err(stream.violation(19, "`get_next` returned a batch or an error after the end of the stream; the end must repeat (0 and a released array)".into()));
+    }
+    Ok(())
 }
 
 /// What `show` does with each batch (`import::checked_copy`: the raw checks of the C array,
