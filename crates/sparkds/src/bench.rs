@@ -42,7 +42,7 @@ use crate::calls::{
 use crate::error::{Error, Result, Violation};
 use crate::filters::Filter;
 use crate::header::{self, ArrowArray, ArrowArrayStream, ArrowSchema, SparkDsWriteInfo};
-use crate::library::{HandleKind, Library};
+use crate::library::{Handle, HandleKind, Library};
 use crate::task::Task;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -549,6 +549,9 @@ fn reference_entry(path: &Path) -> Option<BenchFunction> {
     entry
 }
 
+/// The partitions of a read, and the reader's state when the library serializes it.
+type Plan = (Vec<Vec<u8>>, Option<Vec<u8>>);
+
 impl Driver<'_> {
     fn run(&self, protocol: BenchProtocol, micro_batches: usize) -> Result<Counts> {
         match protocol {
@@ -583,12 +586,38 @@ impl Driver<'_> {
             })
         })?;
         still_borrowed(&ffi_schema, "create_reader", None)?;
+        let accepted = self.push_filters(&reader, &mut counts)?;
+        let (read_schema, kept) = self.prune_columns(&reader, &schema, &mut counts)?;
+        let (partitions, state) = self.plan_batch_read(&reader, &mut counts)?;
+        counts.in_library(|| {
+            drop(reader);
+            drop(source);
+        });
+        self.read_tasks(
+            Tasks {
+                stage: 0,
+                prefix: "",
+                partitions: &partitions,
+                state: state.as_deref(),
+                schema: &read_schema,
+                kept: kept.as_deref(),
+                accepted: &accepted,
+            },
+            &mut counts,
+        )?;
+        counts.wall = start.elapsed().saturating_sub(counts.outside);
+        Ok(counts)
+    }
 
+    /// Pushes the filters to the reader, when there are some and the library takes them: the
+    /// filters it accepted (its answers go to `counts`).
+    fn push_filters(&self, reader: &Handle<'_>, counts: &mut Counts) -> Result<Vec<Filter>> {
+        let library = self.library;
         let mut accepted = Vec::new();
         if let (false, Some(push_filters)) = (self.filters.is_empty(), library.push_filters()) {
             let encoded = crate::filters::encode_all(self.filters)?;
             let answers = counts.in_library(|| {
-                // SAFETY: the reader is open until it is dropped below.
+                // SAFETY: the reader is open until it is dropped by `run_batch_read`.
                 unsafe {
                     crate::filters::push(
                         library,
@@ -608,14 +637,23 @@ impl Driver<'_> {
                 .collect();
             counts.filters_accepted = Some(answers);
         }
+        Ok(accepted)
+    }
 
-        // The schema of the stream, and the columns the host keeps of it when the library
-        // cannot prune (Spark then projects them).
+    /// The schema of the stream, and the columns the host keeps of it when the library
+    /// cannot prune (Spark then projects them).
+    fn prune_columns(
+        &self,
+        reader: &Handle<'_>,
+        schema: &SchemaRef,
+        counts: &mut Counts,
+    ) -> Result<(SchemaRef, Option<Vec<usize>>)> {
+        let library = self.library;
         let mut read_schema = schema.clone();
         let mut kept = None;
         if let Some(columns) = self.columns {
-            let (pruned, indices) = crate::calls::prune(&schema, columns)?;
-            match table.prune_columns {
+            let (pruned, indices) = crate::calls::prune(schema, columns)?;
+            match library.table().prune_columns {
                 Some(prune_columns) => {
                     let required = export_schema(&pruned)?;
                     counts.in_library(|| {
@@ -630,6 +668,13 @@ impl Driver<'_> {
                 None => kept = Some(indices),
             }
         }
+        Ok((read_schema, kept))
+    }
+
+    /// The partitions of a batch read, and the reader's state when the library serializes it.
+    fn plan_batch_read(&self, reader: &Handle<'_>, counts: &mut Counts) -> Result<Plan> {
+        let library = self.library;
+        let table = library.table();
         let partitions_fn = required(table.partitions, "partitions")?;
         let partitions = counts.in_library(|| {
             sink_call(library, "partitions", None, |add, sink| {
@@ -646,24 +691,7 @@ impl Driver<'_> {
             })?),
             None => None,
         };
-        counts.in_library(|| {
-            drop(reader);
-            drop(source);
-        });
-        self.read_tasks(
-            Tasks {
-                stage: 0,
-                prefix: "",
-                partitions: &partitions,
-                state: state.as_deref(),
-                schema: &read_schema,
-                kept: kept.as_deref(),
-                accepted: &accepted,
-            },
-            &mut counts,
-        )?;
-        counts.wall = start.elapsed().saturating_sub(counts.outside);
-        Ok(counts)
+        Ok((partitions, state))
     }
 
     /// A streaming read of `micro_batches` micro-batches, as a query with a trigger runs it:
