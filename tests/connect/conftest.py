@@ -137,7 +137,9 @@ def tail(log, lines=LOG_TAIL) -> str:
             text = f.read().decode("utf-8", "replace")
     except OSError:
         return ""
-    return "\n".join(text.splitlines()[-lines:])
+    # Stack frames left out: the messages of the last warnings and errors fit in the tail.
+    kept = [line for line in text.splitlines() if not line.startswith("\tat ")]
+    return "\n".join(kept[-lines:])
 
 
 def stop(process):

@@ -45,7 +45,7 @@ def read_concurrently(expected, rounds=2):
             try:
                 got, shown = labels(session, name)
             except Exception as error:  # noqa: BLE001 - reported with the others
-                problems.append(f"{file_name}: {error}")
+                problems.append(f"{file_name}: {str(error).split('JVM stacktrace')[0]}")
                 return
             if got != rows or file_name not in shown:
                 problems.append(f"{file_name}: read {got} with the plan {shown}")
