@@ -131,20 +131,3 @@ def test_errors_name_the_table_and_never_show_the_password(spark, pg):
     assert "password authentication failed" in str(caught.value)
     assert wrong not in str(caught.value)
 
-
-def test_the_benchmark_runs_on_a_small_table(library, jar):
-    """bench/bench.py end to end, on few rows: every path reads and writes every row."""
-    import os
-    import subprocess
-    import sys
-
-    bench = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "bench", "bench.py")
-    done = subprocess.run(
-        [sys.executable, bench, "--rows", "20000", "--library", library, "--jar", jar],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, BENCH_DRIVER_MEMORY="1g"),
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "| read, JVM plugin |" in done.stdout and "| write, Spark JDBC |" in done.stdout
