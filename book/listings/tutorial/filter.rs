@@ -30,8 +30,8 @@ fn conditions_on_id_are_accepted_and_the_others_left_to_spark() -> sparkds::Resu
         .filters(filters.clone())
         .run()?;
     assert_eq!(read.filters_accepted, Some(vec![true, true, false]));
-    let mut returned = Vec::new();
-    let mut spark_gets = Vec::new();
+    let mut returned: Vec<i64> = Vec::new();
+    let mut spark_gets: Vec<i64> = Vec::new();
     for batch in read.batches() {
         returned.extend(batch.column(0).as_primitive::<Int64Type>().values());
         // Spark applies the filter the reader left to it, on the rows the reader returned.
