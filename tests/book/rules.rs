@@ -99,10 +99,7 @@ const BROKEN_BY: &[(u32, &[&str])] = &[
             "a_refused_checkpoint_location_option_is_reported",
         ],
     ),
-    (
-        28,
-        &["a_pruning_kept_outside_the_reader_state_is_reported"],
-    ),
+    (28, &["a_pruning_kept_outside_the_reader_state_is_reported"]),
     (29, &["a_filter_table_too_small_is_reported_when_loading"]),
     (
         30,
