@@ -234,9 +234,12 @@ pub enum Literal {
     Int32(Option<i32>),
     /// `bigint`.
     Int64(Option<i64>),
-    /// `float`: the exact bits, NaN and infinities included.
+    /// `float`: the exact bits, NaN and infinities included. Serialized as its bits, since a
+    /// format such as JSON has no NaN or infinity (serde_json writes them as `null`).
+    #[serde(with = "float_bits::f32")]
     Float32(Option<f32>),
-    /// `double`: the exact bits.
+    /// `double`: the exact bits, serialized as its bits.
+    #[serde(with = "float_bits::f64")]
     Float64(Option<f64>),
     /// `decimal(precision, scale)`: the unscaled value, `value / 10^scale`.
     Decimal128 {
@@ -257,6 +260,34 @@ pub enum Literal {
     Timestamp(Option<i64>),
     /// `timestamp_ntz`: microseconds since 1970-01-01T00:00:00, in no time zone.
     TimestampNtz(Option<i64>),
+}
+
+/// Floats serialized as their IEEE 754 bits: a reader's state in JSON keeps NaN, infinities
+/// and -0.0 exactly.
+mod float_bits {
+    pub mod f32 {
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+        pub fn serialize<S: Serializer>(v: &Option<f32>, s: S) -> Result<S::Ok, S::Error> {
+            v.map(f32::to_bits).serialize(s)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
+            Ok(Option::<u32>::deserialize(d)?.map(f32::from_bits))
+        }
+    }
+
+    pub mod f64 {
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+        pub fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+            v.map(f64::to_bits).serialize(s)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+            Ok(Option::<u64>::deserialize(d)?.map(f64::from_bits))
+        }
+    }
 }
 
 impl Literal {

@@ -546,3 +546,28 @@ fn ranges_coalesce_consecutive_values() {
     );
     assert_eq!(ids.ranges(4, 50), [4..6, 7..8, 9..10]);
 }
+
+#[test]
+fn filters_kept_in_a_json_reader_state_keep_nan_infinities_and_negative_zero() {
+    // A reader that keeps its accepted filters crosses to the executors serialized, often as
+    // JSON, which has no NaN: the floats travel as their bits.
+    let filters: Vec<Filter> = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0]
+        .into_iter()
+        .map(|v| Filter::Eq(col("x"), Value::Literal(Literal::Float64(Some(v)))))
+        .chain([Filter::Lt(
+            col("y"),
+            Value::Literal(Literal::Float32(Some(f32::NAN))),
+        )])
+        .collect();
+    let json = serde_json::to_string(&filters).expect("serialized");
+    let back: Vec<Filter> = serde_json::from_str(&json).expect("deserialized");
+    let bits = |f: &Filter| match f {
+        Filter::Eq(_, Value::Literal(Literal::Float64(Some(v)))) => v.to_bits() as u128,
+        Filter::Lt(_, Value::Literal(Literal::Float32(Some(v)))) => v.to_bits() as u128,
+        other => panic!("unexpected {other:?}"),
+    };
+    assert_eq!(
+        back.iter().map(bits).collect::<Vec<_>>(),
+        filters.iter().map(bits).collect::<Vec<_>>()
+    );
+}
