@@ -301,16 +301,24 @@ fn ci_runs_the_readme_test_command_and_every_build_is_locked() {
     let test_command = sh_lines(&readme)
         .into_iter()
         .find_map(|line| line.strip_prefix(".ci/install && ").map(str::to_string))
-        .expect("the README's test command is `.ci/install && cargo test ...`");
-    assert_eq!(test_command, "cargo test --workspace --locked");
+        .expect("the README's test command is `.ci/install && cargo suite`");
+    assert_eq!(test_command, "cargo suite");
     let run = std::fs::read_to_string(root.join(".ci/run")).expect(".ci/run");
-    // Run as it is, or with its output also kept for the table of times (`| tee`).
+    // Run as it is, or with its status kept for the lines that follow (`|| status=$?`).
     assert!(
         run.lines().any(|line| line.trim() == test_command
-            || line
-                .trim()
-                .starts_with(&format!("{test_command} 2>&1 | tee "))),
+            || line.trim().starts_with(&format!("{test_command} || "))),
         ".ci/run does not run the README's test command `{test_command}`"
+    );
+    // `cargo suite` is an alias: what it runs builds with the lock file too.
+    let config = std::fs::read_to_string(root.join(".cargo/config.toml")).expect("config.toml");
+    let alias = config
+        .lines()
+        .find_map(|line| line.strip_prefix("suite = "))
+        .expect("`cargo suite` is an alias of .cargo/config.toml");
+    assert!(
+        alias.contains("run --locked"),
+        "the alias `suite = {alias}` is not locked"
     );
     // Every build, install and test builds with the versions of a Cargo.lock: the repository's,
     // or the one a tool is released with.
