@@ -2,12 +2,16 @@
 # Builds the JVM plugin: the JNI library (crates/sparkds-jni) and the Java classes, packed into
 # target/jvm/spark-native-datasource.jar (target/jvm/<profile>/ for a profile other than
 # release), with the JNI library of this platform inside. Prints the jar's path, and only that,
-# on stdout.
+# on stdout. A jar works on the Spark line (3.5, 4.0, ...: jvm/spark-lines.txt) whose jars it
+# is compiled against, and refuses any other at its first use.
 #
-#   jvm/build.sh                  release build of the JNI library
+#   jvm/build.sh                  release build of the JNI library, for the Spark found
 #   jvm/build.sh --profile dev    another Cargo profile (dev builds fastest, for tests)
 #   jvm/build.sh --jni-dir DIR    no build: the JNI libraries of DIR/<platform>/, one per
 #                                 platform (a release, built on each platform's runner)
+#   jvm/build.sh --spark-line L   for Spark line L, into .../spark-L/spark-native-datasource-spark-L.jar:
+#                                 the first Spark of that line among $SPARK_HOME, python3's
+#                                 pyspark and the environment .ci/spark-lines made for L
 #
 # Needs cargo, a JDK 17 or later (javac and jar) and Spark's jars: those of $SPARK_HOME/jars,
 # or of the pyspark package of python3.
@@ -16,6 +20,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 profile=release
 jni_dir=""
+spark_line=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --jni-dir)
@@ -32,13 +37,18 @@ while [ $# -gt 0 ]; do
       profile="${1#--profile=}"
       shift
       ;;
+    --spark-line)
+      [ $# -ge 2 ] || { echo "jvm/build.sh: --spark-line needs a Spark line, such as 4.0" >&2; exit 2; }
+      spark_line="$2"
+      shift 2
+      ;;
     -h | --help)
-      sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+      sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
       exit 0
       ;;
     *)
-      echo "jvm/build.sh: unknown argument \`$1\`; the options are --profile <name> and" \
-        "--jni-dir <dir>" >&2
+      echo "jvm/build.sh: unknown argument \`$1\`; the options are --profile <name>," \
+        "--jni-dir <dir> and --spark-line <line>" >&2
       exit 2
       ;;
   esac
@@ -52,14 +62,61 @@ for tool in javac jar; do
   fi
 done
 
-if [ -n "${SPARK_HOME:-}" ] && [ -d "$SPARK_HOME/jars" ]; then
-  spark_jars="$SPARK_HOME/jars"
-elif spark_jars="$(python3 -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))' 2> /dev/null)" \
-  && [ -d "$spark_jars" ]; then
-  :
-else
-  echo "jvm/build.sh: Spark's jars not found: set SPARK_HOME to a Spark 4 distribution, or" \
-    "install pyspark for python3 (pip install -r tests/spark/requirements.txt)" >&2
+# The lines there are jars for: the first column of jvm/spark-lines.txt.
+lines="$(grep -v '^#' "$root/jvm/spark-lines.txt" | awk 'NF { printf "%s%s", sep, $1; sep = ", " }')"
+if [ -n "$spark_line" ] && ! grep -qE "^${spark_line//./[.]} " "$root/jvm/spark-lines.txt"; then
+  echo "jvm/build.sh: --spark-line $spark_line: the plugin is built for Spark $lines" >&2
+  exit 2
+fi
+
+# Where Spark's jars may be: $SPARK_HOME, python3's pyspark, and for --spark-line the
+# environment that .ci/spark-lines makes for that line.
+candidates=()
+[ -n "${SPARK_HOME:-}" ] && candidates+=("$SPARK_HOME/jars")
+if pyspark_jars="$(python3 -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))' 2> /dev/null)"; then
+  candidates+=("$pyspark_jars")
+fi
+if [ -n "$spark_line" ]; then
+  for python in "${SPARKDS_LINES_DIR:-$HOME/.cache/sparkds/spark-lines}/$spark_line"/bin/python3; do
+    [ -x "$python" ] || continue
+    candidates+=("$("$python" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')")
+  done
+fi
+
+# The Spark version and Scala version of a jars directory, from spark-core's file name.
+spark_of() {
+  local core
+  core="$(cd "$1" 2> /dev/null && ls spark-core_*.jar 2> /dev/null | head -n 1)"
+  [ -n "$core" ] || return 1
+  core="${core#spark-core_}"
+  echo "${core%%-*} ${core#*-}" | sed 's/[.]jar$//'
+}
+
+spark_jars=""
+seen=()
+for candidate in "${candidates[@]}"; do
+  read -r scala version < <(spark_of "$candidate") || continue
+  line="$(echo "$version" | cut -d. -f1,2)"
+  seen+=("Spark $version in $candidate")
+  if [ -z "$spark_line" ] || [ "$line" = "$spark_line" ]; then
+    spark_jars="$candidate"
+    break
+  fi
+done
+if [ -z "$spark_jars" ]; then
+  if [ -n "$spark_line" ]; then
+    echo "jvm/build.sh: no Spark $spark_line found (${seen[*]:-no Spark at all}): set SPARK_HOME" \
+      "to a Spark $spark_line distribution or pyspark directory, or run .ci/spark-lines" >&2
+  else
+    echo "jvm/build.sh: Spark's jars not found: set SPARK_HOME to a Spark distribution (or a" \
+      "pyspark directory), or install pyspark for python3 (pip install -r" \
+      "tests/spark/requirements.txt)" >&2
+  fi
+  exit 1
+fi
+if ! grep -qE "^${line//./[.]} " "$root/jvm/spark-lines.txt"; then
+  echo "jvm/build.sh: $spark_jars is Spark $version, and the plugin is built for Spark $lines:" \
+    "set SPARK_HOME to one of those, or pass --spark-line" >&2
   exit 1
 fi
 
@@ -76,6 +133,11 @@ jni_file() {
 target="${CARGO_TARGET_DIR:-$root/target}"
 out="$target/jvm"
 [ "$profile" = release ] || out="$out/$profile"
+jar_name=spark-native-datasource.jar
+if [ -n "$spark_line" ]; then
+  out="$out/spark-$spark_line"
+  jar_name="spark-native-datasource-spark-$spark_line.jar"
+fi
 classes="$out/classes"
 rm -rf "$classes"
 mkdir -p "$classes/META-INF/services"
@@ -130,12 +192,34 @@ else
   fi
 fi
 
-find "$root/jvm/src/main/java" -name '*.java' > "$out/sources.txt"
+# The sources of jvm/src/main/java, each replaced by the file of the same path in the line's
+# overlay jvm/src/spark-<line>/java where it has one.
+overlay="$root/jvm/src/spark-$line/java"
+: > "$out/sources.txt"
+while IFS= read -r source; do
+  relative="${source#"$root/jvm/src/main/java/"}"
+  if [ -f "$overlay/$relative" ]; then
+    echo "$overlay/$relative" >> "$out/sources.txt"
+  else
+    echo "$source" >> "$out/sources.txt"
+  fi
+done < <(find "$root/jvm/src/main/java" -name '*.java' | sort)
+if [ -d "$overlay" ]; then
+  while IFS= read -r source; do
+    relative="${source#"$overlay/"}"
+    [ -f "$root/jvm/src/main/java/$relative" ] || {
+      echo "jvm/build.sh: $source replaces no file of jvm/src/main/java" >&2
+      exit 1
+    }
+  done < <(find "$overlay" -name '*.java')
+fi
 javac --release 17 -encoding UTF-8 -Xlint:all,-path,-serial,-processing -d "$classes" \
   -cp "$spark_jars/*" @"$out/sources.txt" 1>&2
 echo "dev.sparkds.spark.DefaultSource" \
   > "$classes/META-INF/services/org.apache.spark.sql.sources.DataSourceRegister"
-jar="$out/spark-native-datasource.jar"
+printf 'line=%s\nscala=%s\nspark=%s\nlines=%s\n' "$line" "$scala" "$version" "$lines" \
+  > "$classes/dev/sparkds/spark/spark-line.properties"
+jar="$out/$jar_name"
 rm -f "$jar"
 jar --create --file "$jar" -C "$classes" . 1>&2
 echo "$jar"

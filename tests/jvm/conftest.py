@@ -26,6 +26,11 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 
+def pytest_configure(config):
+    # `-m core`: the tests of the JVM plugin that tests/lines runs on every Spark line.
+    config.addinivalue_line("markers", "core: runs on every Spark line (tests/lines)")
+
+
 @pytest.fixture(scope="session")
 def jar() -> str:
     """The plugin's jar: the one tests/jvm/main.rs built, or built here with jvm/build.sh."""

@@ -1,11 +1,13 @@
 """Discovery: installed libraries in the native library path, session packages (.sparkpkg
 added with addFile / addArtifact), configured packages, and their order."""
 
+import pytest
 import os
 
 from jvm_helpers import executed_plan, install, make_package, native, platform_key, sha256_of
 
 
+@pytest.mark.core
 def test_a_library_installed_while_the_session_runs_is_found(spark, c_range_library, dirs):
     path = install(c_range_library, dirs["scratch"], "installed_range")
 
@@ -21,6 +23,7 @@ def private_copies_left(spark):
     return [name for name in os.listdir(root) if name.startswith("sparkds-load-")]
 
 
+@pytest.mark.core
 def test_a_session_package_is_found_and_loaded_from_the_package(spark, c_range_library, tmp_path):
     package = make_package(
         str(tmp_path / "pkg_range-1.0.sparkpkg"), "pkg_range", c_range_library, platform_key()

@@ -16,6 +16,7 @@ def failure(action) -> str:
     return str(raised.value)
 
 
+@pytest.mark.core
 def test_a_missing_library_names_every_place_searched(spark, dirs):
     text = failure(lambda: native(spark, "no_such_source").load())
 
@@ -24,6 +25,7 @@ def test_a_missing_library_names_every_place_searched(spark, dirs):
     assert dirs["scratch"] in text
 
 
+@pytest.mark.core
 def test_the_format_needs_the_option_source(spark):
     text = failure(lambda: spark.read.format("native").load())
 
@@ -31,6 +33,7 @@ def test_the_format_needs_the_option_source(spark):
     assert '.option("source", "c_range")' in text
 
 
+@pytest.mark.core
 def test_a_failing_library_function_reports_the_library_message(spark):
     text = failure(lambda: native(spark, "c_range", end="ten").load())
 
@@ -39,6 +42,7 @@ def test_a_failing_library_function_reports_the_library_message(spark):
     assert "option `end` must be a non-negative integer, got `ten`" in text
 
 
+@pytest.mark.core
 def test_a_failure_on_the_executor_reports_the_library_message(spark, tmp_path):
     # The table exists but has no data: the library fails while planning its partitions.
     text = failure(lambda: native(spark, "e2e_rw", path=str(tmp_path / "none")).load().collect())
@@ -137,6 +141,7 @@ def test_the_supported_platforms_have_their_manifest_keys(spark):
     assert libraries.platform() in cases.values()
 
 
+@pytest.mark.core
 def test_errors_are_spark_throwables_with_their_class(spark):
     from py4j.protocol import Py4JJavaError
 
@@ -177,3 +182,61 @@ def test_a_disabled_application_refuses_to_load_native_data_sources(jar, c_range
     assert "[NATIVE_DATA_SOURCE_DISABLED]" in result.stdout, result.stdout + result.stderr
     assert "spark.sql.dataSource.native.enabled=false" in result.stdout
     assert "c_range" in result.stdout
+
+
+@pytest.mark.core
+def test_a_jar_of_another_spark_line_fails_at_first_use_naming_both_versions(spark, jar, tmp_path):
+    # SPARKDS_JVM_OTHER_LINE_JAR: a jar built against another Spark line (tests/lines passes
+    # one); otherwise this session's jar relabeled as built for another line.
+    other = os.environ.get("SPARKDS_JVM_OTHER_LINE_JAR") or relabeled(jar, str(tmp_path))
+    built_for = jar_line(other)
+    session = spark.version
+    assert built_for != ".".join(session.split(".")[:2])
+    jvm = spark._jvm
+    gateway = spark.sparkContext._gateway
+    # A class loader of its own, above Spark's: its classes are the other jar's, not the
+    # session's (as the second class loader of test_discovery.py).
+    urls = gateway.new_array(jvm.java.net.URL, 1)
+    urls[0] = jvm.java.io.File(other).toURI().toURL()
+    spark_loader = jvm.org.apache.spark.SparkContext._java_lang_class.getClassLoader()
+    loader = jvm.java.net.URLClassLoader(urls, spark_loader)
+    source_class = loader.loadClass("dev.sparkds.spark.DefaultSource")
+    source = source_class.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0))
+    source = source.newInstance(gateway.new_array(jvm.java.lang.Object, 0))
+    given = jvm.java.util.HashMap()
+    given.put("source", "c_range")
+
+    # What Spark calls first on spark.read.format("native").load().
+    options = jvm.org.apache.spark.sql.util.CaseInsensitiveStringMap(given)
+    text = failure(lambda: source.inferSchema(options))
+
+    assert "[NATIVE_DATA_SOURCE_UNSUPPORTED_SPARK_VERSION]" in text
+    assert f"built for Spark {built_for} " in text
+    assert f"the session runs Spark {session}:" in text
+    assert "NoSuchMethodError" not in text and "NoClassDefFoundError" not in text
+
+
+def jar_line(jar: str) -> str:
+    """The Spark line a jar is built for, from its spark-line.properties."""
+    import zipfile
+
+    with zipfile.ZipFile(jar) as archive:
+        properties = archive.read("dev/sparkds/spark/spark-line.properties").decode()
+    return dict(line.split("=", 1) for line in properties.splitlines() if "=" in line)["line"]
+
+
+def relabeled(jar: str, directory: str) -> str:
+    """A copy of `jar` whose spark-line.properties names another line than its own."""
+    import zipfile
+
+    line = jar_line(jar)
+    other = "3.5" if line != "3.5" else "4.3"
+    copy = os.path.join(directory, f"spark-native-datasource-spark-{other}.jar")
+    entry = "dev/sparkds/spark/spark-line.properties"
+    with zipfile.ZipFile(jar) as source, zipfile.ZipFile(copy, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == entry:
+                data = data.decode().replace(f"line={line}\n", f"line={other}\n").encode()
+            target.writestr(item, data)
+    return copy

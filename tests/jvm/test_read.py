@@ -14,6 +14,7 @@ def rows(df):
     return sorted((row.id, row.label) for row in df.collect())
 
 
+@pytest.mark.core
 def test_a_batch_read_passes_the_options_to_the_library(spark):
     # ANCHOR: read
     df = (
@@ -46,6 +47,7 @@ def test_reads_are_columnar(spark):
     assert "ColumnarToRow" in plan
 
 
+@pytest.mark.core
 def test_a_pushed_limit_and_pruned_columns_show_in_the_plan(spark):
     df = native(spark, "c_range", end=1000).load().select("label").limit(4)
 
@@ -59,6 +61,7 @@ def test_a_pushed_limit_and_pruned_columns_show_in_the_plan(spark):
     assert len(df.collect()) == 4
 
 
+@pytest.mark.core
 def test_a_pruned_read_returns_only_the_required_columns(spark):
     df = native(spark, "c_range", end=30).load().select("id")
 

@@ -3,6 +3,7 @@
 import pytest
 
 
+@pytest.mark.core
 def test_create_table_using_native_reads_the_source(spark):
     spark.sql("DROP TABLE IF EXISTS jvm_c_range")
     # ANCHOR: create_table
@@ -18,6 +19,7 @@ def test_create_table_using_native_reads_the_source(spark):
         spark.sql("DROP TABLE IF EXISTS jvm_c_range")
 
 
+@pytest.mark.core
 def test_insert_into_a_table_using_native_writes_through_the_library(spark, tmp_path):
     path = str(tmp_path / "table")
     spark.sql("DROP TABLE IF EXISTS jvm_rw")
@@ -56,6 +58,7 @@ def test_a_table_may_declare_nullable_a_column_that_has_no_nulls(spark, tmp_path
         spark.sql("DROP TABLE IF EXISTS jvm_declared")
 
 
+@pytest.mark.core
 def test_the_catalog_names_sources_and_passes_its_options(spark):
     # ANCHOR: catalog
     spark.conf.set("spark.sql.catalog.nds", "dev.sparkds.spark.NativeCatalog")

@@ -5,8 +5,10 @@ import json
 import os
 import time
 
+import pytest
 
 
+@pytest.mark.core
 def test_a_streaming_read_restarts_from_its_checkpoint_and_reads_every_row_once(spark, tmp_path):
     output = str(tmp_path / "out")
     checkpoint = str(tmp_path / "checkpoint")

@@ -32,6 +32,7 @@ def save(df, path, mode="append"):
     # ANCHOR_END: write
 
 
+@pytest.mark.core
 def test_a_batch_write_is_read_back(spark, tmp_path):
     path = str(tmp_path / "table")
     rows = [(i, None if i % 3 == 2 else f"row {i}") for i in range(20)]
@@ -57,6 +58,7 @@ def test_a_write_of_many_batches_is_read_back(spark, tmp_path):
     assert written == [(i, f"row {i}") for i in range(25000)]
 
 
+@pytest.mark.core
 def test_an_overwrite_replaces_the_data(spark, tmp_path):
     path = str(tmp_path / "table")
     save(frame(spark, [(1, "old"), (2, "old")]), path)
@@ -115,6 +117,7 @@ def run_batches(query, batches, timeout=180):
     query.stop()
 
 
+@pytest.mark.core
 def test_a_streaming_write_restarts_and_writes_every_row_once(spark, tmp_path):
     path = str(tmp_path / "table")
     checkpoint = str(tmp_path / "checkpoint")

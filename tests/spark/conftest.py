@@ -24,6 +24,11 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 
+def pytest_configure(config):
+    # `-m core`: the tests of the bridge that tests/lines runs on every Spark line.
+    config.addinivalue_line("markers", "core: runs on every Spark line (tests/lines)")
+
+
 @pytest.fixture(scope="session")
 def c_range_library() -> str:
     """The c_range example: the one that tests/spark/main.rs built, or built here with its

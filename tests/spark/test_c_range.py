@@ -16,6 +16,7 @@ def rows(df):
     return sorted((row.id, row.label) for row in df.collect())
 
 
+@pytest.mark.core
 def test_a_batch_read_returns_the_rows_of_the_range(spark, c_range):
     df = spark.read.format(c_range).load()
 
@@ -31,6 +32,7 @@ def test_the_schema_comes_from_the_library_with_its_nullability(spark, c_range):
     ]
 
 
+@pytest.mark.core
 def test_options_reach_the_library(spark, c_range):
     df = (
         spark.read.format(c_range)
@@ -62,6 +64,7 @@ def test_an_empty_range_reads_no_rows(spark, c_range):
         ("colour", "red", "unknown option `colour`: the options of c_range are `end`"),
     ],
 )
+@pytest.mark.core
 def test_a_native_error_surfaces_in_spark_with_its_message(spark, c_range, key, value, message):
     with pytest.raises((PySparkException, CapturedException, Exception)) as raised:
         spark.read.format(c_range).option(key, value).load().collect()
@@ -105,6 +108,7 @@ def run_until(query, collector, batches, timeout=120):
     query.stop()
 
 
+@pytest.mark.core
 def test_a_stream_restarts_from_its_checkpoint_and_reads_every_row_once(spark, c_range, tmp_path):
     rows_per_batch = 7
     checkpoint = str(tmp_path / "checkpoint")

@@ -25,6 +25,7 @@ def frame(spark, rows):
     return spark.createDataFrame(rows, SCHEMA).repartition(2)
 
 
+@pytest.mark.core
 def test_a_batch_write_is_read_back(spark, writer, tmp_path):
     path = str(tmp_path / "table")
     rows = [(i, None if i % 3 == 2 else f"row {i}") for i in range(20)]
@@ -37,6 +38,7 @@ def test_a_batch_write_is_read_back(spark, writer, tmp_path):
     assert staged_files(path) == []
 
 
+@pytest.mark.core
 def test_an_overwrite_replaces_the_data(spark, writer, tmp_path):
     path = str(tmp_path / "table")
     frame(spark, [(1, "old"), (2, "old")]).write.format(writer).option("path", path).mode(
@@ -78,6 +80,7 @@ def test_a_write_of_other_columns_fails_with_the_library_message(spark, writer, 
     assert "NATIVE_DATA_SOURCE_ERROR" in text and "create_writer" in text
 
 
+@pytest.mark.core
 def test_a_streaming_write_restarts_and_writes_every_row_once(spark, c_range, writer, tmp_path):
     path = str(tmp_path / "table")
     checkpoint = str(tmp_path / "checkpoint")

@@ -20,6 +20,7 @@ public class DefaultSource implements TableProvider, DataSourceRegister {
 
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
+    SparkLine.check();
     SourceOptions sourceOptions = SourceOptions.of(options.asCaseSensitiveMap());
     return librarySchema(LibraryRef.resolve(sourceOptions.name()), sourceOptions);
   }
@@ -49,6 +50,7 @@ public class DefaultSource implements TableProvider, DataSourceRegister {
   @Override
   public Table getTable(
       StructType schema, Transform[] partitioning, Map<String, String> properties) {
+    SparkLine.check();
     SourceOptions options = SourceOptions.of(properties);
     return NativeTable.open(LibraryRef.resolve(options.name()), options, schema);
   }

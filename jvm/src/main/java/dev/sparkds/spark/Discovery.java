@@ -13,7 +13,7 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.SparkFiles;
-import scala.jdk.javaapi.CollectionConverters;
+import scala.Tuple2;
 
 /**
  * Where the driver and the executors look for native data source libraries, as the
@@ -116,9 +116,14 @@ final class Discovery {
    * says.
    */
   static String[] sessionPackages(SparkContext context) {
-    Map<String, Object> added =
-        CollectionConverters.asJava(JobArtifactSet.getActiveOrDefault(context).files());
-    List<Map.Entry<String, Object>> entries = new ArrayList<>(added.entrySet());
+    // The Scala map's iterator: the same source compiles on Scala 2.12 and 2.13.
+    scala.collection.Iterator<Tuple2<String, Object>> added =
+        JobArtifactSet.getActiveOrDefault(context).files().iterator();
+    List<Map.Entry<String, Object>> entries = new ArrayList<>();
+    while (added.hasNext()) {
+      Tuple2<String, Object> file = added.next();
+      entries.add(Map.entry(file._1(), file._2()));
+    }
     entries.sort(
         (a, b) -> {
           int byTime = Long.compare((Long) a.getValue(), (Long) b.getValue());

@@ -292,7 +292,7 @@ public final class FilterEncoder {
       return TYPE_FLOAT32;
     } else if (type instanceof DoubleType) {
       return TYPE_FLOAT64;
-    } else if (type instanceof StringType string && string.isUTF8BinaryCollation()) {
+    } else if (type instanceof StringType string && SparkLineApi.comparesAsBytes(string)) {
       // Other collations compare (and match STARTS_WITH...) otherwise than as bytes.
       return TYPE_UTF8;
     } else if (type instanceof BinaryType) {

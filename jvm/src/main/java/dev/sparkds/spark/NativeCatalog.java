@@ -21,6 +21,7 @@ public class NativeCatalog implements TableCatalog {
 
   @Override
   public void initialize(String name, CaseInsensitiveStringMap options) {
+    SparkLine.check();
     this.name = name;
     this.options = options.asCaseSensitiveMap();
   }

@@ -21,7 +21,7 @@ public class NativeDataSourceException extends RuntimeException implements Spark
     this.detail = message;
   }
 
-  @Override
+  // Not @Override: Spark 3.5's SparkThrowable has getErrorClass only.
   public String getCondition() {
     return errorClass;
   }
@@ -52,7 +52,7 @@ public class NativeDataSourceException extends RuntimeException implements Spark
     return Collections.singletonMap("message", detail);
   }
 
-  @Override
+  // Not @Override: not in Spark 3.5's SparkThrowable.
   public String getDefaultMessageTemplate() {
     return "<message>";
   }

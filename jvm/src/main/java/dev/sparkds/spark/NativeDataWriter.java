@@ -64,7 +64,7 @@ final class NativeDataWriter implements DataWriter<InternalRow> {
   public void write(InternalRow row) {
     arrow.write(row);
     rows++;
-    if (rows >= maxRecords || (maxBytes != Long.MAX_VALUE && arrow.sizeInBytes() >= maxBytes)) {
+    if (rows >= maxRecords || (maxBytes != Long.MAX_VALUE && SparkLineApi.sizeInBytes(arrow) >= maxBytes)) {
       flush();
     }
   }

@@ -31,7 +31,7 @@ final class NativeDataWriterFactory implements DataWriterFactory, StreamingDataW
     int records = conf.arrowMaxRecordsPerBatch();
     // 0 or less means no bound in Spark's own use of the setting; a batch still needs one.
     this.maxRecords = records > 0 ? records : 10000;
-    long bytes = conf.arrowMaxBytesPerBatch();
+    long bytes = SparkLineApi.arrowMaxBytesPerBatch(conf);
     this.maxBytes = bytes > 0 ? bytes : Long.MAX_VALUE;
   }
 

@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.apache.spark.sql.internal.SQLConf;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Secret options, by Spark's rule: a key that matches {@code spark.sql.redaction.options.regex}
@@ -58,22 +57,27 @@ final class Redaction {
   }
 
   /**
-   * {@code options} as a plan or a table's properties may show them: Spark's own redaction
-   * with the session's settings ({@code SQLConf.redactOptions}, which also hides a value that
-   * itself matches), and every secret key of {@link #isSecretKey}. The order is kept.
+   * {@code options} as a plan or a table's properties may show them: Spark's rule of
+   * {@code SQLConf.redactOptions} (a pattern found in the key or in the value hides the value),
+   * with the session's patterns and the defaults. The order is kept.
    */
   static Map<String, String> redact(Map<String, String> options) {
-    scala.collection.immutable.Map<String, String> byScala =
-        SQLConf.get()
-            .redactOptions(
-                scala.collection.immutable.Map$.MODULE$.from(
-                    CollectionConverters.asScala(options)));
-    Map<String, String> bySpark = CollectionConverters.asJava(byScala);
+    List<Pattern> patterns = new ArrayList<>(List.of(DEFAULT_OPTIONS, DEFAULT_SECRETS));
+    SQLConf conf = SQLConf.get();
+    for (String setting : new String[] {OPTIONS_REGEX, SECRETS_REGEX}) {
+      Pattern pattern = sessionPattern(conf, setting);
+      if (pattern != null) {
+        patterns.add(pattern);
+      }
+    }
     LinkedHashMap<String, String> shown = new LinkedHashMap<>();
     for (Map.Entry<String, String> entry : options.entrySet()) {
-      String key = entry.getKey();
-      boolean secret = isSecretKey(key) || REPLACEMENT.equals(bySpark.get(key));
-      shown.put(key, secret ? REPLACEMENT : entry.getValue());
+      String value = entry.getValue();
+      boolean secret = isSecretKey(entry.getKey());
+      for (int i = 0; !secret && value != null && i < patterns.size(); i++) {
+        secret = patterns.get(i).matcher(value).find();
+      }
+      shown.put(entry.getKey(), secret ? REPLACEMENT : value);
     }
     return shown;
   }

@@ -1,6 +1,13 @@
 package dev.sparkds.spark;
 
-import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.vector.types.DateUnit;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.TimeUnit;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BinaryType;
@@ -42,10 +49,77 @@ final class Schemas {
     for (StructField field : schema.fields()) {
       checkType(field.name(), field.dataType());
     }
-    // Not the three-argument form, whose flag asks for large strings: the header's strings
-    // and binaries have 32-bit offsets ("u" and "z").
-    return ArrowUtils.toArrowSchema(
-        schema, TIME_ZONE, true, false, ArrowUtils.toArrowSchema$default$5());
+    List<Field> fields = new ArrayList<>();
+    for (StructField field : schema.fields()) {
+      fields.add(arrowField(field.name(), field.dataType(), field.nullable()));
+    }
+    return new Schema(fields);
+  }
+
+  /**
+   * The Arrow field of a column of version 1, as Spark's own conversion makes it (list items
+   * "element", map entries "entries" of "key" and "value"), written here because that
+   * conversion's signature differs in every Spark line.
+   */
+  private static Field arrowField(String name, DataType type, boolean nullable) {
+    List<Field> children = new ArrayList<>();
+    ArrowType arrow;
+    if (type instanceof ArrayType) {
+      ArrayType array = (ArrayType) type;
+      arrow = ArrowType.List.INSTANCE;
+      children.add(arrowField("element", array.elementType(), array.containsNull()));
+    } else if (type instanceof MapType) {
+      MapType map = (MapType) type;
+      arrow = new ArrowType.Map(false);
+      StructType entries =
+          new StructType()
+              .add("key", map.keyType(), false)
+              .add("value", map.valueType(), map.valueContainsNull());
+      children.add(arrowField("entries", entries, false));
+    } else if (type instanceof StructType) {
+      arrow = ArrowType.Struct.INSTANCE;
+      for (StructField field : ((StructType) type).fields()) {
+        children.add(arrowField(field.name(), field.dataType(), field.nullable()));
+      }
+    } else {
+      arrow = arrowType(type);
+    }
+    return new Field(name, new FieldType(nullable, arrow, null), children);
+  }
+
+  private static ArrowType arrowType(DataType type) {
+    if (type instanceof BooleanType) {
+      return ArrowType.Bool.INSTANCE;
+    } else if (type instanceof ByteType) {
+      return new ArrowType.Int(8, true);
+    } else if (type instanceof ShortType) {
+      return new ArrowType.Int(16, true);
+    } else if (type instanceof IntegerType) {
+      return new ArrowType.Int(32, true);
+    } else if (type instanceof LongType) {
+      return new ArrowType.Int(64, true);
+    } else if (type instanceof FloatType) {
+      return new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE);
+    } else if (type instanceof DoubleType) {
+      return new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE);
+    } else if (type instanceof StringType) {
+      return ArrowType.Utf8.INSTANCE;
+    } else if (type instanceof BinaryType) {
+      return ArrowType.Binary.INSTANCE;
+    } else if (type instanceof DecimalType) {
+      DecimalType decimal = (DecimalType) type;
+      return new ArrowType.Decimal(decimal.precision(), decimal.scale(), 128);
+    } else if (type instanceof DateType) {
+      return new ArrowType.Date(DateUnit.DAY);
+    } else if (type instanceof TimestampType) {
+      return new ArrowType.Timestamp(TimeUnit.MICROSECOND, TIME_ZONE);
+    } else if (type instanceof TimestampNTZType) {
+      return new ArrowType.Timestamp(TimeUnit.MICROSECOND, null);
+    } else if (type instanceof NullType) {
+      return ArrowType.Null.INSTANCE;
+    }
+    // checkType refused every other type before.
+    throw new IllegalStateException("no Arrow type of version 1 for " + type);
   }
 
   private static void checkType(String column, DataType type) {
@@ -86,11 +160,11 @@ final class Schemas {
   }
 
   static byte[] toBytes(StructType schema) {
-    return toArrow(schema).serializeAsMessage();
+    return SparkLineApi.serialize(toArrow(schema));
   }
 
   static Schema arrowFromBytes(byte[] bytes) {
-    return Schema.deserializeMessage(ByteBuffer.wrap(bytes));
+    return SparkLineApi.deserialize(bytes);
   }
 
   static StructType fromBytes(byte[] bytes, String source) {

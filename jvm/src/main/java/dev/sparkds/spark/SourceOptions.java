@@ -81,9 +81,10 @@ public final class SourceOptions implements Serializable {
           TableCatalog.PROP_LOCATION,
           TableCatalog.PROP_IS_MANAGED_LOCATION,
           TableCatalog.PROP_EXTERNAL,
-          TableCatalog.PROP_TABLE_TYPE,
+          // PROP_TABLE_TYPE and PROP_COLLATION, which Spark 3.5's TableCatalog lacks.
+          "table_type",
           TableCatalog.PROP_COMMENT,
-          TableCatalog.PROP_COLLATION,
+          "collation",
           TableCatalog.PROP_PROVIDER,
           TableCatalog.PROP_OWNER);
 

@@ -1,0 +1,305 @@
+//! Tests: lines. The JVM plugin on every Spark line of `jvm/spark-lines.txt` older than the
+//! newest (which the `jvm` and `spark` binaries run in full on python3's pyspark): for each,
+//! the plugin's jar built against that line (`jvm/build.sh --spark-line`), and the core tests
+//! (`pytest -m core`) of `tests/jvm`, then from Spark 4.0 on those of `tests/spark` (the
+//! bridge needs the Python Data Source API of 4.0), under the Python of the line's virtual
+//! environment, which `.ci/spark-lines` (run by `.ci/install`) makes. Two lines run at a time,
+//! one Spark session per pytest run; each line's time is printed. The test fails if any line
+//! fails.
+
+#[allow(dead_code)]
+#[path = "../spark/helpers/mod.rs"]
+mod spark_helpers;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use spark_helpers::Repository;
+
+/// How many lines run at once: each runs one Spark JVM, on a machine of two cores.
+const PARALLEL_LINES: usize = 2;
+
+/// A line of `jvm/spark-lines.txt`: `4.0 4.0.5 2.13`.
+#[derive(Clone)]
+struct Line {
+    name: String,
+    pyspark: String,
+}
+
+#[test]
+fn the_core_tests_pass_on_every_spark_line() {
+    let repository = Repository::locate();
+    let lines = older_lines(&repository);
+    let pythons: Vec<PathBuf> = lines.iter().map(line_python).collect();
+
+    let started = Instant::now();
+    let libraries = Libraries::build(&repository);
+    let jars: Vec<PathBuf> = lines
+        .iter()
+        .map(|line| build_jar(&repository, &line.name))
+        .collect();
+    println!(
+        "libraries and {} jars built in {:.1} s",
+        jars.len(),
+        started.elapsed().as_secs_f64()
+    );
+
+    // Each line's wrong-line test takes another line's jar: 3.5's (Scala 2.12) for the 4.x
+    // lines, 4.0's (Scala 2.13) for 3.5.
+    let other_jar = |index: usize| jars[if index == 0 { 1 } else { 0 }].clone();
+    let next = Mutex::new(0usize);
+    let failures = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..PARALLEL_LINES.min(lines.len()) {
+            scope.spawn(|| loop {
+                let index = {
+                    let mut next = next.lock().expect("the line counter");
+                    let index = *next;
+                    *next += 1;
+                    index
+                };
+                let Some(line) = lines.get(index) else {
+                    return;
+                };
+                let report = run_line(
+                    &repository,
+                    line,
+                    &pythons[index],
+                    &jars[index],
+                    &other_jar(index),
+                    &libraries,
+                );
+                println!("{}", report.summary);
+                if let Some(failure) = report.failure {
+                    failures.lock().expect("the failures").push(failure);
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().expect("the failures");
+    assert!(
+        failures.is_empty(),
+        "{} Spark line(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// Every line of `jvm/spark-lines.txt` but the newest, the last.
+fn older_lines(repository: &Repository) -> Vec<Line> {
+    let path = repository.path("jvm/spark-lines.txt");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()));
+    let mut lines: Vec<Line> = text
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(
+                fields.len(),
+                3,
+                "{}: `{line}` is not `<line> <pyspark version> <scala version>`",
+                path.display()
+            );
+            Line {
+                name: fields[0].to_string(),
+                pyspark: fields[1].to_string(),
+            }
+        })
+        .collect();
+    assert!(
+        lines.len() >= 2,
+        "{} lists fewer than two lines",
+        path.display()
+    );
+    lines.pop();
+    lines
+}
+
+/// The Python of the line's virtual environment, checked to hold the line's pyspark.
+fn line_python(line: &Line) -> PathBuf {
+    let directory = std::env::var_os("SPARKDS_LINES_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
+                .join(".cache/sparkds/spark-lines")
+        });
+    let python = directory.join(&line.name).join("bin/python");
+    let output = Command::new(&python)
+        .args([
+            "-c",
+            "import pyspark, pyarrow, pytest; print(pyspark.__version__)",
+        ])
+        .output();
+    let found = match &output {
+        Ok(output) if output.status.success() => {
+            String::from_utf8_lossy(&output.stdout).trim().to_string()
+        }
+        _ => String::new(),
+    };
+    assert_eq!(
+        found,
+        line.pyspark,
+        "{} has no pyspark {} (with pyarrow and pytest): run .ci/spark-lines (or .ci/install), \
+         which makes it",
+        python.display(),
+        line.pyspark
+    );
+    python
+}
+
+/// The libraries of the core tests, built once for every line.
+struct Libraries {
+    env: Vec<(&'static str, PathBuf)>,
+}
+
+impl Libraries {
+    fn build(repository: &Repository) -> Self {
+        let c_range = repository.build_c_range();
+        let writer = repository.generate_and_build_writer_variant();
+        // The fixtures that tests/jvm's session puts in its library path, generated as its
+        // conftest does.
+        let script = "import sys; sys.path.insert(0, 'tests/support'); \
+             from template_projects import generate_and_build as g; \
+             print(g('e2e_filters', ['pushdowns=push_limit,prune_columns,push_filters'])); \
+             print(g('jvm_types', ['capabilities=batch_read,batch_write,truncate', \
+             'pushdowns=prune_columns'], connector='tests/jvm/fixtures/types/mod.rs'))";
+        let output = checked(
+            Command::new("python3")
+                .args(["-c", script])
+                .current_dir(repository.path("")),
+            "building the filters and types fixtures",
+        );
+        let built = String::from_utf8_lossy(&output.stdout);
+        let mut built = built.lines().map(PathBuf::from);
+        let filters = built.next().expect("the filters library's path");
+        let types = built.next().expect("the types library's path");
+        Libraries {
+            env: vec![
+                ("SPARK_E2E_C_RANGE_LIBRARY", c_range),
+                ("SPARK_E2E_WRITER_LIBRARY", writer),
+                ("SPARK_E2E_FILTERS_LIBRARY", filters),
+                ("SPARKDS_JVM_TYPES_LIBRARY", types),
+            ],
+        }
+    }
+}
+
+/// `jvm/build.sh --profile dev --spark-line <line>`, which prints the jar's path alone.
+fn build_jar(repository: &Repository, line: &str) -> PathBuf {
+    let output = checked(
+        Command::new("bash")
+            .arg(repository.path("jvm/build.sh"))
+            .args(["--profile", "dev", "--spark-line", line]),
+        &format!("jvm/build.sh --spark-line {line}"),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let jar = PathBuf::from(stdout.trim());
+    assert!(
+        jar.is_file()
+            && stdout.lines().count() == 1
+            && jar.ends_with(format!("spark-native-datasource-spark-{line}.jar")),
+        "jvm/build.sh --spark-line {line} must print the line's jar alone, printed:\n{stdout}"
+    );
+    jar
+}
+
+struct Report {
+    summary: String,
+    failure: Option<String>,
+}
+
+/// The core suites of one line, each in a pytest run (a Spark session) of its own.
+fn run_line(
+    repository: &Repository,
+    line: &Line,
+    python: &Path,
+    jar: &Path,
+    other_jar: &Path,
+    libraries: &Libraries,
+) -> Report {
+    let started = Instant::now();
+    let mut suites = vec!["tests/jvm"];
+    // The bridge needs the Python Data Source API, which Spark 3.5 lacks.
+    if !line.name.starts_with("3.") {
+        suites.push("tests/spark");
+    }
+    let mut parts = Vec::new();
+    let mut failure = None;
+    for suite in suites {
+        let suite_started = Instant::now();
+        let mut command = Command::new(python);
+        command
+            .args([
+                "-m",
+                "pytest",
+                suite,
+                "-m",
+                "core",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+            ])
+            .current_dir(repository.path(""))
+            // The line's own Spark, started by its pyspark with its Python.
+            .env_remove("SPARK_HOME")
+            .env_remove("PYSPARK_PYTHON")
+            .env_remove("PYSPARK_DRIVER_PYTHON")
+            .env("SPARKDS_JVM_JAR", jar)
+            .env("SPARKDS_JVM_OTHER_LINE_JAR", other_jar);
+        for (key, value) in &libraries.env {
+            command.env(key, value);
+        }
+        let output = command
+            .output()
+            .unwrap_or_else(|error| panic!("cannot run {}: {error}", python.display()));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let outcome = stdout
+            .lines()
+            .rev()
+            .find(|l| l.contains(" in ") && (l.contains("passed") || l.contains("failed")))
+            .unwrap_or("no summary")
+            .trim()
+            .to_string();
+        parts.push(format!(
+            "{suite} {outcome} ({:.1} s)",
+            suite_started.elapsed().as_secs_f64()
+        ));
+        if !output.status.success() && failure.is_none() {
+            failure = Some(format!(
+                "Spark {} (pyspark {}): pytest {suite} -m core failed ({}):\n{stdout}\n{}",
+                line.name,
+                line.pyspark,
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+    }
+    Report {
+        summary: format!(
+            "Spark {} (pyspark {}) in {:.1} s: {}",
+            line.name,
+            line.pyspark,
+            started.elapsed().as_secs_f64(),
+            parts.join("; ")
+        ),
+        failure,
+    }
+}
+
+/// Runs `command`, and panics with its output if it fails.
+fn checked(command: &mut Command, what: &str) -> Output {
+    let output = command
+        .output()
+        .unwrap_or_else(|error| panic!("{what}: cannot run {command:?}: {error}"));
+    assert!(
+        output.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
