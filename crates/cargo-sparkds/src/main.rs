@@ -12,6 +12,7 @@ mod bench;
 mod condition;
 mod drive;
 mod package;
+mod spark;
 mod verify;
 
 /// Runs a native data source library the way Spark does, and packages and verifies `.sparkpkg`
@@ -49,6 +50,16 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Write `<name>-<version>.sparkpkg` from one library per platform.
     Package(package::PackageArgs),
+    /// Build the library and open a local Spark 4 session in which its data source is ready:
+    /// an interactive PySpark shell, one SQL statement (`--sql`), a script (`--python`) or a
+    /// Spark Connect server (`--connect`).
+    ///
+    /// The JVM plugin loads the library (`--bridge`: the Python bridge): read it with
+    /// `spark.read.format("native").option("source", NAME)` or `SELECT * FROM native.NAME`.
+    /// Spark comes from SPARK_HOME, else python3's pyspark, else a pinned pyspark installed in
+    /// the cache (~/.cache/sparkds, or SPARKDS_CACHE_DIR), where the plugin is built on first
+    /// use. Builds the `release` profile unless `--profile` says otherwise.
+    Spark(spark::SparkArgs),
     /// Check a `.sparkpkg`: manifest, entries, and each library's format, architecture,
     /// `spark_ds_init` export, dependencies and glibc versions; prints each library's SHA-256.
     Verify(verify::VerifyArgs),
@@ -87,6 +98,7 @@ fn main() -> ExitCode {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => fail(&e),
         },
+        Command::Spark(args) => exit(spark::run(&args)),
         Command::Verify(args) => match verify::run(&args) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::FAILURE,

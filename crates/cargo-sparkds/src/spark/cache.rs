@@ -1,0 +1,338 @@
+//! The cache of `cargo sparkds spark`: the sources embedded in the command (the JVM plugin's
+//! `jvm/` and the Python bridge), the JNI library and the plugin's jar built from them, and the
+//! pyspark that the command installs when python3 has none. Every key holds the command's
+//! version and the hash of its embedded sources; the jar's also the Spark version, the
+//! platform and where the SDK comes from. An entry is built in a scratch directory and renamed
+//! into place, under a lock, so that a second run finds it whole and builds nothing.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sparkds::{Error, Result};
+
+use super::tools::{self, Spark, PINNED_PYSPARK};
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+}
+
+/// The Python side of the session, written next to the sources.
+const SESSION_PY: &str = include_str!("session.py");
+
+/// The cache: `$SPARKDS_CACHE_DIR`, else `$XDG_CACHE_HOME/sparkds`, else `~/.cache/sparkds`.
+pub struct Cache {
+    root: PathBuf,
+}
+
+impl Cache {
+    pub fn open() -> Result<Cache> {
+        let root =
+            if let Some(dir) = std::env::var_os("SPARKDS_CACHE_DIR").filter(|d| !d.is_empty()) {
+                PathBuf::from(dir)
+            } else if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+                PathBuf::from(dir).join("sparkds")
+            } else if let Some(home) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+                PathBuf::from(home).join(".cache").join("sparkds")
+            } else {
+                return Err(Error::usage(
+                    "no cache directory: set SPARKDS_CACHE_DIR (or HOME) to a writable directory",
+                ));
+            };
+        std::fs::create_dir_all(&root).map_err(|e| {
+            Error::io(
+                format!(
+                    "cannot create the cache {} (set SPARKDS_CACHE_DIR to another)",
+                    root.display()
+                ),
+                e,
+            )
+        })?;
+        Ok(Cache { root })
+    }
+
+    /// The directory of this build of the command: its version and its embedded sources.
+    fn versioned(&self) -> PathBuf {
+        self.root
+            .join(format!("{}-{}", env!("CARGO_PKG_VERSION"), embedded::HASH))
+    }
+
+    /// Runs `build` into a scratch directory renamed to `entry`, unless `entry` exists: under
+    /// the cache's lock, so that concurrent runs build it once.
+    fn entry(&self, entry: &Path, build: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        if entry.exists() {
+            return Ok(());
+        }
+        let lock_path = self.root.join(".lock");
+        let lock = File::create(&lock_path)
+            .map_err(|e| Error::io(format!("cannot create {}", lock_path.display()), e))?;
+        lock.lock()
+            .map_err(|e| Error::io(format!("cannot lock {}", lock_path.display()), e))?;
+        if entry.exists() {
+            return Ok(());
+        }
+        let scratch = entry.with_extension(format!("partial-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        create_dir(&scratch)?;
+        build(&scratch).inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&scratch);
+        })?;
+        std::fs::rename(&scratch, entry)
+            .map_err(|e| Error::io(format!("cannot move {} into place", scratch.display()), e))
+    }
+
+    /// The embedded sources, written once: `jvm/`, `python/spark_native_bridge/` and the
+    /// session's script.
+    pub fn sources(&self) -> Result<PathBuf> {
+        let dir = self.versioned().join("sources");
+        self.entry(&dir, |scratch| {
+            for (relative, bytes) in embedded::FILES {
+                write_file(&scratch.join(relative), bytes)?;
+            }
+            write_file(&scratch.join("session.py"), SESSION_PY.as_bytes())
+        })?;
+        Ok(dir)
+    }
+
+    /// The plugin's jar for `spark`, with the JNI library built from `jni` (the `sparkds-jni`
+    /// of the project's SDK): built on first use, with the embedded `jvm/build.sh`.
+    pub fn plugin_jar(&self, spark: &Spark, jni: &JniSource) -> Result<PathBuf> {
+        let platform = platform()?;
+        let jni_dir = self.versioned().join(format!("jni-{}", jni.key()));
+        self.entry(&jni_dir, |scratch| build_jni(self, jni, platform, scratch))?;
+        let jar_dir = self.versioned().join(format!(
+            "plugin-spark-{}-{platform}-jni-{}",
+            spark.version,
+            jni.key()
+        ));
+        let sources = self.sources()?;
+        self.entry(&jar_dir, |scratch| {
+            build_jar(&sources, spark, &jni_dir, scratch)
+        })?;
+        Ok(jar_dir.join("spark-native-datasource.jar"))
+    }
+
+    /// A venv of the cache with the pinned pyspark (and pyarrow and the Connect client's
+    /// packages), installed with pip on first use.
+    pub fn pyspark_venv(&self, python: &Path) -> Result<PathBuf> {
+        let venv = self.root.join(format!("venv-pyspark-{PINNED_PYSPARK}"));
+        let interpreter = venv.join("bin").join("python3");
+        if interpreter.is_file() {
+            return Ok(interpreter);
+        }
+        eprintln!(
+            "sparkds: python3 has no pyspark: installing pyspark {PINNED_PYSPARK} into {} (once)",
+            venv.display()
+        );
+        let fix = format!(
+            "install pyspark for python3 (`python3 -m pip install 'pyspark[connect]=={PINNED_PYSPARK}' \
+             pyarrow`), or set SPARK_HOME to a Spark 4 distribution"
+        );
+        self.entry(&venv, |scratch| {
+            run_quiet(
+                Command::new(python).args(["-m", "venv"]).arg(scratch),
+                &format!("python3 -m venv cannot create a venv ({fix}; on Debian, `apt-get install python3-venv`)"),
+            )?;
+            run_quiet(
+                Command::new(scratch.join("bin").join("python3"))
+                    .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+                    .arg(format!("pyspark[connect]=={PINNED_PYSPARK}"))
+                    .arg("pyarrow"),
+                &format!("pip cannot install pyspark {PINNED_PYSPARK} (no network?): {fix}"),
+            )
+        })?;
+        // The interpreter finds its venv by the pyvenv.cfg beside it, renamed with it.
+        Ok(interpreter)
+    }
+}
+
+/// Where `sparkds-jni` comes from: the same place as the project's SDK.
+pub enum JniSource {
+    /// `crates/sparkds-jni` of a checkout, next to `crates/spark-datasource`.
+    Path(PathBuf),
+    /// A git repository at a commit.
+    Git { url: String, rev: String },
+}
+
+impl JniSource {
+    /// The dependency line of the wrapper crate's Cargo.toml.
+    fn dependency(&self) -> String {
+        match self {
+            JniSource::Path(path) => format!("{{ path = {:?} }}", path.display().to_string()),
+            JniSource::Git { url, rev } => format!("{{ git = {url:?}, rev = {rev:?} }}"),
+        }
+    }
+
+    /// A short key of the source, for the cache.
+    fn key(&self) -> String {
+        format!("{:016x}", fnv(self.dependency().as_bytes()))
+    }
+}
+
+/// Builds `libsparkds_jni` as a cdylib that wraps `sparkds-jni` (whose `#[no_mangle]` JNI
+/// functions the cdylib exports), into `<out>/<platform>/`, the layout of `build.sh --jni-dir`.
+fn build_jni(cache: &Cache, jni: &JniSource, platform: &str, out: &Path) -> Result<()> {
+    eprintln!("sparkds: building the JVM plugin's JNI library (once; it takes a few minutes)");
+    let krate = out.join("crate");
+    write_file(
+        &krate.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"sparkds-jni-cache\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\
+             publish = false\n\n[lib]\nname = \"sparkds_jni_cache\"\ncrate-type = [\"cdylib\"]\n\n\
+             [dependencies]\nsparkds-jni = {}\n\n[profile.release]\npanic = \"unwind\"\n\n[workspace]\n",
+            jni.dependency()
+        )
+        .as_bytes(),
+    )?;
+    write_file(
+        &krate.join("src/lib.rs"),
+        b"//! The JNI library of the JVM plugin: sparkds-jni, linked whole into a cdylib.\nextern crate sparkds_jni;\n",
+    )?;
+    let target = cache.root.join("jni-target");
+    run_shown(
+        Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .args(["build", "--release", "--quiet"])
+            .current_dir(&krate)
+            .env("CARGO_TARGET_DIR", &target),
+        "cargo cannot build the JVM plugin's JNI library (its errors are above); use --bridge to \
+         run through the Python bridge instead",
+    )?;
+    let file = jni_file_name();
+    let built = target.join("release").join(format!(
+        "{}sparkds_jni_cache.{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_EXTENSION
+    ));
+    let dest = out.join(platform).join(file);
+    create_dir(dest.parent().expect("a platform directory"))?;
+    std::fs::copy(&built, &dest)
+        .map_err(|e| Error::io(format!("cannot copy {}", built.display()), e))?;
+    let _ = std::fs::remove_dir_all(&krate);
+    Ok(())
+}
+
+/// Runs the embedded `jvm/build.sh --jni-dir` with Spark's jars, and keeps its jar in `out`.
+fn build_jar(sources: &Path, spark: &Spark, jni_dir: &Path, out: &Path) -> Result<()> {
+    for tool in ["javac", "jar"] {
+        tools::java_tool(tool)?;
+    }
+    eprintln!(
+        "sparkds: building the JVM plugin for Spark {} (once)",
+        spark.version
+    );
+    let script = sources.join("jvm").join("build.sh");
+    let output = Command::new("bash")
+        .arg(&script)
+        .arg("--jni-dir")
+        .arg(jni_dir)
+        .env("SPARK_HOME", &spark.home)
+        .env("CARGO_TARGET_DIR", out.join("build"))
+        .env("PATH", path_with_java()?)
+        .output()
+        .map_err(|e| {
+            Error::usage(format!(
+                "cannot run bash {}: {e}; install bash",
+                script.display()
+            ))
+        })?;
+    if !output.status.success() {
+        return Err(Error::usage(format!(
+            "the JVM plugin's build ({}) failed: {}; use --bridge to run through the Python \
+             bridge instead",
+            script.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    let jar = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    std::fs::copy(&jar, out.join("spark-native-datasource.jar"))
+        .map_err(|e| Error::io(format!("cannot copy {}", jar.display()), e))?;
+    let _ = std::fs::remove_dir_all(out.join("build"));
+    Ok(())
+}
+
+/// PATH with `$JAVA_HOME/bin` first when JAVA_HOME is set, so that build.sh finds its javac.
+pub fn path_with_java() -> Result<std::ffi::OsString> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(home) = std::env::var_os("JAVA_HOME").filter(|h| !h.is_empty()) {
+        dirs.push(Path::new(&home).join("bin"));
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    std::env::join_paths(dirs).map_err(|e| Error::usage(format!("cannot build PATH: {e}")))
+}
+
+/// The platform key of this machine, as packages and the plugin name them.
+pub fn platform() -> Result<&'static str> {
+    match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => Ok("linux-x86_64"),
+        ("linux", "aarch64") => Ok("linux-aarch64"),
+        ("macos", "x86_64") => Ok("osx-x86_64"),
+        ("macos", "aarch64") => Ok("osx-aarch64"),
+        ("windows", "x86_64") => Ok("windows-x86_64"),
+        (os, arch) => Err(Error::usage(format!(
+            "the JVM plugin has no build for {os} {arch}: use --bridge"
+        ))),
+    }
+}
+
+fn jni_file_name() -> String {
+    format!(
+        "{}sparkds_jni.{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_EXTENSION
+    )
+}
+
+fn create_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    create_dir(path.parent().expect("a file has a directory"))?;
+    std::fs::write(path, bytes)
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+    #[cfg(unix)]
+    if path.extension().is_some_and(|e| e == "sh") {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| Error::io(format!("cannot make {} executable", path.display()), e))?;
+    }
+    Ok(())
+}
+
+/// Runs `command` with its output shown, failing with `message`.
+fn run_shown(command: &mut Command, message: &str) -> Result<()> {
+    let status = command
+        .status()
+        .map_err(|e| Error::usage(format!("{message}: {e}")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(Error::usage(message.to_string()))
+    }
+}
+
+/// Runs `command` quietly; on failure, `message` and what it printed.
+fn run_quiet(command: &mut Command, message: &str) -> Result<()> {
+    let output = command
+        .output()
+        .map_err(|e| Error::usage(format!("{message}: {e}")))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&output.stderr);
+    let last: Vec<&str> = said.lines().rev().take(3).collect();
+    Err(Error::usage(format!(
+        "{message}\n  ({})",
+        last.into_iter().rev().collect::<Vec<_>>().join("\n   ")
+    )))
+}
+
+/// FNV-1a, 64 bits.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}

@@ -1,0 +1,371 @@
+//! `cargo sparkds spark`: builds the library of the current project and opens a local Spark 4
+//! session in which its data source is ready, through the JVM plugin (by default) or the Python
+//! bridge: an interactive PySpark shell, one SQL statement (`--sql`), a script (`--python`), or
+//! a Spark Connect server (`--connect`). Spark comes from SPARK_HOME, else python3's pyspark,
+//! else a pinned pyspark that the command installs in its cache; the plugin's jar is built
+//! once per command version, Spark version and platform, from sources the command embeds.
+
+mod cache;
+mod connect;
+mod tools;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use sparkds::{Error, Result};
+
+use cache::{Cache, JniSource};
+use tools::Spark;
+
+/// Arguments of `sparkds spark`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SparkArgs {
+    /// Build and load the library of this cargo profile (by default `release`, the build that
+    /// is installed on Spark).
+    #[arg(long, value_name = "NAME", default_value = "release")]
+    pub profile: String,
+    /// Run one SQL statement and print its result as `show()` does, then stop.
+    #[arg(long, value_name = "STATEMENT", conflicts_with_all = ["python", "connect"])]
+    pub sql: Option<String>,
+    /// Run this Python script in the session (`spark` is defined), then stop; the arguments
+    /// after `--` are its `sys.argv[1:]`.
+    #[arg(long, value_name = "FILE", conflicts_with = "connect")]
+    pub python: Option<PathBuf>,
+    /// Start a Spark Connect server with the data source on 127.0.0.1:PORT (15002 by default)
+    /// and print its URL; it runs until Ctrl-C.
+    #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "15002")]
+    pub connect: Option<u16>,
+    /// Run on a local cluster of N executor processes (`local-cluster[N,1,1024]`) rather than
+    /// in local mode.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub cluster: Option<u16>,
+    /// Load the library through the Python bridge (spark-native-bridge, the Python Data Source
+    /// API) rather than the JVM plugin.
+    #[arg(long, conflicts_with = "connect")]
+    pub bridge: bool,
+    /// The data source's options, for every read of the session (`end=20`): the plugin's
+    /// catalog options, or the bridge's view options.
+    #[arg(value_name = "KEY=VALUE", value_parser = crate::drive::parse_option)]
+    pub options: Vec<(String, String)>,
+    /// The arguments of the `--python` script.
+    #[arg(last = true, value_name = "ARGS")]
+    pub script_args: Vec<String>,
+}
+
+/// How the session's data source is loaded.
+enum Loader {
+    /// The JVM plugin's jar.
+    Plugin(PathBuf),
+    /// The directory that holds the `spark_native_bridge` package.
+    Bridge(PathBuf),
+}
+
+/// Runs `cargo sparkds spark`: what is missing is said before anything builds.
+///
+/// # Errors
+///
+/// When Java, Python or Spark is missing or unusable, the build fails, or Spark cannot start.
+pub fn run(args: &SparkArgs) -> Result<ExitCode> {
+    if args.script_args.first().is_some() && args.python.is_none() {
+        return Err(Error::usage(
+            "arguments after `--` go to a script: add --python FILE, or remove them",
+        ));
+    }
+    tools::check_java()?;
+    let python = tools::python()?;
+    let cache = Cache::open()?;
+    let spark = locate_spark(&cache, &python)?;
+    if args.bridge && !tools::imports(&spark, "pyarrow")? {
+        return Err(Error::usage(format!(
+            "the bridge needs pyarrow, which {} does not import: `{} -m pip install pyarrow`",
+            spark.python.display(),
+            spark.python.display()
+        )));
+    }
+    let dir =
+        std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", e))?;
+    let library = sparkds::build_current_cdylib(&dir, &args.profile)?;
+    let name = data_source_name(&library)?;
+    let loader = if args.bridge {
+        Loader::Bridge(cache.sources()?.join("python"))
+    } else {
+        Loader::Plugin(cache.plugin_jar(&spark, &jni_source(&dir)?)?)
+    };
+    eprintln!(
+        "sparkds: Spark {} from {}; {} loads {} (built with the `{}` profile)",
+        spark.version,
+        spark.origin,
+        match loader {
+            Loader::Plugin(_) => "the JVM plugin",
+            Loader::Bridge(_) => "the Python bridge",
+        },
+        library.display(),
+        args.profile
+    );
+    let master = match args.cluster {
+        Some(n) => format!("local-cluster[{n},1,1024]"),
+        None => "local[*]".to_string(),
+    };
+    let session = Session {
+        spark: &spark,
+        library: &library,
+        name: &name,
+        loader: &loader,
+        master: &master,
+    };
+    match (args.connect, &loader) {
+        (Some(port), Loader::Plugin(jar)) => connect::serve(&session, jar, port, &args.options),
+        _ => session.run_python(args, &cache.sources()?.join("session.py"), &dir),
+    }
+}
+
+/// Spark from SPARK_HOME, else from python3's pyspark, else the cache's pinned pyspark.
+fn locate_spark(cache: &Cache, python: &Path) -> Result<Spark> {
+    let spark = match tools::spark_from_home(python)? {
+        Some(spark) => spark,
+        None => match tools::spark_from_python(python, "python3's pyspark")? {
+            Some(spark) => spark,
+            None => {
+                let venv = cache.pyspark_venv(python)?;
+                tools::spark_from_python(&venv, "the pyspark that cargo sparkds installed")?
+                    .ok_or_else(|| {
+                        Error::usage(format!(
+                            "{} does not import pyspark: remove its venv to install it again",
+                            venv.display()
+                        ))
+                    })?
+            }
+        },
+    };
+    tools::check_spark(&spark)?;
+    Ok(spark)
+}
+
+/// The data source of `libspark_datasource_<name>.so`: the name Spark finds it by.
+fn data_source_name(library: &Path) -> Result<String> {
+    let stem = library
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    stem.strip_prefix(std::env::consts::DLL_PREFIX)
+        .unwrap_or(&stem)
+        .strip_prefix("spark_datasource_")
+        .filter(|name| !name.is_empty())
+        .map(str::to_string)
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "{} is not named spark_datasource_<name>, so Spark cannot find it by a data \
+                 source name: set `name = \"spark_datasource_<name>\"` in the [lib] of Cargo.toml",
+                library.display()
+            ))
+        })
+}
+
+/// `sparkds-jni` from where the project's `spark-datasource` comes from, per `cargo metadata`.
+fn jni_source(dir: &Path) -> Result<JniSource> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1"])
+        .current_dir(dir)
+        .output()
+        .map_err(|e| Error::usage(format!("cannot run cargo metadata: {e}")))?;
+    if !output.status.success() {
+        return Err(Error::usage(format!(
+            "cargo metadata failed in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| Error::usage(format!("cannot read cargo metadata's output: {e}")))?;
+    let sdk = metadata["packages"]
+        .as_array()
+        .and_then(|packages| packages.iter().find(|p| p["name"] == "spark-datasource"))
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "the project in {} does not depend on spark-datasource, whose sources build the \
+                 JVM plugin's JNI library: use --bridge",
+                dir.display()
+            ))
+        })?;
+    jni_source_of(
+        sdk["source"].as_str(),
+        Path::new(sdk["manifest_path"].as_str().unwrap_or_default()),
+    )
+}
+
+/// `sparkds-jni` for an SDK from `source` (cargo metadata's: none for a path) whose manifest is
+/// `manifest`.
+fn jni_source_of(source: Option<&str>, manifest: &Path) -> Result<JniSource> {
+    match source {
+        None => {
+            let crates = manifest
+                .parent()
+                .and_then(Path::parent)
+                .unwrap_or(Path::new("."));
+            let jni = crates.join("sparkds-jni");
+            if jni.join("Cargo.toml").is_file() {
+                Ok(JniSource::Path(jni))
+            } else {
+                Err(Error::usage(format!(
+                    "the SDK at {} has no sparkds-jni next to it ({}): point the project's \
+                     spark-datasource at a checkout of spark-datasource-template, or use --bridge",
+                    manifest.display(),
+                    jni.display()
+                )))
+            }
+        }
+        Some(git) if git.starts_with("git+") => {
+            let (location, rev) = git["git+".len()..].split_once('#').unwrap_or((git, ""));
+            let url = location.split('?').next().unwrap_or(location);
+            Ok(JniSource::Git {
+                url: url.to_string(),
+                rev: rev.to_string(),
+            })
+        }
+        Some(other) => Err(Error::usage(format!(
+            "the project's spark-datasource comes from {other}, which does not publish the JVM \
+             plugin's JNI library (sparkds-jni): use --bridge, or depend on the SDK by git or path"
+        ))),
+    }
+}
+
+/// The session that the Python side opens.
+struct Session<'a> {
+    spark: &'a Spark,
+    library: &'a Path,
+    name: &'a str,
+    loader: &'a Loader,
+    master: &'a str,
+}
+
+impl Session<'_> {
+    /// Runs `session.py`: the shell (`python3 -i`), `--sql` or `--python`, in `dir`.
+    fn run_python(&self, args: &SparkArgs, script: &Path, dir: &Path) -> Result<ExitCode> {
+        let (mode, interactive) = match (&args.sql, &args.python) {
+            (Some(_), _) => ("sql", false),
+            (_, Some(_)) => ("python", false),
+            _ => ("shell", true),
+        };
+        let script_path = match &args.python {
+            Some(file) if !file.is_file() => {
+                return Err(Error::usage(format!(
+                    "--python {}: no such file",
+                    file.display()
+                )))
+            }
+            Some(file) => dir.join(file).display().to_string(),
+            None => String::new(),
+        };
+        let (jar, bridge) = match self.loader {
+            Loader::Plugin(jar) => (Some(jar.display().to_string()), None),
+            Loader::Bridge(dir) => (None, Some(dir.clone())),
+        };
+        let settings = serde_json::json!({
+            "mode": mode,
+            "sql": args.sql,
+            "script": script_path,
+            "args": args.script_args,
+            "master": self.master,
+            "library": self.library.display().to_string(),
+            "name": self.name,
+            "jar": jar,
+            "bridge": bridge.as_ref().map(|b| b.display().to_string()),
+            "options": args.options.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            "warehouse": self.scratch()?.join("warehouse").display().to_string(),
+        });
+        let mut command = Command::new(&self.spark.python);
+        if interactive {
+            command.arg("-i");
+        }
+        let extra: Vec<PathBuf> = bridge.into_iter().collect();
+        let status = command
+            .arg(script)
+            .current_dir(dir)
+            .env("SPARKDS_SPARK_SESSION", settings.to_string())
+            .env("PYTHONPATH", self.spark.python_path_with(&extra)?)
+            .envs(self.spark_env()?)
+            .status()
+            .map_err(|e| {
+                Error::usage(format!("cannot run {}: {e}", self.spark.python.display()))
+            })?;
+        Ok(ExitCode::from(
+            u8::try_from(status.code().unwrap_or(1)).unwrap_or(1),
+        ))
+    }
+
+    /// What Spark's launcher needs: its home, the Python of its workers, and Java on PATH.
+    fn spark_env(&self) -> Result<Vec<(&'static str, std::ffi::OsString)>> {
+        Ok(vec![
+            ("SPARK_HOME", self.spark.home.clone().into_os_string()),
+            ("PYSPARK_PYTHON", self.spark.python.clone().into_os_string()),
+            (
+                "PYSPARK_DRIVER_PYTHON",
+                self.spark.python.clone().into_os_string(),
+            ),
+            ("PATH", cache::path_with_java()?),
+        ])
+    }
+
+    /// A directory of the session's files (the warehouse of its tables) in the project's
+    /// target directory, beside the library's profile directory.
+    fn scratch(&self) -> Result<PathBuf> {
+        let target = self
+            .library
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("."));
+        let dir = target.join("sparkds-spark");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+        Ok(dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_data_source_is_named_by_the_library_file() {
+        let file = format!(
+            "{}spark_datasource_my_source.{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_EXTENSION
+        );
+        assert_eq!(
+            data_source_name(Path::new(&file)).ok().as_deref(),
+            Some("my_source")
+        );
+        let error = data_source_name(Path::new("libother.so"))
+            .err()
+            .map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.contains("spark_datasource_<name>")));
+    }
+
+    #[test]
+    fn the_jni_library_comes_from_where_the_sdk_comes_from() {
+        let git = jni_source_of(
+            Some("git+https://example.com/sdk.git?tag=v0.1.0#0123abcd"),
+            Path::new("/x/Cargo.toml"),
+        );
+        assert!(matches!(
+            git,
+            Ok(JniSource::Git { ref url, ref rev }) if url == "https://example.com/sdk.git" && rev == "0123abcd"
+        ));
+        let registry = jni_source_of(
+            Some("registry+https://github.com/rust-lang/crates.io-index"),
+            Path::new("/x/Cargo.toml"),
+        );
+        assert!(registry
+            .err()
+            .is_some_and(|e| e.to_string().contains("--bridge")));
+        let missing = jni_source_of(
+            None,
+            Path::new("/nonexistent/crates/spark-datasource/Cargo.toml"),
+        );
+        assert!(missing
+            .err()
+            .is_some_and(|e| e.to_string().contains("sparkds-jni")));
+    }
+}

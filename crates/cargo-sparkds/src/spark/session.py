@@ -1,0 +1,91 @@
+"""The PySpark side of `cargo sparkds spark`: a Spark session with one native data source ready,
+through the JVM plugin or through the Python bridge, then a shell, one SQL statement or a script.
+
+`cargo sparkds spark` runs it as `python3 [-i] session.py`, with its settings as JSON in
+SPARKDS_SPARK_SESSION: mode (shell, sql or python), sql, script, master, library, name, jar (the
+plugin's, or null for the bridge), bridge (the directory that holds spark_native_bridge),
+options (the source's options) and warehouse.
+"""
+
+import json
+import os
+import runpy
+import sys
+
+settings = json.loads(os.environ["SPARKDS_SPARK_SESSION"])
+name = settings["name"]
+library_dir = os.path.dirname(settings["library"])
+
+
+def session():
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master(settings["master"])
+        .appName(f"cargo sparkds spark: {name}")
+        .config("spark.ui.enabled", "false")
+        .config("spark.log.level", "ERROR")
+        .config("spark.sql.warehouse.dir", settings["warehouse"])
+    )
+    if settings["jar"]:
+        builder = (
+            builder.config("spark.jars", settings["jar"])
+            .config("spark.driver.extraLibraryPath", library_dir)
+            .config("spark.executor.extraLibraryPath", library_dir)
+            .config("spark.sql.catalog.native", "dev.sparkds.spark.NativeCatalog")
+        )
+        # The catalog's options are its sources' options (spark.sql.catalog.native.end=20).
+        for key, value in settings["options"].items():
+            builder = builder.config(f"spark.sql.catalog.native.{key}", value)
+    else:
+        # Executors of a local cluster start Python workers that import the bridge too.
+        builder = builder.config("spark.executorEnv.PYTHONPATH", settings["bridge"])
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    if not settings["jar"]:
+        from spark_native_bridge import register
+
+        register(spark, settings["library"])
+        reader = spark.read.format(name)
+        for key, value in settings["options"].items():
+            reader = reader.option(key, value)
+        # SQL names the source through a view: the bridge has no catalog.
+        reader.load().createOrReplaceTempView(name)
+    return spark
+
+
+def hints():
+    if settings["jar"]:
+        read = f'spark.read.format("native").option("source", "{name}").load()'
+        table = f"native.{name}"
+    else:
+        read = f'spark.read.format("{name}").load()'
+        table = name
+    return [
+        f"{read}.show()",
+        f'spark.sql("SELECT * FROM {table} LIMIT 5").show()',
+        f"{read}.printSchema()",
+    ]
+
+
+spark = session()
+mode = settings["mode"]
+if mode == "sql":
+    try:
+        spark.sql(settings["sql"]).show()
+    except Exception as error:  # Spark's own message, without the Python traceback
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(1)
+    finally:
+        spark.stop()
+elif mode == "python":
+    sys.argv = [settings["script"]] + settings["args"]
+    runpy.run_path(settings["script"], init_globals={"spark": spark}, run_name="__main__")
+    spark.stop()
+else:
+    print(f"Spark {spark.version} ({settings['master']}): `spark` is a session with `{name}` "
+          f"({settings['library']}). Try:")
+    for line in hints():
+        print(f"  {line}")
+    print("exit() or Ctrl-D ends the session.")
+    sys.stdout.flush()
