@@ -42,7 +42,7 @@ use crate::calls::{
 use crate::error::{Error, Result, Violation};
 use crate::filters::Filter;
 use crate::header::{self, ArrowArray, ArrowArrayStream, ArrowSchema, SparkDsWriteInfo};
-use crate::library::{Handle, HandleKind, Library};
+use crate::library::{Handle, HandleKind, Library, Source};
 use crate::task::Task;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -549,6 +549,73 @@ fn reference_entry(path: &Path) -> Option<BenchFunction> {
     entry
 }
 
+/// `create_writer` in append mode, as the driver opens a write.
+fn open_writer<'l>(
+    library: &'l Library,
+    source: &Source<'l>,
+    ffi_schema: &arrow_schema::ffi::FFI_ArrowSchema,
+    counts: &mut Counts,
+) -> Result<Handle<'l>> {
+    let query_id = CString::new("sparkds-bench").map_err(|_| Error::usage("a NUL byte"))?;
+    let info = SparkDsWriteInfo {
+        size: std::mem::size_of::<SparkDsWriteInfo>() as i64,
+        schema: schema_ptr(ffi_schema),
+        query_id: query_id.as_ptr(),
+        mode: header::SPARK_DS_WRITE_APPEND,
+        streaming: 0,
+    };
+    let create_writer = required(library.table().create_writer, "create_writer")?;
+    let writer = counts.in_library(|| {
+        library.open("create_writer", None, HandleKind::Writer, |writer| {
+            // SAFETY: the source is open; `info` and what it points to are borrowed for the
+            // call; `writer` is valid for writes.
+            unsafe { create_writer(source.handle.ptr(), &info, writer) }
+        })
+    })?;
+    still_borrowed(ffi_schema, "create_writer", None)?;
+    Ok(writer)
+}
+
+/// One write task through the library's in-process reference (`spark_ds_bench_v1`): the
+/// batches moved to it as one stream, and its commit message.
+fn bench_write_task(
+    library: &Library,
+    entry: BenchFunction,
+    task: &Task,
+    context: &str,
+    state: &[u8],
+    input: RecordBatchIterator<
+        impl Iterator<Item = std::result::Result<RecordBatch, arrow_schema::ArrowError>>
+            + Send
+            + 'static,
+    >,
+    counts: &mut Counts,
+) -> Result<Vec<u8>> {
+    let mut call = BenchCall::new(BENCH_WRITE, task, Some(state));
+    let mut input = FFI_ArrowArrayStream::new(Box::new(input));
+    call.input = (&mut input as *mut FFI_ArrowArrayStream).cast();
+    let started = Instant::now();
+    let message = sink_call_one(library, "spark_ds_bench_v1", Some(context), |add, sink| {
+        call.add = Some(add);
+        call.sink = sink;
+        // SAFETY: the call and what it points to are borrowed for the call; the stream is
+        // moved to the library.
+        unsafe { entry(&mut call) }
+    })?;
+    call.count(counts, started.elapsed());
+    Ok(message)
+}
+
+/// A streaming query's reader, open on its source.
+struct OpenStream<'l> {
+    // Declared before the source: the reader closes first.
+    reader: Handle<'l>,
+    _source: Source<'l>,
+    schema: SchemaRef,
+    /// The columns kept by `prune_columns`, when a projection was asked.
+    kept: Option<Vec<usize>>,
+}
+
 /// The partitions of a read, and the reader's state when the library serializes it.
 type Plan = (Vec<Vec<u8>>, Option<Vec<u8>>);
 
@@ -701,7 +768,31 @@ impl Driver<'_> {
         let mut counts = Counts::default();
         let start_time = Instant::now();
         let library = self.library;
-        let table = library.table();
+        let stream = self.open_stream(&mut counts)?;
+        let initial = required(library.table().initial_offset, "initial_offset")?;
+        let mut start = counts.in_library(|| {
+            sink_call_one(library, "initial_offset", None, |add, sink| {
+                // SAFETY: the reader is open; the sink is open for the call.
+                unsafe { initial(stream.reader.ptr(), add, sink) }
+            })
+        })?;
+        // Spark commits the end of a micro-batch when it plans the next one.
+        let mut uncommitted: Option<Vec<u8>> = None;
+        for index in 0..micro_batches {
+            let end = self.micro_batch(&stream, index, &start, uncommitted.take(), &mut counts)?;
+            if end != start {
+                uncommitted = Some(end.clone());
+                start = end;
+            }
+        }
+        counts.in_library(|| drop(stream));
+        counts.wall = start_time.elapsed().saturating_sub(counts.outside);
+        Ok(counts)
+    }
+
+    /// `create`, the schema, and `create_stream_reader`, as a streaming query starts.
+    fn open_stream(&self, counts: &mut Counts) -> Result<OpenStream<'_>> {
+        let library = self.library;
         let source = counts.in_library(|| library.create(self.options))?;
         if !source.capabilities.micro_batch_read() {
             return Err(Error::NotSupported {
@@ -715,7 +806,7 @@ impl Driver<'_> {
             None => None,
         };
         let ffi_schema = export_schema(&schema)?;
-        let create = required(table.create_stream_reader, "create_stream_reader")?;
+        let create = required(library.table().create_stream_reader, "create_stream_reader")?;
         let reader = counts.in_library(|| {
             library.open(
                 "create_stream_reader",
@@ -729,83 +820,83 @@ impl Driver<'_> {
             )
         })?;
         still_borrowed(&ffi_schema, "create_stream_reader", None)?;
-        let initial = required(table.initial_offset, "initial_offset")?;
+        Ok(OpenStream {
+            reader,
+            _source: source,
+            schema,
+            kept,
+        })
+    }
+
+    /// Micro-batch `index` from `start`: `latest_offset`, the commit of the previous batch's
+    /// end, and when there is new data its plan and its tasks. Returns the batch's end.
+    fn micro_batch(
+        &self,
+        stream: &OpenStream<'_>,
+        index: usize,
+        start: &[u8],
+        uncommitted: Option<Vec<u8>>,
+        counts: &mut Counts,
+    ) -> Result<Vec<u8>> {
+        let (library, table, reader) = (self.library, self.library.table(), &stream.reader);
         let latest = required(table.latest_offset, "latest_offset")?;
         let plan = required(table.stream_partitions, "stream_partitions")?;
-        let mut start = counts.in_library(|| {
-            sink_call_one(library, "initial_offset", None, |add, sink| {
-                // SAFETY: the reader is open; the sink is open for the call.
-                unsafe { initial(reader.ptr(), add, sink) }
+        let context = format!("micro-batch {index}");
+        let ctx = Some(context.as_str());
+        let end = counts.in_library(|| {
+            sink_call_one(library, "latest_offset", ctx, |add, sink| {
+                // SAFETY: the reader is open; `start` is borrowed; the sink is open.
+                unsafe { latest(reader.ptr(), start.as_ptr(), start.len() as i64, add, sink) }
             })
         })?;
-        // Spark commits the end of a micro-batch when it plans the next one.
-        let mut uncommitted: Option<Vec<u8>> = None;
-        for index in 0..micro_batches {
-            let context = format!("micro-batch {index}");
-            let ctx = Some(context.as_str());
-            let end = counts.in_library(|| {
-                sink_call_one(library, "latest_offset", ctx, |add, sink| {
-                    // SAFETY: the reader is open; `start` is borrowed; the sink is open.
-                    unsafe { latest(reader.ptr(), start.as_ptr(), start.len() as i64, add, sink) }
+        if let (Some(commit), Some(done)) = (table.commit_offset, uncommitted) {
+            counts.in_library(|| {
+                library.call("commit_offset", ctx, || {
+                    // SAFETY: the reader is open; `done` is borrowed for the call.
+                    unsafe { commit(reader.ptr(), done.as_ptr(), done.len() as i64) }
                 })
             })?;
-            if let (Some(commit), Some(done)) = (table.commit_offset, uncommitted.take()) {
-                counts.in_library(|| {
-                    library.call("commit_offset", ctx, || {
-                        // SAFETY: the reader is open; `done` is borrowed for the call.
-                        unsafe { commit(reader.ptr(), done.as_ptr(), done.len() as i64) }
-                    })
-                })?;
-            }
-            if end == start {
-                continue;
-            }
-            let partitions = counts.in_library(|| {
-                sink_call(library, "stream_partitions", ctx, |add, sink| {
-                    // SAFETY: the reader is open; the offsets are borrowed; the sink is open.
-                    unsafe {
-                        plan(
-                            reader.ptr(),
-                            start.as_ptr(),
-                            start.len() as i64,
-                            end.as_ptr(),
-                            end.len() as i64,
-                            add,
-                            sink,
-                        )
-                    }
-                })
-            })?;
-            let state = match table.serialize_stream_reader {
-                Some(serialize) => Some(counts.in_library(|| {
-                    sink_call_one(library, "serialize_stream_reader", ctx, |add, sink| {
-                        // SAFETY: the reader is open; the sink is open for the call.
-                        unsafe { serialize(reader.ptr(), add, sink) }
-                    })
-                })?),
-                None => None,
-            };
-            self.read_tasks(
-                Tasks {
-                    stage: i32::try_from(index).unwrap_or(i32::MAX),
-                    prefix: &format!("{context}, "),
-                    partitions: &partitions,
-                    state: state.as_deref(),
-                    schema: &schema,
-                    kept: kept.as_deref(),
-                    accepted: &[],
-                },
-                &mut counts,
-            )?;
-            uncommitted = Some(end.clone());
-            start = end;
         }
-        counts.in_library(|| {
-            drop(reader);
-            drop(source);
-        });
-        counts.wall = start_time.elapsed().saturating_sub(counts.outside);
-        Ok(counts)
+        if end == start {
+            return Ok(end);
+        }
+        let partitions = counts.in_library(|| {
+            sink_call(library, "stream_partitions", ctx, |add, sink| {
+                let (start_length, end_length) = (start.len() as i64, end.len() as i64);
+                // SAFETY: the reader is open; the offsets are borrowed; the sink is open.
+                unsafe {
+                    plan(
+                        reader.ptr(),
+                        start.as_ptr(),
+                        start_length,
+                        end.as_ptr(),
+                        end_length,
+                        add,
+                        sink,
+                    )
+                }
+            })
+        })?;
+        let state = match table.serialize_stream_reader {
+            Some(serialize) => Some(counts.in_library(|| {
+                sink_call_one(library, "serialize_stream_reader", ctx, |add, sink| {
+                    // SAFETY: the reader is open; the sink is open for the call.
+                    unsafe { serialize(reader.ptr(), add, sink) }
+                })
+            })?),
+            None => None,
+        };
+        let tasks = Tasks {
+            stage: i32::try_from(index).unwrap_or(i32::MAX),
+            prefix: &format!("{context}, "),
+            partitions: &partitions,
+            state: state.as_deref(),
+            schema: &stream.schema,
+            kept: stream.kept.as_deref(),
+            accepted: &[],
+        };
+        self.read_tasks(tasks, counts)?;
+        Ok(end)
     }
 
     /// A batch write in append mode, as `df.write...save()` runs it: `create_writer` and
@@ -816,7 +907,6 @@ impl Driver<'_> {
     fn run_batch_write(&self, spec: &BenchSpec) -> Result<Counts> {
         let mut counts = Counts::default();
         let library = self.library;
-        let table = library.table();
         let source = library.create(self.options)?;
         if !source.capabilities.batch_write() {
             return Err(Error::NotSupported {
@@ -831,24 +921,8 @@ impl Driver<'_> {
         let start = Instant::now();
         let source = counts.in_library(|| library.create(self.options))?;
         let ffi_schema = export_schema(&schema)?;
-        let query_id = CString::new("sparkds-bench").map_err(|_| Error::usage("a NUL byte"))?;
-        let info = SparkDsWriteInfo {
-            size: std::mem::size_of::<SparkDsWriteInfo>() as i64,
-            schema: schema_ptr(&ffi_schema),
-            query_id: query_id.as_ptr(),
-            mode: header::SPARK_DS_WRITE_APPEND,
-            streaming: 0,
-        };
-        let create_writer = required(table.create_writer, "create_writer")?;
-        let writer = counts.in_library(|| {
-            library.open("create_writer", None, HandleKind::Writer, |writer| {
-                // SAFETY: the source is open; `info` and what it points to are borrowed for
-                // the call; `writer` is valid for writes.
-                unsafe { create_writer(source.handle.ptr(), &info, writer) }
-            })
-        })?;
-        still_borrowed(&ffi_schema, "create_writer", None)?;
-        let serialize = required(table.serialize_writer, "serialize_writer")?;
+        let writer = open_writer(library, &source, &ffi_schema, &mut counts)?;
+        let serialize = required(library.table().serialize_writer, "serialize_writer")?;
         let state = counts.in_library(|| {
             sink_call_one(library, "serialize_writer", None, |add, sink| {
                 // SAFETY: the writer is open; the sink is open for the call.
@@ -865,31 +939,31 @@ impl Driver<'_> {
             let context = format!("task {index}");
             let message = match self.mode {
                 Mode::InProcess(entry) => {
-                    let mut call = BenchCall::new(BENCH_WRITE, &task, Some(&state));
-                    let reader = RecordBatchIterator::new(batches.map(Ok), schema.clone());
-                    let mut input = FFI_ArrowArrayStream::new(Box::new(reader));
-                    call.input = (&mut input as *mut FFI_ArrowArrayStream).cast();
-                    let started = Instant::now();
-                    let message = sink_call_one(
-                        library,
-                        "spark_ds_bench_v1",
-                        Some(&context),
-                        |add, sink| {
-                            call.add = Some(add);
-                            call.sink = sink;
-                            // SAFETY: the call and what it points to are borrowed for the call;
-                            // the stream is moved to the library.
-                            unsafe { entry(&mut call) }
-                        },
-                    )?;
-                    call.count(&mut counts, started.elapsed());
-                    message
+                    let input = RecordBatchIterator::new(batches.map(Ok), schema.clone());
+                    bench_write_task(library, entry, &task, &context, &state, input, &mut counts)?
                 }
                 _ => self.write_task(&task, &context, &state, &ffi_schema, batches, &mut counts)?,
             };
             messages.push(message);
         }
-        let commit = required(table.commit, "commit")?;
+        self.commit_write(&writer, &messages, &mut counts)?;
+        counts.in_library(|| {
+            drop(writer);
+            drop(source);
+        });
+        counts.wall = start.elapsed().saturating_sub(counts.outside);
+        Ok(counts)
+    }
+
+    /// `commit` of the tasks' messages, as the driver ends a write.
+    fn commit_write(
+        &self,
+        writer: &Handle<'_>,
+        messages: &[Vec<u8>],
+        counts: &mut Counts,
+    ) -> Result<()> {
+        let library = self.library;
+        let commit = required(library.table().commit, "commit")?;
         let pointers: Vec<*const u8> = messages.iter().map(|m| m.as_ptr()).collect();
         let lengths: Vec<i64> = messages.iter().map(|m| m.len() as i64).collect();
         counts.in_library(|| {
@@ -905,13 +979,7 @@ impl Driver<'_> {
                     )
                 }
             })
-        })?;
-        counts.in_library(|| {
-            drop(writer);
-            drop(source);
-        });
-        counts.wall = start.elapsed().saturating_sub(counts.outside);
-        Ok(counts)
+        })
     }
 
     /// One write task through the interface: each batch exported as Spark exports it, moved to
