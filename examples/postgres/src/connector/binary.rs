@@ -7,7 +7,6 @@
 //! dates and timestamps from 2000-01-01, `numeric` in base-10000 digits, arrays with their
 //! dimensions and element OID.
 
-use std::io::{self, BufRead, Read};
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -239,9 +238,68 @@ fn fixed<const N: usize>(value: &[u8]) -> Conversion<[u8; N]> {
         .map_err(|_| format!("{} bytes where the type has {N}", value.len()))
 }
 
+/// Powers of ten that an `i128` holds.
+const POW10: [i128; 39] = {
+    let mut powers = [1i128; 39];
+    let mut i = 1;
+    while i < 39 {
+        powers[i] = powers[i - 1] * 10;
+        i += 1;
+    }
+    powers
+};
+
 /// A `numeric` as the unscaled value of `decimal(precision, scale)`, rounded half up (away
 /// from zero) past `scale` digits, as Spark's JDBC source rounds.
 fn numeric_to_decimal(value: &[u8], precision: u8, scale: i8) -> Conversion<i128> {
+    match numeric_fast(value, precision, scale) {
+        Some(unscaled) => Ok(unscaled),
+        None => numeric_digits(value, precision, scale),
+    }
+}
+
+/// [`numeric_to_decimal`] in a few integer operations for the common values: up to 9 base-10000
+/// digits (36 decimal ones, which an `i128` holds) that fit the precision. `None` for the
+/// others (and for NaN, infinities, too many digits), which the digit-by-digit path converts or
+/// refuses with its message.
+fn numeric_fast(value: &[u8], precision: u8, scale: i8) -> Option<i128> {
+    let header = value.get(..8)?;
+    let digits = usize::from(u16::from_be_bytes([header[0], header[1]]));
+    if digits > 9 || value.len() != 8 + 2 * digits {
+        return None;
+    }
+    let weight = i32::from(i16::from_be_bytes([header[2], header[3]]));
+    let negative = match u16::from_be_bytes([header[4], header[5]]) {
+        0x0000 => false,
+        0x4000 => true,
+        _ => return None,
+    };
+    let mut whole: i128 = 0;
+    for group in value[8..].chunks_exact(2) {
+        let group = u16::from_be_bytes([group[0], group[1]]);
+        if group > 9999 {
+            return None;
+        }
+        whole = whole * 10_000 + i128::from(group);
+    }
+    // value = whole * 10^(4 * (weight - digits + 1)); unscaled = value * 10^scale.
+    let exponent = 4 * (weight - digits as i32 + 1) + i32::from(scale);
+    let unscaled = if exponent >= 0 {
+        whole.checked_mul(*POW10.get(exponent as usize)?)?
+    } else {
+        let divisor = *POW10.get(exponent.unsigned_abs() as usize)?;
+        let (quotient, remainder) = (whole / divisor, whole % divisor);
+        // Half up: the dropped digits are at least half of the divisor.
+        quotient + i128::from(remainder >= divisor - remainder)
+    };
+    if unscaled >= *POW10.get(usize::from(precision))? {
+        return None;
+    }
+    Some(if negative { -unscaled } else { unscaled })
+}
+
+/// [`numeric_to_decimal`] digit by digit, for any `numeric`.
+fn numeric_digits(value: &[u8], precision: u8, scale: i8) -> Conversion<i128> {
     let word = |i: usize| -> Conversion<i16> {
         value
             .get(2 * i..2 * i + 2)
@@ -271,7 +329,9 @@ fn numeric_to_decimal(value: &[u8], precision: u8, scale: i8) -> Conversion<i128
         for power in [1000, 100, 10, 1] {
             let digit = i128::from(group / power % 10);
             if exponent < last {
-                round_up = digit >= 5;
+                // Only the first digit past the scale decides; a value whose first digit lies
+                // further down (0.00005 at scale 0) rounds to zero.
+                round_up = exponent == last - 1 && digit >= 5;
                 break 'groups;
             }
             unscaled = unscaled
@@ -344,91 +404,137 @@ pub fn decimal_to_numeric(unscaled: i128, scale: i8, out: &mut Vec<u8>) {
     }
 }
 
-/// The reading side of a COPY binary stream, decoding from the client's buffers in place.
-pub struct CopyReader<R> {
-    input: R,
-    scratch: Vec<u8>,
+/// The reading side of a COPY binary stream, fed with the chunks that the client receives (one
+/// `CopyData` message each, normally one row): each complete row is decoded from the chunk in
+/// place, and only a row split across chunks is copied, until the rest of it arrives.
+#[derive(Default)]
+pub struct CopyDecoder {
+    pending: Vec<u8>,
+    header: bool,
+    ended: bool,
 }
 
-/// What went wrong in a stream: the connection (with the server's message), or a value.
+/// What went wrong in a stream: a value (the caller names its column), or the format.
 pub enum ReadError {
-    Io(io::Error),
     Value { column: usize, why: String },
     Format(String),
 }
 
-impl From<io::Error> for ReadError {
-    fn from(error: io::Error) -> Self {
-        ReadError::Io(error)
+impl CopyDecoder {
+    /// Decodes the complete rows of what was kept and `chunk` into `decoders`, at most `room`
+    /// of them, and keeps the rest: call again with an empty chunk while it returns `room`.
+    pub fn decode(
+        &mut self,
+        chunk: &[u8],
+        decoders: &mut [Decoder],
+        room: usize,
+    ) -> Result<usize, ReadError> {
+        if self.pending.is_empty() {
+            let (rows, used) = self.rows(chunk, decoders, room)?;
+            self.pending.extend_from_slice(&chunk[used..]);
+            return Ok(rows);
+        }
+        self.pending.extend_from_slice(chunk);
+        let pending = std::mem::take(&mut self.pending);
+        let result = self.rows(&pending, decoders, room);
+        self.pending = pending;
+        let (rows, used) = result?;
+        self.pending.drain(..used);
+        Ok(rows)
     }
-}
 
-impl<R: BufRead> CopyReader<R> {
-    /// Reads and checks the header.
-    pub fn new(mut input: R) -> Result<CopyReader<R>, ReadError> {
-        let mut header = [0u8; 19];
-        input.read_exact(&mut header)?;
-        if header[..11] != HEADER[..11] {
+    /// Checks that the stream ended with its trailer, after whole rows.
+    pub fn finish(&self) -> Result<(), ReadError> {
+        if !self.header {
             return Err(ReadError::Format(
-                "the stream is not COPY's binary format".into(),
+                "the stream ended before COPY's binary header".into(),
             ));
         }
-        let extension = u32::from_be_bytes([header[15], header[16], header[17], header[18]]);
-        io::copy(
-            &mut input.by_ref().take(u64::from(extension)),
-            &mut io::sink(),
-        )?;
-        Ok(CopyReader {
-            input,
-            scratch: Vec::new(),
-        })
+        if !self.ended {
+            return Err(ReadError::Format(
+                "the stream ended before COPY's trailer, in the middle of a row".into(),
+            ));
+        }
+        Ok(())
     }
 
-    /// Decodes the next row into `decoders`; `false` at the trailer.
-    pub fn row(&mut self, decoders: &mut [Decoder]) -> Result<bool, ReadError> {
-        let count = i16::from_be_bytes(self.fixed()?);
-        if count == -1 {
-            return Ok(false);
-        }
-        if count as usize != decoders.len() {
-            return Err(ReadError::Format(format!(
-                "a row of {count} fields where the query selects {}",
-                decoders.len()
-            )));
-        }
-        for (column, decoder) in decoders.iter_mut().enumerate() {
-            let length = i32::from_be_bytes(self.fixed()?);
-            if length < 0 {
-                decoder.append_null();
-                continue;
-            }
-            let length = length as usize;
-            let buffered = self.input.fill_buf()?;
-            let result = if buffered.len() >= length {
-                let result = decoder.append(&buffered[..length]);
-                self.input.consume(length);
-                result
-            } else {
-                self.scratch.resize(length, 0);
-                self.input.read_exact(&mut self.scratch)?;
-                decoder.append(&self.scratch)
+    /// The rows decoded from `input` and the bytes they took, stopping at `room` rows, at the
+    /// trailer, or before a row that `input` does not hold whole.
+    fn rows(
+        &mut self,
+        input: &[u8],
+        decoders: &mut [Decoder],
+        room: usize,
+    ) -> Result<(usize, usize), ReadError> {
+        let mut at = 0;
+        if !self.header {
+            let Some(header) = input.get(..HEADER.len()) else {
+                return Ok((0, 0));
             };
-            result.map_err(|why| ReadError::Value { column, why })?;
+            if header[..11] != HEADER[..11] {
+                return Err(ReadError::Format(
+                    "the stream is not COPY's binary format".into(),
+                ));
+            }
+            let extension = u32::from_be_bytes([header[15], header[16], header[17], header[18]]);
+            at = HEADER.len() + extension as usize;
+            if input.len() < at {
+                return Ok((0, 0));
+            }
+            self.header = true;
         }
-        Ok(true)
-    }
-
-    fn fixed<const N: usize>(&mut self) -> io::Result<[u8; N]> {
-        let buffered = self.input.fill_buf()?;
-        if buffered.len() >= N {
-            let mut bytes = [0u8; N];
-            bytes.copy_from_slice(&buffered[..N]);
-            self.input.consume(N);
-            return Ok(bytes);
+        let mut rows = 0;
+        while rows < room && !self.ended {
+            let Some(count) = input.get(at..at + 2) else {
+                break;
+            };
+            let count = i16::from_be_bytes([count[0], count[1]]);
+            if count == -1 {
+                self.ended = true;
+                at += 2;
+                break;
+            }
+            if count as usize != decoders.len() {
+                return Err(ReadError::Format(format!(
+                    "a row of {count} fields where the query selects {}",
+                    decoders.len()
+                )));
+            }
+            // The whole row first, so that no column gets a value of a row that is not here.
+            let mut end = at + 2;
+            for _ in 0..decoders.len() {
+                let Some(length) = input.get(end..end + 4) else {
+                    return Ok((rows, at));
+                };
+                let length = i32::from_be_bytes([length[0], length[1], length[2], length[3]]);
+                end += 4 + length.max(0) as usize;
+            }
+            if end > input.len() {
+                return Ok((rows, at));
+            }
+            let mut field = at + 2;
+            for (column, decoder) in decoders.iter_mut().enumerate() {
+                let length = i32::from_be_bytes([
+                    input[field],
+                    input[field + 1],
+                    input[field + 2],
+                    input[field + 3],
+                ]);
+                field += 4;
+                if length < 0 {
+                    decoder.append_null();
+                    continue;
+                }
+                let value = &input[field..field + length as usize];
+                field += length as usize;
+                decoder
+                    .append(value)
+                    .map_err(|why| ReadError::Value { column, why })?;
+            }
+            at = end;
+            rows += 1;
         }
-        let mut bytes = [0u8; N];
-        self.input.read_exact(&mut bytes)?;
-        Ok(bytes)
+        Ok((rows, at))
     }
 }
 
@@ -596,7 +702,58 @@ mod tests {
         bytes.clear();
         decimal_to_numeric(-12344, 4, &mut bytes);
         assert_eq!(numeric_to_decimal(&bytes, 10, 3)?, -1234);
+        // 0.00005 at scale 0 and 1e-25 at scale 18: zero, in both paths.
+        bytes.clear();
+        decimal_to_numeric(5, 5, &mut bytes);
+        assert_eq!(numeric_to_decimal(&bytes, 10, 0)?, 0);
+        assert_eq!(numeric_digits(&bytes, 10, 0)?, 0);
+        assert_eq!(numeric_to_decimal(&bytes, 10, 4)?, 1);
+        bytes.clear();
+        decimal_to_numeric(1, 25, &mut bytes);
+        assert_eq!(numeric_to_decimal(&bytes, 38, 18)?, 0);
+        assert_eq!(numeric_digits(&bytes, 38, 18)?, 0);
         Ok(())
+    }
+
+    #[test]
+    fn the_fast_path_agrees_with_the_digits() {
+        let mut cases = 0;
+        for unscaled in [
+            0i128,
+            1,
+            -1,
+            5,
+            49,
+            50,
+            -51,
+            12_345,
+            99_999_999,
+            -10_000_000_000,
+            123_456_789_012_345_678,
+            99_999_999_999_999_999_999_999_999_999_999_999,
+        ] {
+            for written in 0..=8i8 {
+                let mut bytes = Vec::new();
+                decimal_to_numeric(unscaled, written, &mut bytes);
+                for scale in 0..=8i8 {
+                    for precision in [1u8, 3, 12, 18, 38] {
+                        let fast = numeric_fast(&bytes, precision, scale);
+                        let digits = numeric_digits(&bytes, precision, scale);
+                        match fast {
+                            Some(fast) => {
+                                cases += 1;
+                                assert_eq!(Ok(fast), digits, "{unscaled}e-{written} at {scale}");
+                            }
+                            None => assert!(
+                                digits.is_err() || bytes.len() > 8 + 18,
+                                "{unscaled}e-{written} at ({precision},{scale}): {digits:?}"
+                            ),
+                        }
+                    }
+                }
+            }
+        }
+        assert!(cases > 1000, "{cases}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use postgres::config::SslMode;
 use postgres::{Client, Config, NoTls};
 use serde::{Deserialize, Serialize};
 use spark_datasource::{Error, Options, Result, Secret};
+use tokio_postgres::tls::NoTlsStream;
 
 /// The default port of PostgreSQL.
 const DEFAULT_PORT: u16 = 5432;
@@ -71,6 +72,33 @@ impl Connection {
     /// The server's message (a wrong password, an unknown database), or why it could not be
     /// reached; never the password.
     pub fn connect(&self, application_name: &str) -> Result<Client> {
+        let (config, user, dbname) = self.config(application_name)?;
+        Config::from(config)
+            .connect(NoTls)
+            .map_err(|e| self.unreachable(&user, &dbname, &e))
+    }
+
+    /// [`Connection::connect`] on the caller's runtime, for a read that drives the
+    /// connection itself (see `read.rs`).
+    ///
+    /// # Errors
+    /// As [`Connection::connect`].
+    pub async fn connect_async(
+        &self,
+        application_name: &str,
+    ) -> Result<(
+        tokio_postgres::Client,
+        tokio_postgres::Connection<tokio_postgres::Socket, NoTlsStream>,
+    )> {
+        let (config, user, dbname) = self.config(application_name)?;
+        config
+            .connect(NoTls)
+            .await
+            .map_err(|e| self.unreachable(&user, &dbname, &e))
+    }
+
+    /// The client's configuration, with the user and the database it names.
+    fn config(&self, application_name: &str) -> Result<(tokio_postgres::Config, String, String)> {
         let user = self
             .user
             .clone()
@@ -84,7 +112,7 @@ impl Connection {
                 )
             })?;
         let dbname = self.dbname.clone().unwrap_or_else(|| user.clone());
-        let mut config = Config::new();
+        let mut config = tokio_postgres::Config::new();
         config
             .host(&self.host)
             .port(self.port)
@@ -100,14 +128,16 @@ impl Connection {
         if let Some(password) = self.password() {
             config.password(password.expose());
         }
-        config.connect(NoTls).map_err(|e| {
-            Error::msg(format!(
-                "cannot connect to PostgreSQL at {}:{} (database `{dbname}`, user `{user}`): {}",
-                self.host,
-                self.port,
-                describe(&e)
-            ))
-        })
+        Ok((config, user, dbname))
+    }
+
+    fn unreachable(&self, user: &str, dbname: &str, error: &postgres::Error) -> Error {
+        Error::msg(format!(
+            "cannot connect to PostgreSQL at {}:{} (database `{dbname}`, user `{user}`): {}",
+            self.host,
+            self.port,
+            describe(error)
+        ))
     }
 
     /// The password: the option or the URL's, else `PGPASSWORD`, else the first matching line

@@ -8,17 +8,21 @@
 //! `is_interrupted` between batches and drops the stream), the channel closes, the thread
 //! returns and closing its connection ends the COPY on the server.
 
+use std::future::{poll_fn, Future};
+use std::pin::pin;
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
+use std::task::Poll;
 
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::{Schema, SchemaRef};
+use futures_util::StreamExt;
 use postgres::types::ToSql;
 use serde::{Deserialize, Serialize};
 use spark_datasource::filters::{decode, encode, Filter};
 use spark_datasource::{BatchRead, BatchReader, Batches, Error, Options, Result, TaskContext};
 
-use super::binary::{CopyReader, Decoder, ReadError};
+use super::binary::{CopyDecoder, Decoder, ReadError};
 use super::connect::describe;
 use super::sql::{bind_statement, quote, ColumnInfo, Condition, Param};
 use super::types::{self, Kind};
@@ -406,9 +410,52 @@ struct Task {
 }
 
 impl Task {
+    /// Reads on a runtime of this thread that drives the connection and the COPY together:
+    /// a wake-up decodes every message that arrived, rather than entering a runtime per row.
     fn run(self, sender: &SyncSender<Result<RecordBatch>>) -> Result<()> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::io("cannot start the runtime of a read", e))?;
+        runtime.block_on(async {
+            let (client, mut connection) = self
+                .settings
+                .connection
+                .connect_async("sparkds-read")
+                .await?;
+            let mut copy = pin!(self.copy(&client, sender));
+            let mut closed = false;
+            poll_fn(|cx| {
+                // The connection first: it reads the socket and hands the messages to the
+                // COPY; its own error (a server that goes away) is the task's.
+                while !closed {
+                    match connection.poll_message(cx) {
+                        // Notices and notifications: a COPY waits for neither.
+                        Poll::Ready(Some(Ok(_))) => {}
+                        Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(self.failed(&e))),
+                        Poll::Ready(None) => closed = true,
+                        Poll::Pending => break,
+                    }
+                }
+                match copy.as_mut().poll(cx) {
+                    Poll::Pending if closed => Poll::Ready(Err(Error::msg(format!(
+                        "reading {} failed: the server closed the connection",
+                        self.settings.relation.describe()
+                    )))),
+                    polled => polled,
+                }
+            })
+            .await
+        })
+    }
+
+    /// Binds the values, runs the COPY and decodes its rows into batches of `fetchsize` rows.
+    async fn copy(
+        &self,
+        client: &tokio_postgres::Client,
+        sender: &SyncSender<Result<RecordBatch>>,
+    ) -> Result<()> {
         let relation = self.settings.relation.describe();
-        let mut client = self.settings.connection.connect("sparkds-read")?;
         if !self.params.is_empty() {
             let params: Vec<&(dyn ToSql + Sync)> = self
                 .params
@@ -417,6 +464,7 @@ impl Task {
                 .collect();
             client
                 .query(&bind_statement(&self.params), &params)
+                .await
                 .map_err(|e| {
                     Error::msg(format!(
                         "cannot bind the values of the filters: {}",
@@ -424,53 +472,64 @@ impl Task {
                     ))
                 })?;
         }
-        let input = client
+        let stream = client
             .copy_out(&self.statement)
+            .await
             .map_err(|e| Error::msg(format!("cannot read {relation}: {}", describe(&e))))?;
+        let mut stream = pin!(stream);
         let failed = |error: ReadError| match error {
-            ReadError::Io(e) => {
-                let server = e
-                    .get_ref()
-                    .and_then(|inner| inner.downcast_ref::<postgres::Error>())
-                    .map(describe)
-                    .unwrap_or_else(|| e.to_string());
-                Error::msg(format!("reading {relation} failed: {server}"))
-            }
             ReadError::Value { column, why } => Error::msg(format!(
                 "column `{}` of {relation} holds {why}",
                 self.columns[column].name
             )),
             ReadError::Format(why) => Error::msg(format!("reading {relation} failed: {why}")),
         };
-        let mut reader = CopyReader::new(input).map_err(failed)?;
+        let mut decoder = CopyDecoder::default();
         let mut decoders: Vec<Decoder> =
             self.columns.iter().map(|c| Decoder::new(&c.kind)).collect();
-        let rows_per_batch = self.settings.batch_rows;
-        loop {
-            let mut rows = 0;
-            let mut more = true;
-            while rows < rows_per_batch {
-                if !reader.row(&mut decoders).map_err(failed)? {
-                    more = false;
+        let batch_rows = self.settings.batch_rows;
+        let mut rows = 0;
+        let send = |decoders: &mut [Decoder], rows: usize| {
+            let arrays = decoders.iter_mut().map(Decoder::finish).collect();
+            let batch = RecordBatch::try_new_with_options(
+                self.schema.clone(),
+                arrays,
+                &RecordBatchOptions::new().with_row_count(Some(rows)),
+            )?;
+            // An error: Spark stopped reading, and dropped the receiver.
+            Ok::<bool, Error>(sender.send(Ok(batch)).is_ok())
+        };
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| self.failed(&e))?;
+            let mut input: &[u8] = &chunk;
+            loop {
+                rows += decoder
+                    .decode(input, &mut decoders, batch_rows - rows)
+                    .map_err(failed)?;
+                input = &[];
+                if rows < batch_rows {
                     break;
                 }
-                rows += 1;
-            }
-            if rows > 0 {
-                let arrays = decoders.iter_mut().map(Decoder::finish).collect();
-                let batch = RecordBatch::try_new_with_options(
-                    self.schema.clone(),
-                    arrays,
-                    &RecordBatchOptions::new().with_row_count(Some(rows)),
-                )?;
-                if sender.send(Ok(batch)).is_err() {
+                if !send(&mut decoders, rows)? {
                     return Ok(());
                 }
-            }
-            if !more {
-                return Ok(());
+                rows = 0;
             }
         }
+        decoder.finish().map_err(failed)?;
+        if rows > 0 {
+            send(&mut decoders, rows)?;
+        }
+        Ok(())
+    }
+
+    /// The error of a read that the client or the server stopped: the server's message.
+    fn failed(&self, error: &postgres::Error) -> Error {
+        Error::msg(format!(
+            "reading {} failed: {}",
+            self.settings.relation.describe(),
+            describe(error)
+        ))
     }
 }
 
