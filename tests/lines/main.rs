@@ -36,9 +36,10 @@ fn the_core_tests_pass_on_every_spark_line() {
 
     let started = Instant::now();
     let libraries = Libraries::build(&repository);
+    let jni = build_jni(&repository);
     let jars: Vec<PathBuf> = lines
         .iter()
-        .map(|line| build_jar(&repository, &line.name))
+        .map(|line| build_jar(&repository, &line.name, jni.path()))
         .collect();
     println!(
         "libraries and {} jars built in {:.1} s",
@@ -89,10 +90,17 @@ fn the_core_tests_pass_on_every_spark_line() {
 
 /// Every line of `jvm/spark-lines.txt` but the newest, the last.
 fn older_lines(repository: &Repository) -> Vec<Line> {
+    let mut lines = spark_lines(repository);
+    lines.pop();
+    lines
+}
+
+/// The lines of `jvm/spark-lines.txt`, oldest first.
+fn spark_lines(repository: &Repository) -> Vec<Line> {
     let path = repository.path("jvm/spark-lines.txt");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()));
-    let mut lines: Vec<Line> = text
+    let lines: Vec<Line> = text
         .lines()
         .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
         .map(|line| {
@@ -114,7 +122,6 @@ fn older_lines(repository: &Repository) -> Vec<Line> {
         "{} lists fewer than two lines",
         path.display()
     );
-    lines.pop();
     lines
 }
 
@@ -187,12 +194,41 @@ impl Libraries {
     }
 }
 
-/// `jvm/build.sh --profile dev --spark-line <line>`, which prints the jar's path alone.
-fn build_jar(repository: &Repository, line: &str) -> PathBuf {
+/// The JNI library of the dev profile, built once and staged as `<dir>/<platform>/<file>` for
+/// `jvm/build.sh --jni-dir`, as the release workflow stages each platform's.
+fn build_jni(repository: &Repository) -> tempfile::TempDir {
+    checked(
+        Command::new("cargo")
+            .args(["build", "--locked", "-p", "sparkds-jni"])
+            .current_dir(repository.path("")),
+        "cargo build -p sparkds-jni",
+    );
+    let (os, file) = if cfg!(target_os = "macos") {
+        ("osx", "libsparkds_jni.dylib")
+    } else if cfg!(target_os = "windows") {
+        ("windows", "sparkds_jni.dll")
+    } else {
+        ("linux", "libsparkds_jni.so")
+    };
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repository.path("target"));
+    let dir = tempfile::tempdir().expect("create a temporary directory");
+    let platform = dir.path().join(format!("{os}-{}", std::env::consts::ARCH));
+    std::fs::create_dir_all(&platform).expect("create the platform folder");
+    std::fs::copy(target.join("debug").join(file), platform.join(file))
+        .expect("stage the JNI library");
+    dir
+}
+
+/// `jvm/build.sh --profile dev --jni-dir <jni> --spark-line <line>`, which prints the jar's
+/// path alone.
+fn build_jar(repository: &Repository, line: &str, jni: &Path) -> PathBuf {
     let output = checked(
         Command::new("bash")
             .arg(repository.path("jvm/build.sh"))
-            .args(["--profile", "dev", "--spark-line", line]),
+            .args(["--profile", "dev", "--spark-line", line, "--jni-dir"])
+            .arg(jni),
         &format!("jvm/build.sh --spark-line {line}"),
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -302,4 +338,74 @@ fn checked(command: &mut Command, what: &str) -> Output {
         String::from_utf8_lossy(&output.stderr)
     );
     output
+}
+
+/// `jvm/build.sh --spark-line` with a line the plugin is not built for names the lines.
+#[test]
+fn build_sh_refuses_a_line_it_has_no_jar_for() {
+    let repository = Repository::locate();
+    let output = Command::new("bash")
+        .arg(repository.path("jvm/build.sh"))
+        .args(["--spark-line", "3.4"])
+        .output()
+        .expect("run jvm/build.sh");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("--spark-line 3.4: the plugin is built for Spark 3.5, 4.0, 4.1, 4.2, 4.3"),
+        "{said}"
+    );
+    assert!(
+        output.stdout.is_empty(),
+        "nothing but a jar's path on stdout"
+    );
+}
+
+/// The release workflow's matrix is `jvm/spark-lines.txt`: its step `lines` run here gives a
+/// jar job per line of the file, with the line's pyspark.
+#[test]
+fn the_release_workflow_builds_a_jar_for_every_line() {
+    let repository = Repository::locate();
+    let path = repository.path("ci-templates/workflows/spark-plugin-jar.yml");
+    let text = std::fs::read_to_string(&path).expect("read the workflow");
+    let workflow: serde_norway::Value = serde_norway::from_str(&text).expect("parse the workflow");
+    let steps = workflow["jobs"]["lines"]["steps"]
+        .as_sequence()
+        .expect("the job `lines` has steps");
+    let script = steps
+        .iter()
+        .find(|step| step["id"].as_str() == Some("lines"))
+        .and_then(|step| step["run"].as_str())
+        .expect("the step `lines` has a script");
+    let dir = tempfile::tempdir().expect("create a temporary directory");
+    let output_file = dir.path().join("output");
+    checked(
+        Command::new("bash")
+            .args(["-euo", "pipefail", "-c", script])
+            .current_dir(repository.path(""))
+            .env("GITHUB_OUTPUT", &output_file),
+        "the workflow's step `lines`",
+    );
+    let written = std::fs::read_to_string(&output_file).expect("read the step's output");
+    let matrix = written
+        .strip_prefix("matrix=")
+        .expect("the step writes matrix=");
+    let matrix: serde_json::Value = serde_json::from_str(matrix.trim()).expect("a JSON matrix");
+    let expected = spark_lines(&repository);
+    let found: Vec<(String, String)> = matrix["include"]
+        .as_array()
+        .expect("an include list")
+        .iter()
+        .map(|entry| {
+            (
+                entry["line"].as_str().unwrap_or_default().to_string(),
+                entry["pyspark"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = expected
+        .into_iter()
+        .map(|line| (line.name, line.pyspark))
+        .collect();
+    assert_eq!(found, expected);
 }
