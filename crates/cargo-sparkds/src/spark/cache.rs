@@ -1,8 +1,8 @@
 //! The cache of `cargo sparkds spark`: the sources embedded in the command (the JVM plugin's
 //! `jvm/` and the Python bridge), the JNI library and the plugin's jar built from them, and the
-//! pyspark that the command installs when python3 has none. Every key holds the command's
-//! version and the hash of its embedded sources; the jar's also the Spark version, the
-//! platform and where the SDK comes from. An entry is built in a scratch directory and renamed
+//! pyspark that the command installs when python3 has none. The JNI library's key is the
+//! command's version, where the SDK comes from and the platform; the jar's adds the hash of the
+//! embedded sources and the Spark version. An entry is built in a scratch directory and renamed
 //! into place, under a lock, so that a second run finds it whole and builds nothing.
 
 use std::fs::File;
@@ -98,7 +98,12 @@ impl Cache {
     /// of the project's SDK): built on first use, with the embedded `jvm/build.sh`.
     pub fn plugin_jar(&self, spark: &Spark, jni: &JniSource) -> Result<PathBuf> {
         let platform = platform()?;
-        let jni_dir = self.versioned().join(format!("jni-{}", jni.key()));
+        // The JNI library depends on the SDK's sources only, not on the embedded ones.
+        let jni_dir = self.root.join(format!(
+            "jni-{}-{}-{platform}",
+            env!("CARGO_PKG_VERSION"),
+            jni.key()
+        ));
         self.entry(&jni_dir, |scratch| build_jni(self, jni, platform, scratch))?;
         let jar_dir = self.versioned().join(format!(
             "plugin-spark-{}-{platform}-jni-{}",

@@ -66,7 +66,7 @@ enum Loader {
 ///
 /// When Java, Python or Spark is missing or unusable, the build fails, or Spark cannot start.
 pub fn run(args: &SparkArgs) -> Result<ExitCode> {
-    if args.script_args.first().is_some() && args.python.is_none() {
+    if !args.script_args.is_empty() && args.python.is_none() {
         return Err(Error::usage(
             "arguments after `--` go to a script: add --python FILE, or remove them",
         ));
