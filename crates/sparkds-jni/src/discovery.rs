@@ -104,17 +104,32 @@ pub fn resolve(name: &str, search: &Search, log: &dyn Fn(i32, &str)) -> Result<F
     let name = data_source_name(name)?;
     let platform = current_platform();
     let mut skipped: Vec<Skipped> = Vec::new();
+    let mut found = in_session_packages(&name, search, platform, &mut skipped);
+    if found.is_none() {
+        found = in_configured_packages(&name, search, platform, &mut skipped)?;
+    }
+    report(&skipped, log);
+    if found.is_none() {
+        found = in_library_path(&name, search)?;
+    }
+    found.ok_or_else(|| not_provided(&name, search, &skipped))
+}
 
-    // The session's packages: the one added last wins.
+/// The session's packages: the one added last wins.
+fn in_session_packages(
+    name: &str,
+    search: &Search,
+    platform: Option<Platform>,
+    skipped: &mut Vec<Skipped>,
+) -> Option<Found> {
     for package in search.session_packages.iter().rev() {
-        match provider(package, &name, platform) {
+        match provider(package, name, platform) {
             Ok(Some(entry)) => match read_entry(package, &entry) {
                 Ok(build) => {
-                    report(&skipped, log);
-                    return Ok(Found {
+                    return Some(Found {
                         build,
                         place: format!("session package {}", package.display()),
-                    });
+                    })
                 }
                 Err(reason) => skipped.push(Skipped {
                     package: package.clone(),
@@ -127,11 +142,19 @@ pub fn resolve(name: &str, search: &Search, log: &dyn Fn(i32, &str)) -> Result<F
             Err(s) => skipped.push(s),
         }
     }
+    None
+}
 
-    // The configured packages: more than one providing the name is an error.
+/// The configured packages: more than one providing the name is an error.
+fn in_configured_packages(
+    name: &str,
+    search: &Search,
+    platform: Option<Platform>,
+    skipped: &mut Vec<Skipped>,
+) -> Result<Option<Found>> {
     let mut providers = Vec::new();
-    for package in configured_package_files(&search.configured_packages, &mut skipped) {
-        match provider(&package, &name, platform) {
+    for package in configured_package_files(&search.configured_packages, skipped) {
+        match provider(&package, name, platform) {
             Ok(Some(entry)) => providers.push((package, entry)),
             Ok(None) => {}
             Err(s) => skipped.push(s),
@@ -151,55 +174,61 @@ pub fn resolve(name: &str, search: &Search, log: &dyn Fn(i32, &str)) -> Result<F
             ),
         ));
     }
-    if let Some((package, entry)) = providers.pop() {
-        match read_entry(&package, &entry) {
-            Ok(build) => {
-                report(&skipped, log);
-                return Ok(Found {
-                    build,
-                    place: format!("configured package {}", package.display()),
-                });
-            }
-            Err(reason) => skipped.push(Skipped {
+    let Some((package, entry)) = providers.pop() else {
+        return Ok(None);
+    };
+    match read_entry(&package, &entry) {
+        Ok(build) => Ok(Some(Found {
+            build,
+            place: format!("configured package {}", package.display()),
+        })),
+        Err(reason) => {
+            skipped.push(Skipped {
                 package,
                 lists_name: true,
                 class: ErrorClass::InitFailed,
                 reason,
-            }),
-        }
-    }
-
-    // The installed libraries, by file name.
-    let file = library_file_name(&name);
-    for dir in absolute_dirs(&search.library_dirs) {
-        let path = dir.join(&file);
-        if path.is_file() {
-            report(&skipped, log);
-            let build = Build::read_file(&path).map_err(|e| {
-                Error::new(
-                    ErrorClass::NotFound,
-                    format!("cannot read the library {}: {e}", path.display()),
-                )
-            })?;
-            return Ok(Found {
-                build,
-                place: format!("library path {}", dir.display()),
             });
+            Ok(None)
         }
     }
+}
 
-    report(&skipped, log);
+/// The installed libraries, by file name, in the first directory of the library path that
+/// has one.
+fn in_library_path(name: &str, search: &Search) -> Result<Option<Found>> {
+    let file = library_file_name(name);
+    let Some(dir) = absolute_dirs(&search.library_dirs).find(|dir| dir.join(&file).is_file())
+    else {
+        return Ok(None);
+    };
+    let path = dir.join(&file);
+    let build = Build::read_file(&path).map_err(|e| {
+        Error::new(
+            ErrorClass::NotFound,
+            format!("cannot read the library {}: {e}", path.display()),
+        )
+    })?;
+    Ok(Some(Found {
+        build,
+        place: format!("library path {}", dir.display()),
+    }))
+}
+
+/// Nothing provides `name`: a package that lists it but cannot provide it says why, else the
+/// places that were searched.
+fn not_provided(name: &str, search: &Search, skipped: &[Skipped]) -> Error {
     if let Some(s) = skipped.iter().find(|s| s.lists_name) {
-        return Err(Error::new(
+        return Error::new(
             s.class,
             format!(
                 "native data source `{name}`: the package {} lists it but cannot provide it: {}",
                 s.package.display(),
                 s.reason
             ),
-        ));
+        );
     }
-    Err(not_found(&name, &file, search, &skipped))
+    not_found(name, &library_file_name(name), search, skipped)
 }
 
 /// Logs the packages skipped on the way, as warnings: the specification ignores them, and logs
