@@ -3,9 +3,9 @@
 //! `export!` line, and the message of an error.
 //!
 //! The package under test is the one `cargo test` runs the tests of: cargo sets
-//! `CARGO_PKG_NAME` and `CARGO_MANIFEST_DIR` for them, and its library is
-//! `spark_datasource_<package name>` (the `[lib] name` that Spark looks for), with its `export!`
-//! line in `src/lib.rs`.
+//! `CARGO_PKG_NAME` and `CARGO_MANIFEST_DIR` for them, and its library is the `[lib] name` of
+//! its Cargo.toml, the name that Spark looks for (`spark_datasource_<package name>` when the
+//! manifest names none), with its `export!` line in `src/lib.rs`.
 //!
 //! ```no_run
 //! use sparkds::testing::{library, message};
@@ -84,10 +84,7 @@ pub fn library_with_options(create_options: &[(&str, &str)]) -> Result<&'static 
     let (options, library) = match LIBRARY.get() {
         Some(loaded) => loaded,
         None => {
-            let name = format!(
-                "spark_datasource_{}",
-                package_variable("CARGO_PKG_NAME")?.replace('-', "_")
-            );
+            let name = library_name()?;
             let loaded = Library::load(crate::cdylib(&name)?)?.with_options(wanted.clone());
             LIBRARY.get_or_init(|| (wanted.clone(), loaded))
         }
@@ -100,6 +97,44 @@ pub fn library_with_options(create_options: &[(&str, &str)]) -> Result<&'static 
         )));
     }
     Ok(library)
+}
+
+/// The library's name: the `[lib] name` of the package's Cargo.toml, else the convention's.
+fn library_name() -> Result<String> {
+    let manifest = PathBuf::from(package_variable("CARGO_MANIFEST_DIR")?).join("Cargo.toml");
+    let named = std::fs::read_to_string(&manifest)
+        .ok()
+        .and_then(|text| lib_name(&text));
+    match named {
+        Some(name) => Ok(name),
+        None => Ok(format!(
+            "spark_datasource_{}",
+            package_variable("CARGO_PKG_NAME")?.replace('-', "_")
+        )),
+    }
+}
+
+/// The `name = "..."` of the `[lib]` table of a Cargo.toml.
+fn lib_name(manifest: &str) -> Option<String> {
+    let mut in_lib = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_lib = line.split('#').next().map(str::trim) == Some("[lib]");
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if in_lib && key.trim() == "name" {
+            return value
+                .trim()
+                .strip_prefix('"')?
+                .split('"')
+                .next()
+                .map(str::to_string);
+        }
+    }
+    None
 }
 
 /// The names of the `export!` line in `src/lib.rs` of the package under test, in their order:
@@ -231,6 +266,18 @@ mod tests {
     #[should_panic(expected = "expected an error, got 3")]
     fn message_of_a_success_panics() {
         message(Ok(3));
+    }
+
+    #[test]
+    fn the_library_is_named_by_the_lib_table() {
+        let manifest = "[package]\nname = \"postgres_example\"\n\n[lib]\n# Spark's name\n\
+                        name = \"spark_datasource_postgres\" # lib<name>.so\n\
+                        crate-type = [\"cdylib\"]\n";
+        assert_eq!(
+            lib_name(manifest).as_deref(),
+            Some("spark_datasource_postgres")
+        );
+        assert_eq!(lib_name("[package]\nname = \"tiny\"\n"), None);
     }
 
     #[test]

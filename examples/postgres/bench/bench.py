@@ -1,7 +1,8 @@
 """Reads and writes N rows of PostgreSQL through Spark: the example through the JVM plugin and
 through the bridge, Spark's own JDBC source, and the server's own ceiling (psql's COPY).
 
-    python3 examples/postgres/bench/bench.py [--rows 10000000] [--profile release]
+    python3 examples/postgres/bench/bench.py [--rows 10000000] [--profile release] [--repeat 2]
+        [--baseline path/to/an/older/libspark_datasource_postgres.so]
 
 It starts a server of its own (as the tests do: tests/spark/conftest.py), fills a table of
 bigint, numeric(12,2), text, timestamp and a nullable integer, and times, in one local[2]
@@ -10,6 +11,9 @@ session, with numPartitions 2 (two tasks, two connections):
 - writes: a DataFrame cached in Spark's memory, appended to a new table;
 - the ceiling: `COPY (SELECT * FROM t) TO STDOUT (FORMAT binary)` to /dev/null, and `COPY t FROM
   STDIN (FORMAT binary)` from a file, each by psql in one session.
+Each timing is the best of `--repeat` runs (the first run of each path follows a warm-up).
+`--baseline` also times another build of the library in the same session, each of its runs
+beside the same run of this one, so that two builds compare on the same load.
 Prints a Markdown table of seconds and rows per second.
 """
 
@@ -44,6 +48,8 @@ def main():
     parser.add_argument("--profile", default="release", help="cargo profile of the library and the jar")
     parser.add_argument("--library", help="a built libspark_datasource_postgres (else built here)")
     parser.add_argument("--jar", help="a built jar of the JVM plugin (else built here)")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each timing; the best is kept")
+    parser.add_argument("--baseline", help="another build of the library, timed beside this one")
     args = parser.parse_args()
     rows = args.rows
 
@@ -62,12 +68,12 @@ def main():
     server = Server()
     try:
         server.start(["fsync=off", "synchronous_commit=off", "shared_buffers=512MB", "max_wal_size=4GB"])
-        run(server, rows, library, jar)
+        run(server, rows, library, jar, args.repeat, args.baseline)
     finally:
         server.stop()
 
 
-def run(pg, rows, library, jar):
+def run(pg, rows, library, jar, repeat, baseline):
     import shutil
 
     from pyspark.sql import SparkSession
@@ -89,19 +95,31 @@ def run(pg, rows, library, jar):
             with open(os.devnull, "wb") as null:
                 subprocess.run(psql + ["-c", "COPY (SELECT * FROM bench) TO STDOUT (FORMAT binary)"], stdout=null, env=env, check=True)
 
-        timed("server ceiling, read (psql COPY TO STDOUT)", copy_out, results, rows)
+        runs = []
+        for _ in range(repeat):
+            timed("server ceiling, read (psql COPY TO STDOUT)", copy_out, runs, rows)
+        results.append(min(runs, key=lambda r: r[1]))
         with open(dump, "wb") as out:
             subprocess.run(psql + ["-c", "COPY bench TO STDOUT (FORMAT binary)"], stdout=out, env=env, check=True)
-        pg.psql(f"CREATE TABLE bench_in ({COLUMNS})")
 
         def copy_in():
             with open(dump, "rb") as data:
                 subprocess.run(psql + ["-c", "COPY bench_in FROM STDIN (FORMAT binary)"], stdin=data, env=env, check=True)
 
-        timed("server ceiling, write (psql COPY FROM STDIN)", copy_in, results, rows)
+        runs = []
+        for _ in range(repeat):
+            pg.psql(f"DROP TABLE IF EXISTS bench_in; CREATE TABLE bench_in ({COLUMNS})")
+            timed("server ceiling, write (psql COPY FROM STDIN)", copy_in, runs, rows)
+        results.append(min(runs, key=lambda r: r[1]))
 
     libraries = tempfile.mkdtemp(prefix="sparkds_pg_bench_")
     shutil.copy(library, libraries)
+    # The plugin finds a source's library by its name: the baseline is `postgres_before`.
+    builds = {"": ("postgres", library)}
+    if baseline:
+        before = os.path.join(libraries, "libspark_datasource_postgres_before.so")
+        shutil.copy(baseline, before)
+        builds[" (baseline)"] = ("postgres_before", before)
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("sparkds-postgres-bench")
@@ -116,45 +134,54 @@ def run(pg, rows, library, jar):
     spark.sparkContext.setLogLevel("ERROR")
     from spark_native_bridge import register
 
-    bridge = register(spark, library).name()
     partitions = dict(dbtable="bench", partitionColumn="id", lowerBound="1", upperBound=str(rows + 1), numPartitions="2")
-    readers = {
-        "JVM plugin": lambda: spark.read.format("native").option("source", "postgres").options(**pg.options(**partitions)),
-        "bridge": lambda: spark.read.format(bridge).options(**pg.options(**partitions)),
-        "Spark JDBC": lambda: spark.read.format("jdbc").options(**pg.jdbc_options(fetchsize="10000", **partitions)),
-    }
-    # Each path once on a few rows first: the JVM's classes, the plugin and the bridge's workers
-    # are loaded before any timing; then the best of two runs.
-    for reader in readers.values():
-        reader().load().limit(10).collect()
-    for name, reader in readers.items():
-        runs = []
-        for _ in range(2):
-            timed(f"read, {name}", lambda: reader().load().write.format("noop").mode("overwrite").save(), runs, rows)
-        results.append(min(runs, key=lambda r: r[1]))
+    readers, writers = {}, {}
+    for suffix, (source, path) in builds.items():
+        bridge = register(spark, path).name()
+        readers[f"JVM plugin{suffix}"] = lambda s=source: spark.read.format("native").option("source", s)
+        readers[f"bridge{suffix}"] = lambda b=bridge: spark.read.format(b)
+        writers[f"JVM plugin{suffix}"] = lambda d, s=source: d.write.format("native").option("source", s)
+        writers[f"bridge{suffix}"] = lambda d, b=bridge: d.write.format(b)
+    readers["Spark JDBC"] = lambda: spark.read.format("jdbc")
+    writers["Spark JDBC"] = lambda d: d.write.format("jdbc")
 
-    data = readers["JVM plugin"]().load().cache()
+    def options(name, **more):
+        return pg.jdbc_options(**more) if name == "Spark JDBC" else pg.options(**more)
+
+    def load(name):
+        fetch = dict(fetchsize="10000") if name == "Spark JDBC" else {}
+        return readers[name]().options(**options(name, **partitions, **fetch)).load()
+
+    # Each path once on a few rows first: the JVM's classes, the plugin and the bridge's workers
+    # are loaded before any timing. The runs alternate between the paths, so that a change of
+    # the machine's load falls on all of them.
+    for name in readers:
+        load(name).limit(10).collect()
+    reads = {name: [] for name in readers}
+    for _ in range(repeat):
+        for name in readers:
+            timed(f"read, {name}", lambda: load(name).write.format("noop").mode("overwrite").save(), reads[name], rows)
+    results.extend(min(runs, key=lambda r: r[1]) for runs in reads.values())
+
+    data = load("JVM plugin").cache()
     assert data.count() == rows
-    writers = {
-        "JVM plugin": lambda t: data.write.format("native").option("source", "postgres").options(**pg.options(dbtable=t)),
-        "bridge": lambda t: data.write.format(bridge).options(**pg.options(dbtable=t)),
-        "Spark JDBC": lambda t: data.write.format("jdbc").options(**pg.jdbc_options(dbtable=t, batchsize="10000")),
-    }
     warm = data.limit(1000)
     for i, name in enumerate(writers):
         table = f"bench_warm_{i}"
         pg.psql(f"CREATE TABLE {table} ({COLUMNS})")
-        {
-            "JVM plugin": lambda: warm.write.format("native").option("source", "postgres"),
-            "bridge": lambda: warm.write.format(bridge),
-            "Spark JDBC": lambda: warm.write.format("jdbc"),
-        }[name]().options(**(pg.jdbc_options(dbtable=table) if name == "Spark JDBC" else pg.options(dbtable=table))).mode("append").save()
-    for i, (name, writer) in enumerate(writers.items()):
-        table = f"bench_out_{i}"
-        pg.psql(f"CREATE TABLE {table} ({COLUMNS})")
-        timed(f"write, {name}", lambda: writer(table).mode("append").save(), results, rows)
-        count = pg.psql(f"SELECT count(*) FROM {table}", args=["-t"]).strip()
-        assert int(count) == rows, (name, count)
+        writers[name](warm).options(**options(name, dbtable=table)).mode("append").save()
+    writes = {name: [] for name in writers}
+    for run_index in range(repeat):
+        for i, name in enumerate(writers):
+            table = f"bench_out_{run_index}_{i}"
+            pg.psql(f"CREATE TABLE {table} ({COLUMNS})")
+            more = dict(batchsize="10000") if name == "Spark JDBC" else {}
+            save = lambda: writers[name](data).options(**options(name, dbtable=table, **more)).mode("append").save()
+            timed(f"write, {name}", save, writes[name], rows)
+            count = pg.psql(f"SELECT count(*) FROM {table}", args=["-t"]).strip()
+            assert int(count) == rows, (name, count)
+            pg.psql(f"DROP TABLE {table}")
+    results.extend(min(runs, key=lambda r: r[1]) for runs in writes.values())
     spark.stop()
     shutil.rmtree(libraries, ignore_errors=True)
 

@@ -1,39 +1,12 @@
-//! What every test of the library needs.
+//! What the tests of this source need beyond `sparkds::testing` (its library, loaded once as
+//! Spark loads it, and the message of an error): tables on the shared server.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
 
 use sparkds::arrow_array::RecordBatch;
-use sparkds::Library;
+pub use sparkds::testing::{library, message};
 
 pub use crate::server::shared as server;
-
-/// No options: the defaults of the data source.
-pub const NO_OPTIONS: [(&str, &str); 0] = [];
-
-/// The library that `cargo test` built for this package, loaded once like Spark loads it.
-pub fn library() -> sparkds::Result<&'static Library> {
-    static LIBRARY: OnceLock<Library> = OnceLock::new();
-    if let Some(library) = LIBRARY.get() {
-        return Ok(library);
-    }
-    let loaded = Library::load(sparkds::cdylib("spark_datasource_postgres")?)?;
-    Ok(LIBRARY.get_or_init(|| loaded))
-}
-
-/// The names of the `export!` line of `src/lib.rs`: what the library declares to Spark.
-pub fn exported() -> Vec<String> {
-    sparkds::exported_names(include_str!("../../src/lib.rs"))
-        .unwrap_or_else(|e| panic!("src/lib.rs: {e}"))
-}
-
-/// The message of an error, for assertions on the exact text a user sees.
-pub fn message<T: std::fmt::Debug>(result: sparkds::Result<T>) -> String {
-    match result {
-        Ok(value) => panic!("expected an error, got {value:?}"),
-        Err(error) => error.to_string(),
-    }
-}
 
 /// A table name no other test uses: tests share one server.
 pub fn table(what: &str) -> String {

@@ -22,89 +22,99 @@ fn numbers(count: i64) -> String {
     t
 }
 
-fn ids(batch: &RecordBatch) -> Vec<Option<i64>> {
-    batch
-        .column_by_name("id")
-        .expect("an id column")
-        .as_primitive::<Int64Type>()
-        .iter()
-        .collect()
-}
-
 fn with(mut options: Vec<(String, String)>, more: &[(&str, &str)]) -> Vec<(String, String)> {
     options.extend(more.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     options
 }
 
-#[test]
-fn partitions_are_ranges_of_the_column_with_the_nulls_in_the_first() -> sparkds::Result<()> {
-    let t = numbers(100);
-    let read = library()?
-        .batch_read()
-        .options(with(
-            options(&t),
-            &[
-                ("partitionColumn", "id"),
-                ("lowerBound", "0"),
-                ("upperBound", "100"),
-                ("numPartitions", "4"),
-            ],
-        ))
-        .run()?;
-    assert_eq!(read.partitions.len(), 4);
-    let per_partition: Vec<Vec<Option<i64>>> = read
-        .partitions
+/// The values of an integer or date `column` of a partition's batches, sorted (NULLs first).
+fn values(batches: &[RecordBatch], column: &str) -> Vec<Option<i64>> {
+    let mut values: Vec<Option<i64>> = batches
         .iter()
-        .map(|p| {
-            let mut ids: Vec<Option<i64>> = p.batches.iter().flat_map(ids).collect();
-            ids.sort();
-            ids
+        .flat_map(|b| {
+            let array = b.column_by_name(column).expect("the partition column");
+            match array.as_primitive_opt::<Date32Type>() {
+                Some(days) => days.iter().map(|d| d.map(i64::from)).collect::<Vec<_>>(),
+                None => array.as_primitive::<Int64Type>().iter().collect(),
+            }
         })
         .collect();
-    let range = |r: std::ops::Range<i64>| r.map(Some).collect::<Vec<_>>();
-    assert_eq!(
-        per_partition[0],
-        [vec![None, None, None], range(0..25)].concat()
-    );
-    assert_eq!(per_partition[1], range(25..50));
-    assert_eq!(per_partition[2], range(50..75));
-    assert_eq!(per_partition[3], range(75..100));
-    Ok(())
+    values.sort();
+    values
 }
 
 #[test]
-fn a_date_column_partitions_by_days() -> sparkds::Result<()> {
+fn partitions_are_ranges_of_the_column_with_the_nulls_in_the_first() -> sparkds::Result<()> {
     let t = numbers(100);
-    let read = library()?
-        .batch_read()
-        .options(with(
-            options(&t),
-            &[
-                ("partitionColumn", "day"),
-                ("lowerBound", "2024-01-01"),
-                ("upperBound", "2024-01-11"),
-                ("numPartitions", "2"),
-            ],
-        ))
-        .run()?;
-    assert_eq!(read.partitions.len(), 2);
-    let days = |p: usize| -> Vec<Option<i32>> {
-        read.partitions[p]
-            .batches
-            .iter()
-            .flat_map(|b| {
-                b.column_by_name("day")
-                    .expect("a day column")
-                    .as_primitive::<Date32Type>()
-                    .iter()
-                    .collect::<Vec<_>>()
-            })
-            .collect()
+    let some = |r: std::ops::Range<i64>| r.map(Some).collect::<Vec<_>>();
+    let nulls = vec![None; 3];
+    // `day` holds 2024-01-01 (day 19,723) plus `id % 10`: each day ten times.
+    let days = |r: std::ops::Range<i64>| {
+        let mut days: Vec<Option<i64>> = r.flat_map(|d| [Some(d); 10]).collect();
+        days.sort();
+        days
     };
-    let first = 19_723; // 2024-01-01
-    assert!(days(0).iter().all(|d| d.is_none_or(|d| d < first + 5)));
-    assert!(days(1).iter().all(|d| d.is_some_and(|d| d >= first + 5)));
-    assert_eq!(read.num_rows(), 103);
+    // partitionColumn, lowerBound, upperBound, numPartitions, and the values of each partition.
+    type Case<'a> = (&'a str, &'a str, &'a str, &'a str, Vec<Vec<Option<i64>>>);
+    let cases: Vec<Case> = vec![
+        (
+            "id",
+            "0",
+            "100",
+            "4",
+            vec![
+                [nulls.clone(), some(0..25)].concat(),
+                some(25..50),
+                some(50..75),
+                some(75..100),
+            ],
+        ),
+        // Fewer values in the range than partitions: one partition per value.
+        (
+            "id",
+            "0",
+            "3",
+            "10",
+            vec![
+                [nulls.clone(), some(0..1)].concat(),
+                some(1..2),
+                some(2..100),
+            ],
+        ),
+        (
+            "day",
+            "2024-01-01",
+            "2024-01-11",
+            "2",
+            vec![
+                [nulls.clone(), days(19_723..19_728)].concat(),
+                days(19_728..19_733),
+            ],
+        ),
+    ];
+    for (column, lower, upper, partitions, expected) in cases {
+        let read = library()?
+            .batch_read()
+            .options(with(
+                options(&t),
+                &[
+                    ("partitionColumn", column),
+                    ("lowerBound", lower),
+                    ("upperBound", upper),
+                    ("numPartitions", partitions),
+                ],
+            ))
+            .run()?;
+        let returned: Vec<Vec<Option<i64>>> = read
+            .partitions
+            .iter()
+            .map(|p| values(&p.batches, column))
+            .collect();
+        assert_eq!(
+            returned, expected,
+            "{column} from {lower} to {upper} in {partitions}"
+        );
+    }
     Ok(())
 }
 
