@@ -272,8 +272,8 @@ fn the_tutorial_commands_run_as_written() {
     assert!(blocks.len() > 5, "the tutorial has almost no command");
     let scratch = tempfile::tempdir().expect("a temporary directory");
     tutorial::clean_checkout(&scratch.path().join(tutorial::CHECKOUT));
-    let project_target = helpers::book_target().join("tutorial");
-    std::fs::create_dir_all(&project_target).expect("create target/book/tutorial");
+    let project_target = helpers::repo_root().join("target").join("generated");
+    std::fs::create_dir_all(&project_target).expect("create target/generated");
     // The script runs in the scratch directory; the log stays in target/book when the test
     // fails, named after this process, so that runs at the same time do not mix their logs.
     let script_path = scratch.path().join("tutorial.sh");

@@ -11,9 +11,9 @@
 //! (`cargo sparkds` and cargo-insta, below).
 //!
 //! Three things differ from a reader's machine, all invisible to the commands:
-//! - The generated project's `target` directory is a symbolic link to
-//!   `<repo>/target/book/tutorial`, made as soon as the project exists, so that runs of this
-//!   test share their builds.
+//! - The generated project's `target` directory is a symbolic link to `<repo>/target/generated`
+//!   (the generated projects' target of the whole suite), made as soon as the project exists,
+//!   so that runs of this test, and the other groups' generated projects, share their builds.
 //! - `cargo sparkds` is this workspace's build of `cargo-sparkds` (what the tutorial's
 //!   `cargo install --path .../crates/cargo-sparkds` installs), first on `PATH`.
 //! - `cargo-insta` is installed under `<repo>/target/book/tools` when it is not on `PATH`.
