@@ -5,7 +5,8 @@
 //! through the JVM plugin: reads and writes on both executors, a killed executor.
 //!
 //! Each test module runs in a pytest process of its own, so that each starts its cluster from a
-//! fresh JVM with the environment it needs (a JVM keeps the environment it started with).
+//! fresh JVM with the environment it needs (a JVM keeps the environment it started with); two
+//! modules run at a time.
 
 #[path = "../spark/helpers/mod.rs"]
 mod helpers;
@@ -30,21 +31,30 @@ fn the_cluster_suite_passes_on_real_spark() {
     let c_range = copy(repository.build_c_range());
     let writer = copy(repository.generate_and_build_writer_variant());
     let jar = copy(build_jar(&repository));
-    for module in [
-        "test_distribution.py",
-        "test_builds.py",
-        "test_failures.py",
-        "test_jvm_plugin.py",
-    ] {
-        let started = Instant::now();
-        Pytest::new(&repository)
-            .suite(&format!("tests/cluster/{module}"))
-            .env("SPARK_E2E_C_RANGE_LIBRARY", &c_range)
-            .env("SPARK_E2E_WRITER_LIBRARY", &writer)
-            .env("SPARKDS_JVM_JAR", &jar)
-            .run();
-        println!("{module}: {:.1} s", started.elapsed().as_secs_f64());
-    }
+    // Two clusters at a time: most of a module's time is spent waiting (executors starting,
+    // killed and replaced), and each cluster is an application of its own (a test kills only
+    // its own application's executors). The longest module is paired with the shortest.
+    let lanes: [&[&str]; 2] = [
+        &["test_failures.py", "test_distribution.py"],
+        &["test_builds.py", "test_jvm_plugin.py"],
+    ];
+    std::thread::scope(|scope| {
+        for modules in lanes {
+            let (repository, c_range, writer, jar) = (&repository, &c_range, &writer, &jar);
+            scope.spawn(move || {
+                for module in modules {
+                    let started = Instant::now();
+                    Pytest::new(repository)
+                        .suite(&format!("tests/cluster/{module}"))
+                        .env("SPARK_E2E_C_RANGE_LIBRARY", c_range)
+                        .env("SPARK_E2E_WRITER_LIBRARY", writer)
+                        .env("SPARKDS_JVM_JAR", jar)
+                        .run();
+                    println!("{module}: {:.1} s", started.elapsed().as_secs_f64());
+                }
+            });
+        }
+    });
 }
 
 /// The JVM plugin's jar, `jvm/build.sh --profile dev` (the JNI library of the dev profile, as
