@@ -50,7 +50,16 @@ def main():
     parser.add_argument("--jar", help="a built jar of the JVM plugin (else built here)")
     parser.add_argument("--repeat", type=int, default=2, help="runs of each timing; the best is kept")
     parser.add_argument("--baseline", help="another build of the library, timed beside this one")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option of the example's reads and writes (fetchsize=65536, say)")
+    parser.add_argument("--only", choices=["read", "write"], help="time only the reads, or the writes")
     args = parser.parse_args()
+    extra = {}
+    for option in args.option:
+        key, equals, value = option.partition("=")
+        if not equals or not key:
+            parser.error(f"--option {option}: give it as KEY=VALUE, such as fetchsize=65536")
+        extra[key] = value
     rows = args.rows
 
     library = args.library
@@ -68,12 +77,12 @@ def main():
     server = Server()
     try:
         server.start(["fsync=off", "synchronous_commit=off", "shared_buffers=512MB", "max_wal_size=4GB"])
-        run(server, rows, library, jar, args.repeat, args.baseline)
+        run(server, rows, library, jar, args.repeat, args.baseline, extra, args.only)
     finally:
         server.stop()
 
 
-def run(pg, rows, library, jar, repeat, baseline):
+def run(pg, rows, library, jar, repeat, baseline, extra, only):
     import shutil
 
     from pyspark.sql import SparkSession
@@ -146,7 +155,7 @@ def run(pg, rows, library, jar, repeat, baseline):
     writers["Spark JDBC"] = lambda d: d.write.format("jdbc")
 
     def options(name, **more):
-        return pg.jdbc_options(**more) if name == "Spark JDBC" else pg.options(**more)
+        return pg.jdbc_options(**more) if name == "Spark JDBC" else pg.options(**extra, **more)
 
     def load(name):
         fetch = dict(fetchsize="10000") if name == "Spark JDBC" else {}
@@ -157,31 +166,33 @@ def run(pg, rows, library, jar, repeat, baseline):
     # the machine's load falls on all of them.
     for name in readers:
         load(name).limit(10).collect()
-    reads = {name: [] for name in readers}
-    for _ in range(repeat):
-        for name in readers:
-            timed(f"read, {name}", lambda: load(name).write.format("noop").mode("overwrite").save(), reads[name], rows)
-    results.extend(min(runs, key=lambda r: r[1]) for runs in reads.values())
+    if only != "write":
+        reads = {name: [] for name in readers}
+        for _ in range(repeat):
+            for name in readers:
+                timed(f"read, {name}", lambda: load(name).write.format("noop").mode("overwrite").save(), reads[name], rows)
+        results.extend(min(runs, key=lambda r: r[1]) for runs in reads.values())
 
-    data = load("JVM plugin").cache()
-    assert data.count() == rows
-    warm = data.limit(1000)
-    for i, name in enumerate(writers):
-        table = f"bench_warm_{i}"
-        pg.psql(f"CREATE TABLE {table} ({COLUMNS})")
-        writers[name](warm).options(**options(name, dbtable=table)).mode("append").save()
-    writes = {name: [] for name in writers}
-    for run_index in range(repeat):
+    if only != "read":
+        data = load("JVM plugin").cache()
+        assert data.count() == rows
+        warm = data.limit(1000)
         for i, name in enumerate(writers):
-            table = f"bench_out_{run_index}_{i}"
+            table = f"bench_warm_{i}"
             pg.psql(f"CREATE TABLE {table} ({COLUMNS})")
-            more = dict(batchsize="10000") if name == "Spark JDBC" else {}
-            save = lambda: writers[name](data).options(**options(name, dbtable=table, **more)).mode("append").save()
-            timed(f"write, {name}", save, writes[name], rows)
-            count = pg.psql(f"SELECT count(*) FROM {table}", args=["-t"]).strip()
-            assert int(count) == rows, (name, count)
-            pg.psql(f"DROP TABLE {table}")
-    results.extend(min(runs, key=lambda r: r[1]) for runs in writes.values())
+            writers[name](warm).options(**options(name, dbtable=table)).mode("append").save()
+        writes = {name: [] for name in writers}
+        for run_index in range(repeat):
+            for i, name in enumerate(writers):
+                table = f"bench_out_{run_index}_{i}"
+                pg.psql(f"CREATE TABLE {table} ({COLUMNS})")
+                more = dict(batchsize="10000") if name == "Spark JDBC" else {}
+                save = lambda: writers[name](data).options(**options(name, dbtable=table, **more)).mode("append").save()
+                timed(f"write, {name}", save, writes[name], rows)
+                count = pg.psql(f"SELECT count(*) FROM {table}", args=["-t"]).strip()
+                assert int(count) == rows, (name, count)
+                pg.psql(f"DROP TABLE {table}")
+        results.extend(min(runs, key=lambda r: r[1]) for runs in writes.values())
     spark.stop()
     shutil.rmtree(libraries, ignore_errors=True)
 

@@ -358,48 +358,51 @@ fn numeric_digits(value: &[u8], precision: u8, scale: i8) -> Conversion<i128> {
     Ok(if negative { -unscaled } else { unscaled })
 }
 
-/// The `numeric` binary form of `unscaled / 10^scale`.
+/// The `numeric` binary form of `unscaled / 10^scale`: base-10000 digits aligned on the
+/// decimal point, without leading or trailing zero digits, taken from the integer directly.
 pub fn decimal_to_numeric(unscaled: i128, scale: i8, out: &mut Vec<u8>) {
     let scale = scale.max(0) as usize;
-    let text = unscaled.unsigned_abs().to_string();
-    let text = if text.len() <= scale {
-        format!("{}{text}", "0".repeat(scale + 1 - text.len()))
+    // The lowest digit ends at the decimal point's alignment: `pad` zeros below the value's
+    // last decimal digit make the fraction a whole number of base-10000 digits.
+    let pad = (4 - scale % 4) % 4;
+    let first = POW10[4 - pad] as u128;
+    let mut magnitude = unscaled.unsigned_abs();
+    // 10^38 needs 11 base-10000 digits with the padding.
+    let mut groups = [0u16; 11];
+    groups[0] = ((magnitude % first) * POW10[pad] as u128) as u16;
+    magnitude /= first;
+    let mut count = 1;
+    while magnitude > 0 {
+        groups[count] = (magnitude % 10_000) as u16;
+        magnitude /= 10_000;
+        count += 1;
+    }
+    // The weight of the lowest digit, in base-10000 places.
+    let mut lowest = -(((scale + pad) / 4) as i16);
+    let mut low = 0;
+    while low < count && groups[low] == 0 {
+        low += 1;
+        lowest += 1;
+    }
+    while count > low && groups[count - 1] == 0 {
+        count -= 1;
+    }
+    let digits = &groups[low..count];
+    let weight = if digits.is_empty() {
+        0
     } else {
-        text
+        lowest + digits.len() as i16 - 1
     };
-    let (integer, fraction) = text.split_at(text.len() - scale);
-    let pad_left = (4 - integer.len() % 4) % 4;
-    let pad_right = (4 - fraction.len() % 4) % 4;
-    let digits: Vec<u8> = std::iter::repeat_n(b'0', pad_left)
-        .chain(integer.bytes())
-        .chain(fraction.bytes())
-        .chain(std::iter::repeat_n(b'0', pad_right))
-        .map(|d| d - b'0')
-        .collect();
-    let mut groups: Vec<i16> = digits
-        .chunks(4)
-        .map(|c| c.iter().fold(0i16, |acc, d| acc * 10 + i16::from(*d)))
-        .collect();
-    let mut weight = ((pad_left + integer.len()) / 4) as i16 - 1;
-    let leading = groups.iter().take_while(|g| **g == 0).count();
-    groups.drain(..leading);
-    weight -= leading as i16;
-    while groups.last() == Some(&0) {
-        groups.pop();
-    }
-    if groups.is_empty() {
-        weight = 0;
-    }
-    let sign: u16 = if unscaled < 0 && !groups.is_empty() {
+    let sign: u16 = if unscaled < 0 && !digits.is_empty() {
         0x4000
     } else {
         0
     };
-    out.extend_from_slice(&(groups.len() as i16).to_be_bytes());
+    out.extend_from_slice(&(digits.len() as i16).to_be_bytes());
     out.extend_from_slice(&weight.to_be_bytes());
     out.extend_from_slice(&sign.to_be_bytes());
     out.extend_from_slice(&(scale as i16).to_be_bytes());
-    for group in groups {
+    for group in digits.iter().rev() {
         out.extend_from_slice(&group.to_be_bytes());
     }
 }
@@ -670,6 +673,68 @@ mod tests {
         let mut bytes = Vec::new();
         decimal_to_numeric(unscaled, scale, &mut bytes);
         numeric_to_decimal(&bytes, precision, scale)
+    }
+
+    /// `decimal_to_numeric` through the decimal text, as the encoding is defined.
+    fn numeric_through_text(unscaled: i128, scale: i8, out: &mut Vec<u8>) {
+        let scale = scale.max(0) as usize;
+        let text = unscaled.unsigned_abs().to_string();
+        let text = if text.len() <= scale {
+            format!("{}{text}", "0".repeat(scale + 1 - text.len()))
+        } else {
+            text
+        };
+        let (integer, fraction) = text.split_at(text.len() - scale);
+        let pad_left = (4 - integer.len() % 4) % 4;
+        let pad_right = (4 - fraction.len() % 4) % 4;
+        let digits: Vec<u8> = std::iter::repeat_n(b'0', pad_left)
+            .chain(integer.bytes())
+            .chain(fraction.bytes())
+            .chain(std::iter::repeat_n(b'0', pad_right))
+            .map(|d| d - b'0')
+            .collect();
+        let mut groups: Vec<i16> = digits
+            .chunks(4)
+            .map(|c| c.iter().fold(0i16, |acc, d| acc * 10 + i16::from(*d)))
+            .collect();
+        let mut weight = ((pad_left + integer.len()) / 4) as i16 - 1;
+        let leading = groups.iter().take_while(|g| **g == 0).count();
+        groups.drain(..leading);
+        weight -= leading as i16;
+        while groups.last() == Some(&0) {
+            groups.pop();
+        }
+        if groups.is_empty() {
+            weight = 0;
+        }
+        let sign: u16 = if unscaled < 0 && !groups.is_empty() {
+            0x4000
+        } else {
+            0
+        };
+        out.extend_from_slice(&(groups.len() as i16).to_be_bytes());
+        out.extend_from_slice(&weight.to_be_bytes());
+        out.extend_from_slice(&sign.to_be_bytes());
+        out.extend_from_slice(&(scale as i16).to_be_bytes());
+        for group in groups {
+            out.extend_from_slice(&group.to_be_bytes());
+        }
+    }
+
+    #[test]
+    fn numerics_are_encoded_as_through_their_text() {
+        let mut values = vec![0i128, 1, -1, 9_999, 10_000, -10_001, 12_345_678_900];
+        values.push(i128::from(i64::MAX) * 1_000_000_000_000_000_000);
+        values.push(99_999_999_999_999_999_999_999_999_999_999_999_999);
+        values.push(-99_999_999_999_999_999_999_999_999_999_999_999_999);
+        for unscaled in values {
+            for scale in 0..=38i8 {
+                let (mut fast, mut text) = (Vec::new(), Vec::new());
+                decimal_to_numeric(unscaled, scale, &mut fast);
+                numeric_through_text(unscaled, scale, &mut text);
+                assert_eq!(fast, text, "{unscaled}e-{scale}");
+            }
+        }
     }
 
     #[test]
