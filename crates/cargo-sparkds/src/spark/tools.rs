@@ -161,7 +161,6 @@ pub fn spark_from_python(python: &Path, origin: &str) -> Result<Option<Spark>> {
             "-c",
             "import os, pyspark; print(pyspark.__version__); print(os.path.dirname(pyspark.__file__))",
         ])
-        .env_remove("PYTHONPATH")
         .output()
         .map_err(|e| Error::usage(format!("cannot run {}: {e}", python.display())))?;
     if !output.status.success() {
