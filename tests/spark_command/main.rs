@@ -144,7 +144,7 @@ fn sql_prints_the_rows_of_a_read_as_show_does() {
         "--sql",
         &format!("SELECT id, label FROM native.{NAME} WHERE id < 3 ORDER BY id"),
     ]);
-    let expected = "+---+-------+\n| id|  label|\n+---+-------+\n|  0|label 0|\n|  1|label 1|\n|  2|   NULL|\n+---+-------+\n";
+    let expected = "+---+-----+\n| id|label|\n+---+-----+\n|  0|row 0|\n|  1|row 1|\n|  2| NULL|\n+---+-----+\n";
     assert!(out.contains(expected), "{out}");
 }
 
