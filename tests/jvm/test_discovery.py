@@ -1,8 +1,9 @@
 """Discovery: installed libraries in the native library path, session packages (.sparkpkg
 added with addFile / addArtifact), configured packages, and their order."""
 
-import pytest
 import os
+
+import pytest
 
 from jvm_helpers import executed_plan, install, make_package, native, platform_key, sha256_of
 
