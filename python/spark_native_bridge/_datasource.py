@@ -350,6 +350,7 @@ class NativeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.arrow_schema = arrow_schema
         self._handles = None
         self._last: Optional[bytes] = None
+        self._assumed_start: Optional[bytes] = None
         self._available_now = False
         self._target: Optional[bytes] = None
 
@@ -406,6 +407,8 @@ class NativeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             start_bytes = self._last
         else:
             start_bytes = native.collect_one("initial_offset", reader)
+        # Without `start` the bridge assumes where Spark resumes; partitions() checks it.
+        self._assumed_start = None if start is not None else start_bytes
         if self._available_now and self._target is not None:
             latest = self._target
         else:
@@ -425,6 +428,18 @@ class NativeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         native, reader = self._reader()
         first, last = _decode_offset(start), _decode_offset(end)
+        assumed = self._assumed_start
+        if assumed is not None and last == self._last and first != assumed:
+            # A stream resumed from a checkpoint: Spark starts at its last committed offset,
+            # which pyspark before 4.2 never gave latestOffset, so `end` was planned from another.
+            raise NativeDataSourceError(
+                self.library.name,
+                "latest_offset",
+                "pyspark before 4.2 does not pass a stream's start offset to latestOffset, so "
+                "the bridge cannot resume a stream from its checkpoint: on Spark 4.0 and 4.1, "
+                "start the query with a new checkpoint location, or use Spark 4.2 or later, or "
+                "the JVM plugin",
+            )
         parts = native.collect("stream_partitions", reader, first, len(first), last, len(last))
         state = None
         if native.has("serialize_stream_reader"):

@@ -87,6 +87,24 @@ def spark(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def refused_resume(spark):
+    """None where the bridge resumes a stream from its checkpoint (pyspark 4.2 and later).
+    pyspark before 4.2 does not pass the start offset to latestOffset, and the bridge refuses
+    to guess it: then a check that a restart (a function) fails with the bridge's message."""
+    if tuple(int(part) for part in spark.version.split(".")[:2]) >= (4, 2):
+        return None
+
+    def check(restart):
+        with pytest.raises(Exception) as raised:
+            restart()
+        text = str(raised.value)
+        assert "cannot resume a stream from its checkpoint" in text, text
+        assert "use Spark 4.2 or later" in text
+
+    return check
+
+
+@pytest.fixture(scope="session")
 def c_range(spark, c_range_library) -> str:
     """The data source name of c_range, registered in the session."""
     from spark_native_bridge import register

@@ -109,7 +109,9 @@ def run_until(query, collector, batches, timeout=120):
 
 
 @pytest.mark.core
-def test_a_stream_restarts_from_its_checkpoint_and_reads_every_row_once(spark, c_range, tmp_path):
+def test_a_stream_restarts_from_its_checkpoint_and_reads_every_row_once(
+    spark, c_range, tmp_path, refused_resume
+):
     rows_per_batch = 7
     checkpoint = str(tmp_path / "checkpoint")
     collector = BatchCollector()
@@ -130,6 +132,11 @@ def test_a_stream_restarts_from_its_checkpoint_and_reads_every_row_once(spark, c
 
     run_until(start({"processingTime": "100 milliseconds"}), collector, batches=3)
     first_run = len(collector.batches)
+    if refused_resume is not None:
+        refused_resume(
+            lambda: run_until(start({"processingTime": "100 milliseconds"}), collector, 99)
+        )
+        return
     run_until(start({"processingTime": "100 milliseconds"}), collector, batches=first_run + 2)
     # Trigger.AvailableNow reads what is available when the query starts, then stops.
     before = len(collector.batches)

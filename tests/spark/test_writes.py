@@ -81,7 +81,9 @@ def test_a_write_of_other_columns_fails_with_the_library_message(spark, writer, 
 
 
 @pytest.mark.core
-def test_a_streaming_write_restarts_and_writes_every_row_once(spark, c_range, writer, tmp_path):
+def test_a_streaming_write_restarts_and_writes_every_row_once(
+    spark, c_range, writer, tmp_path, refused_resume
+):
     path = str(tmp_path / "table")
     checkpoint = str(tmp_path / "checkpoint")
     rows_per_batch = 5
@@ -108,6 +110,9 @@ def test_a_streaming_write_restarts_and_writes_every_row_once(spark, c_range, wr
         query.stop()
 
     run_batches(3)
+    if refused_resume is not None:
+        refused_resume(lambda: run_batches(2))
+        return
     run_batches(2)
 
     written = table_rows(spark, writer, path)
