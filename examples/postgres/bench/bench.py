@@ -10,7 +10,8 @@ session, with numPartitions 2 (two tasks, two connections):
 - reads: `spark.read...load()` written to Spark's `noop` sink;
 - writes: a DataFrame cached in Spark's memory, appended to a new table;
 - the ceiling: `COPY (SELECT * FROM t) TO STDOUT (FORMAT binary)` to /dev/null, and `COPY t FROM
-  STDIN (FORMAT binary)` from a file, each by psql in one session.
+  STDIN (FORMAT binary)` from a file, each by psql in one session; and what a write's commit
+  adds to it, `INSERT INTO t2 SELECT * FROM t`.
 Each timing is the best of `--repeat` runs (the first run of each path follows a warm-up).
 `--baseline` also times another build of the library in the same session, each of its runs
 beside the same run of this one, so that two builds compare on the same load.
@@ -120,6 +121,15 @@ def run(pg, rows, library, jar, repeat, baseline, extra, only):
             pg.psql(f"DROP TABLE IF EXISTS bench_in; CREATE TABLE bench_in ({COLUMNS})")
             timed("server ceiling, write (psql COPY FROM STDIN)", copy_in, runs, rows)
         results.append(min(runs, key=lambda r: r[1]))
+        # What a write's commit adds to the COPY of its tasks: the staged rows inserted into
+        # the target, in one statement.
+        runs = []
+        for _ in range(repeat):
+            pg.psql(f"DROP TABLE IF EXISTS bench_published; CREATE TABLE bench_published ({COLUMNS})")
+            publish = lambda: pg.psql("INSERT INTO bench_published SELECT * FROM bench_in")
+            timed("server, a write's commit (INSERT ... SELECT of the staged rows)", publish, runs, rows)
+        results.append(min(runs, key=lambda r: r[1]))
+        pg.psql("DROP TABLE bench_published")
 
     libraries = tempfile.mkdtemp(prefix="sparkds_pg_bench_")
     shutil.copy(library, libraries)

@@ -53,8 +53,9 @@ const OPTIONS: &[&str] = &[
     "preferTimestampNTZ",
 ];
 
-/// Rows per Arrow batch when `fetchsize` is not set.
-const DEFAULT_BATCH_ROWS: usize = 8192;
+/// Rows per Arrow batch when `fetchsize` is not set: as the SDK's sample batches, since each
+/// batch pays fixed costs in Spark (and in a Python worker, through the bridge).
+const DEFAULT_BATCH_ROWS: usize = 65_536;
 
 /// The data source: the options of the query, checked once.
 pub struct Source {
