@@ -95,7 +95,7 @@ impl Fixture {
             .args(["sparkds", "spark"])
             .args(args)
             .current_dir(&self.project)
-            .env("PATH", self.path_with(&[self.bin.clone()]))
+            .env("PATH", self.path())
             .env("SPARKDS_CACHE_DIR", self.base.join("cache"))
             // The project's builds outlive the scratch project, so that runs share them.
             .env("CARGO_TARGET_DIR", self.base.join("project-target"))
@@ -103,10 +103,10 @@ impl Fixture {
         command
     }
 
-    /// PATH with `dirs` first.
-    fn path_with(&self, dirs: &[PathBuf]) -> OsString {
+    /// PATH with the installed command's directory first.
+    fn path(&self) -> OsString {
         let rest = std::env::var_os("PATH").unwrap_or_default();
-        std::env::join_paths(dirs.iter().cloned().chain(std::env::split_paths(&rest)))
+        std::env::join_paths(std::iter::once(self.bin.clone()).chain(std::env::split_paths(&rest)))
             .expect("a valid PATH")
     }
 }
@@ -309,7 +309,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
             .arg("-c")
             .arg(driver)
             .current_dir(&fixture.project)
-            .env("PATH", fixture.path_with(&[fixture.bin.clone()]))
+            .env("PATH", fixture.path())
             .env("SPARKDS_CACHE_DIR", fixture.base.join("cache"))
             .env("CARGO_TARGET_DIR", fixture.base.join("project-target")),
         "the shell in a pseudo-terminal",
