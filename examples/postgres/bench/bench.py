@@ -83,6 +83,11 @@ def main():
         server.stop()
 
 
+def rotated(items, by):
+    by %= len(items)
+    return items[by:] + items[:by]
+
+
 def run(pg, rows, library, jar, repeat, baseline, extra, only):
     import shutil
 
@@ -173,13 +178,14 @@ def run(pg, rows, library, jar, repeat, baseline, extra, only):
 
     # Each path once on a few rows first: the JVM's classes, the plugin and the bridge's workers
     # are loaded before any timing. The runs alternate between the paths, so that a change of
-    # the machine's load falls on all of them.
+    # the machine's load falls on all of them, each round starting with another path: the
+    # server still works after a write (a checkpoint, autovacuum), on the next one.
     for name in readers:
         load(name).limit(10).collect()
     if only != "write":
         reads = {name: [] for name in readers}
-        for _ in range(repeat):
-            for name in readers:
+        for run_index in range(repeat):
+            for name in rotated(list(readers), run_index):
                 timed(f"read, {name}", lambda: load(name).write.format("noop").mode("overwrite").save(), reads[name], rows)
         results.extend(min(runs, key=lambda r: r[1]) for runs in reads.values())
 
@@ -193,7 +199,7 @@ def run(pg, rows, library, jar, repeat, baseline, extra, only):
             writers[name](warm).options(**options(name, dbtable=table)).mode("append").save()
         writes = {name: [] for name in writers}
         for run_index in range(repeat):
-            for i, name in enumerate(writers):
+            for i, name in rotated(list(enumerate(writers)), run_index):
                 table = f"bench_out_{run_index}_{i}"
                 pg.psql(f"CREATE TABLE {table} ({COLUMNS})")
                 more = dict(batchsize="10000") if name == "Spark JDBC" else {}
