@@ -11,6 +11,8 @@
 //! install and the project's builds keep their target directories there too, so a second run
 //! rebuilds nothing. Each test starts one Spark at most; they run in parallel.
 
+#![cfg(unix)]
+
 #[path = "../support/run_dir.rs"]
 mod run_dir;
 
@@ -146,6 +148,39 @@ fn sql_prints_the_rows_of_a_read_as_show_does() {
     ]);
     let expected = "+---+-----+\n| id|label|\n+---+-----+\n|  0|row 0|\n|  1|row 1|\n|  2| NULL|\n+---+-----+\n";
     assert!(out.contains(expected), "{out}");
+    assert_the_cached_jni_library_exports_the_native_methods();
+}
+
+/// The JNI library that the command built in its cache, a cdylib that wraps `sparkds-jni`,
+/// exports the `#[no_mangle]` functions of `sparkds-jni`: `JNI_OnLoad` and the native methods
+/// of `dev.sparkds.spark.jni.Native`.
+fn assert_the_cached_jni_library_exports_the_native_methods() {
+    use object::{Object, ObjectSymbol};
+    let cache = fixture().base.join("cache");
+    let library = std::fs::read_dir(&cache)
+        .expect("the cache exists")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("jni-"))
+        .flat_map(|e| std::fs::read_dir(e.path()).into_iter().flatten().flatten())
+        .map(|platform| platform.path().join("libsparkds_jni.so"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("no JNI library in {}", cache.display()));
+    let data = std::fs::read(&library).expect("read the JNI library");
+    let file = object::File::parse(&*data).expect("a shared library");
+    let exported: Vec<String> = file
+        .dynamic_symbols()
+        .filter(|s| s.is_definition())
+        .filter_map(|s| s.name().ok().map(str::to_string))
+        .collect();
+    let natives = exported
+        .iter()
+        .filter(|n| n.starts_with("Java_dev_sparkds_spark_jni_Native_"))
+        .count();
+    assert!(
+        exported.iter().any(|n| n == "JNI_OnLoad") && natives > 10,
+        "{} exports {natives} native methods: {exported:?}",
+        library.display()
+    );
 }
 
 #[test]
