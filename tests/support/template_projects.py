@@ -29,25 +29,59 @@ def build_c_range() -> str:
 def generate_and_build(name, defines, connector=None, release=False) -> str:
     """Generates project `name` from the template with the answers `defines` (`key=value`),
     replaces its `src/connector/mod.rs` with the file `connector` if given, builds it and
-    returns the path of its library. The project itself is removed; the build stays in
-    target/generated."""
+    returns the path of its library, in target/generated.
+
+    The project is built in target/generated/projects/<name>, where only the files that differ
+    from the last generation are written: an unchanged project is not rebuilt, so its library
+    is not replaced under a Spark session of another suite that loaded it."""
     destination = tempfile.mkdtemp(prefix=f"sparkds_{name}_")
     command = ["cargo", "generate", "--path", os.path.join(ROOT, "template"), "--name", name,
                "--silent", "-d", f"sdk=path:{ROOT}", "--destination", destination]
     for define in defines:
         command += ["-d", define]
+    project = os.path.join(GENERATED_TARGET, "projects", name)
     try:
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-        project = os.path.join(destination, name)
+        generated = os.path.join(destination, name)
         if connector:
-            shutil.copyfile(connector, os.path.join(project, "src", "connector", "mod.rs"))
-        subprocess.run(
-            ["cargo", "build", "--quiet"] + (["--release"] if release else []),
-            cwd=project,
-            check=True,
-            env=dict(os.environ, CARGO_TARGET_DIR=GENERATED_TARGET),
-        )
+            shutil.copyfile(connector, os.path.join(generated, "src", "connector", "mod.rs"))
+        mirror(generated, project)
     finally:
         shutil.rmtree(destination, ignore_errors=True)
+    subprocess.run(
+        ["cargo", "build", "--quiet"] + (["--release"] if release else []),
+        cwd=project,
+        check=True,
+        env=dict(os.environ, CARGO_TARGET_DIR=GENERATED_TARGET),
+    )
     profile = "release" if release else "debug"
     return library_file(os.path.join(GENERATED_TARGET, profile), name)
+
+
+def mirror(source: str, destination: str) -> None:
+    """Makes `destination` hold the files of `source`, writing (by rename) only those whose
+    bytes differ and removing those `source` lacks; its Cargo.lock stays."""
+    wanted = set()
+    for directory, _, files in os.walk(source):
+        for file in files:
+            relative = os.path.relpath(os.path.join(directory, file), source)
+            wanted.add(relative)
+            with open(os.path.join(source, relative), "rb") as f:
+                content = f.read()
+            target = os.path.join(destination, relative)
+            try:
+                with open(target, "rb") as f:
+                    if f.read() == content:
+                        continue
+            except OSError:
+                pass
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            partial = f"{target}.{os.getpid()}.partial"
+            with open(partial, "wb") as f:
+                f.write(content)
+            os.replace(partial, target)
+    for directory, _, files in os.walk(destination):
+        for file in files:
+            relative = os.path.relpath(os.path.join(directory, file), destination)
+            if relative not in wanted and relative != "Cargo.lock":
+                os.remove(os.path.join(destination, relative))

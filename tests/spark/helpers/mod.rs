@@ -38,9 +38,12 @@ impl Repository {
         directory.join(library_file_name("c_range"))
     }
 
-    /// Generates the read-write variant of the template with cargo-generate, as users do, into
-    /// a fresh directory outside the repository, and builds it. The build shares
-    /// target/generated, so that its dependencies build once across runs.
+    /// Generates the read-write variant of the template with cargo-generate, as users do, and
+    /// builds it in target/generated/projects/<name>, where only the files that differ from the
+    /// last generation are written (as tests/support/template_projects.py does): an unchanged
+    /// project is not rebuilt, so its library is not replaced under a Spark session of another
+    /// group that loaded it. The build shares target/generated, so that its dependencies build
+    /// once across runs.
     pub fn generate_and_build_writer_variant(&self) -> PathBuf {
         let destination = tempfile::tempdir().expect("create a temporary directory");
         let capabilities = format!("capabilities={WRITER_CAPABILITIES}");
@@ -63,15 +66,57 @@ impl Repository {
             "cargo generate (is cargo-generate installed? `cargo install cargo-generate`)",
         );
         let target = self.path("target/generated");
+        let project = target.join("projects").join(WRITER_NAME);
+        mirror(&destination.path().join(WRITER_NAME), &project);
         run(
             Command::new("cargo")
                 .arg("build")
-                .current_dir(destination.path().join(WRITER_NAME))
+                .current_dir(&project)
                 .env("CARGO_TARGET_DIR", &target),
             "cargo build of the generated variant",
         );
-        // The library lives in the shared target directory: the project can go.
         target.join("debug").join(library_file_name(WRITER_NAME))
+    }
+}
+
+/// Makes `destination` hold the files of `source`, writing (by rename) only those whose bytes
+/// differ and removing those `source` lacks; its Cargo.lock stays.
+fn mirror(source: &Path, destination: &Path) {
+    fn files(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read a generated directory") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                files(root, &path, out);
+            } else {
+                out.push(
+                    path.strip_prefix(root)
+                        .expect("below the root")
+                        .to_path_buf(),
+                );
+            }
+        }
+    }
+    let mut wanted = Vec::new();
+    files(source, source, &mut wanted);
+    for relative in &wanted {
+        let content = std::fs::read(source.join(relative)).expect("read a generated file");
+        let target = destination.join(relative);
+        if std::fs::read(&target).is_ok_and(|old| old == content) {
+            continue;
+        }
+        std::fs::create_dir_all(target.parent().expect("a parent")).expect("mkdir");
+        let partial = target.with_extension(format!("{}.partial", std::process::id()));
+        std::fs::write(&partial, &content).expect("write a generated file");
+        std::fs::rename(&partial, &target).expect("rename a generated file");
+    }
+    let mut present = Vec::new();
+    if destination.is_dir() {
+        files(destination, destination, &mut present);
+    }
+    for relative in present {
+        if !wanted.contains(&relative) && relative != Path::new("Cargo.lock") {
+            std::fs::remove_file(destination.join(relative)).expect("remove a stale file");
+        }
     }
 }
 
