@@ -737,6 +737,85 @@ mod tests {
         }
     }
 
+    /// A COPY stream of `(id bigint, name text)` rows, NULL where `None`.
+    fn stream(rows: &[(i64, Option<&str>)]) -> Vec<u8> {
+        let mut bytes = HEADER.to_vec();
+        for (id, name) in rows {
+            bytes.extend_from_slice(&2i16.to_be_bytes());
+            bytes.extend_from_slice(&8i32.to_be_bytes());
+            bytes.extend_from_slice(&id.to_be_bytes());
+            match name {
+                Some(name) => {
+                    bytes.extend_from_slice(&(name.len() as i32).to_be_bytes());
+                    bytes.extend_from_slice(name.as_bytes());
+                }
+                None => bytes.extend_from_slice(&(-1i32).to_be_bytes()),
+            }
+        }
+        bytes.extend_from_slice(&TRAILER);
+        bytes
+    }
+
+    #[test]
+    fn rows_split_across_chunks_of_any_size_decode_whole() -> Result<(), String> {
+        let rows = [
+            (1, Some("one")),
+            (-2, None),
+            (3, Some("")),
+            (4, Some("four")),
+        ];
+        let bytes = stream(&rows);
+        for size in 1..=bytes.len() {
+            for room in [1, 3, 100] {
+                let mut copy = CopyDecoder::default();
+                let mut decoders = [
+                    Decoder::new(&Kind::Int64),
+                    Decoder::new(&Kind::Text { padded: false }),
+                ];
+                let mut decoded = 0;
+                for chunk in bytes.chunks(size) {
+                    let mut input = chunk;
+                    loop {
+                        let n = copy
+                            .decode(input, &mut decoders, room)
+                            .map_err(|_| format!("chunks of {size}"))?;
+                        decoded += n;
+                        input = &[];
+                        if n < room {
+                            break;
+                        }
+                    }
+                }
+                copy.finish()
+                    .map_err(|_| format!("chunks of {size}: no trailer"))?;
+                assert_eq!(decoded, rows.len(), "chunks of {size}, room {room}");
+                let ids = decoders[0].finish();
+                let names = decoders[1].finish();
+                let ids: Vec<i64> = ids.as_primitive::<Int64Type>().values().to_vec();
+                let names: Vec<Option<&str>> = names.as_string::<i32>().iter().collect();
+                assert_eq!(ids, [1, -2, 3, 4], "chunks of {size}, room {room}");
+                assert_eq!(names, rows.map(|r| r.1), "chunks of {size}, room {room}");
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_stream_without_its_trailer_is_refused() {
+        let bytes = stream(&[(1, Some("one"))]);
+        let mut copy = CopyDecoder::default();
+        let mut decoders = [
+            Decoder::new(&Kind::Int64),
+            Decoder::new(&Kind::Text { padded: false }),
+        ];
+        let cut = bytes.len() - TRAILER.len() - 2;
+        assert!(matches!(
+            copy.decode(&bytes[..cut], &mut decoders, 10),
+            Ok(0)
+        ));
+        assert!(copy.finish().is_err());
+    }
+
     #[test]
     fn decimals_round_trip_through_numeric() -> Conversion<()> {
         for (unscaled, precision, scale) in [
