@@ -25,6 +25,7 @@ def session():
         .appName(f"cargo sparkds spark: {name}")
         .config("spark.ui.enabled", "false")
         .config("spark.log.level", "ERROR")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.warehouse.dir", settings["warehouse"])
     )
     if settings["jar"]:
