@@ -138,8 +138,13 @@ if [ -n "$spark_line" ]; then
   out="$out/spark-$spark_line"
   jar_name="spark-native-datasource-spark-$spark_line.jar"
 fi
-classes="$out/classes"
-rm -rf "$classes"
+# A build directory of its own, and the jar renamed into place at the end: two builds at once
+# (test groups side by side) never mix their classes, and a JVM that has the jar open keeps
+# reading the file it opened.
+mkdir -p "$out"
+build="$(mktemp -d "$out/build.XXXXXX")"
+trap 'rm -rf "$build"' EXIT
+classes="$build/classes"
 mkdir -p "$classes/META-INF/services"
 native="$classes/dev/sparkds/spark/native"
 
@@ -195,13 +200,14 @@ fi
 # The sources of jvm/src/main/java, each replaced by the file of the same path in the line's
 # overlay jvm/src/spark-<line>/java where it has one.
 overlay="$root/jvm/src/spark-$line/java"
-: > "$out/sources.txt"
+sources="$build/sources.txt"
+: > "$sources"
 while IFS= read -r source; do
   relative="${source#"$root/jvm/src/main/java/"}"
   if [ -f "$overlay/$relative" ]; then
-    echo "$overlay/$relative" >> "$out/sources.txt"
+    echo "$overlay/$relative" >> "$sources"
   else
-    echo "$source" >> "$out/sources.txt"
+    echo "$source" >> "$sources"
   fi
 done < <(find "$root/jvm/src/main/java" -name '*.java' | sort)
 if [ -d "$overlay" ]; then
@@ -214,12 +220,12 @@ if [ -d "$overlay" ]; then
   done < <(find "$overlay" -name '*.java')
 fi
 javac --release 17 -encoding UTF-8 -Xlint:all,-path,-serial,-processing -d "$classes" \
-  -cp "$spark_jars/*" @"$out/sources.txt" 1>&2
+  -cp "$spark_jars/*" @"$sources" 1>&2
 echo "dev.sparkds.spark.DefaultSource" \
   > "$classes/META-INF/services/org.apache.spark.sql.sources.DataSourceRegister"
 printf 'line=%s\nscala=%s\nspark=%s\nlines=%s\n' "$line" "$scala" "$version" "$lines" \
   > "$classes/dev/sparkds/spark/spark-line.properties"
 jar="$out/$jar_name"
-rm -f "$jar"
-jar --create --file "$jar" -C "$classes" . 1>&2
+jar --create --file "$build/$jar_name" -C "$classes" . 1>&2
+mv -f "$build/$jar_name" "$jar"
 echo "$jar"
