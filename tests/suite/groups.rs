@@ -1,30 +1,25 @@
 //! The groups of the suite: every test binary of the workspace, as `cargo test --no-run` builds
-//! them, and the doc tests; each in the lane that keeps it from racing the others.
+//! them, and the doc tests, longest first.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// The groups that start Spark. They run one at a time: each rebuilds in place what the others
-/// load (the plugin's jar, the generated read-write library, the C example), and a library
-/// replaced under a running session is refused by the session, rightly.
-const SPARK_GROUPS: &[&str] = &[
-    "cluster",
-    "jvm",
-    "examples",
+/// The groups by how long they take, longest first (seconds on two quiet cores, roughly): the
+/// longest start first so that the workers end close together. A group not listed runs after
+/// these, in cargo's order.
+const LONGEST_FIRST: &[&str] = &[
     "lines",
+    "jvm",
+    "cluster",
+    "book",
+    "examples",
+    "template",
     "spark_command",
     "postgres_example/spark",
     "spark",
     "connect",
-];
-
-/// The other groups, longest first, so that the lanes end close together; a group that this
-/// list does not name runs after these.
-const OTHER_GROUPS_BY_LENGTH: &[&str] = &[
-    "book",
-    "template",
     "hardening",
     "sparkds-jni/jni",
     "packaging",
@@ -32,25 +27,24 @@ const OTHER_GROUPS_BY_LENGTH: &[&str] = &[
     "conformance",
 ];
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Lane {
-    Spark,
-    Other,
-}
-
-impl Lane {
-    pub fn name(self) -> &'static str {
-        match self {
-            Lane::Spark => "spark",
-            Lane::Other => "other",
-        }
-    }
-}
+/// Groups that share something that is not safe to share at the same time: they never run side
+/// by side. Everything else the groups share is: cargo locks its target directories, the
+/// plugin's jar and the C example are renamed into place, and the generated projects are
+/// rebuilt only when they change (so no library is replaced under a running session).
+const EXCLUSIVE: &[(&str, &[&str])] = &[
+    // The cache of `cargo sparkds spark` (the plugin it builds on first use), which the
+    // tutorial's "Install on Spark" step and the command's own tests fill.
+    (
+        "the cache of cargo sparkds spark",
+        &["book", "spark_command"],
+    ),
+];
 
 /// A group: one process, run in its package's directory as `cargo test` runs it.
 pub struct Group {
     pub name: String,
-    pub lane: Lane,
+    /// What it may not share with a group running at the same time (see `EXCLUSIVE`).
+    pub exclusive: Option<&'static str>,
     pub program: PathBuf,
     pub args: Vec<String>,
     pub directory: PathBuf,
@@ -85,7 +79,7 @@ pub fn build_all() -> Result<Vec<Group>, String> {
     }
     groups.push(Group {
         name: "doc-tests".to_string(),
-        lane: Lane::Other,
+        exclusive: None,
         program: PathBuf::from(&cargo),
         args: ["test", "--workspace", "--locked", "--doc"]
             .map(String::from)
@@ -93,9 +87,8 @@ pub fn build_all() -> Result<Vec<Group>, String> {
         directory: std::env::current_dir().map_err(|e| format!("the current directory: {e}"))?,
         env: Vec::new(),
     });
-    let rank: HashMap<&str, usize> = SPARK_GROUPS
+    let rank: HashMap<&str, usize> = LONGEST_FIRST
         .iter()
-        .chain(OTHER_GROUPS_BY_LENGTH)
         .enumerate()
         .map(|(i, name)| (*name, i))
         .collect();
@@ -125,11 +118,10 @@ fn test_binary(line: &str) -> Option<Group> {
     } else {
         format!("{package}/{target}")
     };
-    let lane = if SPARK_GROUPS.contains(&name.as_str()) {
-        Lane::Spark
-    } else {
-        Lane::Other
-    };
+    let exclusive = EXCLUSIVE
+        .iter()
+        .find(|(_, groups)| groups.contains(&name.as_str()))
+        .map(|(what, _)| *what);
     let env = vec![
         (
             "CARGO_MANIFEST_DIR".to_string(),
@@ -139,7 +131,7 @@ fn test_binary(line: &str) -> Option<Group> {
     ];
     Some(Group {
         name,
-        lane,
+        exclusive,
         program: executable,
         args: Vec::new(),
         directory,
@@ -189,17 +181,24 @@ mod tests {
             "test",
         ))
         .expect("a group");
-        assert!(jvm.name == "jvm" && jvm.lane == Lane::Spark);
+        assert!(jvm.name == "jvm" && jvm.exclusive.is_none());
         let unit = test_binary(&message(
             "path+file:///work/crates/sparkds#0.1.0",
             "sparkds",
             "lib",
         ))
         .expect("a group");
-        assert!(unit.name == "sparkds" && unit.lane == Lane::Other);
+        assert_eq!(unit.name, "sparkds");
         let postgres = "path+file:///work/examples/postgres#postgres_example@0.1.0";
         let spark = test_binary(&message(postgres, "spark", "test")).expect("a group");
-        assert!(spark.name == "postgres_example/spark" && spark.lane == Lane::Spark);
+        assert_eq!(spark.name, "postgres_example/spark");
+        let book = test_binary(&message(
+            "path+file:///work/tests#template-tests@0.1.0",
+            "book",
+            "test",
+        ))
+        .expect("a group");
+        assert_eq!(book.exclusive, Some(EXCLUSIVE[0].0));
         let library = "{\"reason\":\"compiler-artifact\",\"profile\":{\"test\":false}}";
         assert!(test_binary(library).is_none());
     }

@@ -1,13 +1,12 @@
 //! `cargo suite`: the whole test suite, its groups run side by side.
 //!
-//! `cargo test --workspace` runs its test binaries one after another. Most of the suite's time
+//! `cargo test --workspace` runs its test binaries one after another. Much of the suite's time
 //! is spent in groups that wait (Spark's JVMs starting, executors killed and replaced, streams
-//! polled) or that build generated projects, and those overlap well on two cores. This command
-//! builds every test binary once (`cargo test --no-run`), then runs them as cargo would, each in
-//! its package's directory, in two lanes:
-//! - the Spark lane, one group at a time: the groups that start Spark share the plugin's jar,
-//!   the generated read-write library and the C example, which each of them rebuilds in place;
-//! - the other lane, `--jobs` minus one groups at a time: the rest, and the doc tests.
+//! polled) or that build generated projects, and those overlap well even on two cores. This
+//! command builds every test binary once (`cargo test --no-run`), then runs them as cargo would,
+//! each in its package's directory, `--jobs` at a time (2 by default), the longest first; the
+//! few groups that share something unsafe to share at once never run side by side
+//! (`groups::EXCLUSIVE`).
 //!
 //! Each group's output goes to `target/suite/<group>.log`, printed whole when the group fails.
 //! The run ends with the time of each group and of the compilation, and fails if a group failed.
@@ -15,8 +14,9 @@
 //! ```text
 //! cargo suite                  every group
 //! cargo suite jvm spark        these groups only
-//! cargo suite --jobs 3         three groups at a time (one of them in the Spark lane)
-//! cargo suite --list           the groups, by lane
+//! cargo suite --jobs 3         three groups at a time
+//! cargo suite --jobs 1         one at a time, as cargo test runs them
+//! cargo suite --list           the groups, in the order they start
 //! ```
 
 mod groups;
@@ -26,7 +26,7 @@ mod run;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use groups::{Group, Lane};
+use groups::Group;
 
 /// What the command line asks.
 struct Arguments {
@@ -47,13 +47,8 @@ fn parse_arguments() -> Result<Arguments, String> {
             "--jobs" | "-j" => {
                 let value = given.next().unwrap_or_default();
                 arguments.jobs = match value.parse::<usize>() {
-                    Ok(jobs) if jobs >= 2 => jobs,
-                    _ => {
-                        return Err(format!(
-                            "--jobs takes a number of 2 or more (one for the Spark lane, the \
-                             rest for the others), not `{value}`"
-                        ))
-                    }
+                    Ok(jobs) if jobs >= 1 => jobs,
+                    _ => return Err(format!("--jobs takes a number of 1 or more, not `{value}`")),
                 };
             }
             "--list" => arguments.list = true,
@@ -90,7 +85,7 @@ fn main() -> ExitCode {
     let compilation = started.elapsed();
     if arguments.list {
         for group in &all {
-            println!("{:<8} {}", group.lane.name(), group.name);
+            println!("{}", group.name);
         }
         return ExitCode::SUCCESS;
     }
@@ -109,7 +104,7 @@ fn main() -> ExitCode {
         }
         all.retain(|g| arguments.only.contains(&g.name));
     }
-    let outcomes = run::run_lanes(all, arguments.jobs);
+    let outcomes = run::run_all(all, arguments.jobs);
     report::print_table(&outcomes, compilation, started.elapsed());
     let failed: Vec<&str> = outcomes
         .iter()
@@ -127,7 +122,6 @@ fn main() -> ExitCode {
 /// How one group ended.
 pub struct Outcome {
     pub name: String,
-    pub lane: Lane,
     pub passed: bool,
     pub seconds: f64,
 }
@@ -136,7 +130,6 @@ impl Group {
     fn outcome(&self, passed: bool, seconds: f64) -> Outcome {
         Outcome {
             name: self.name.clone(),
-            lane: self.lane,
             passed,
             seconds,
         }

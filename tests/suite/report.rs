@@ -10,12 +10,7 @@ pub fn print_table(outcomes: &[Outcome], compilation: Duration, wall: Duration) 
     println!("\nsuite: time per test group (seconds; groups under a second not listed)");
     for outcome in sorted.iter().filter(|o| o.seconds >= 1.0) {
         let state = if outcome.passed { "" } else { "  FAILED" };
-        println!(
-            "  {:>8.1}  {:<5} {}{state}",
-            outcome.seconds,
-            outcome.lane.name(),
-            outcome.name
-        );
+        println!("  {:>8.1}  {}{state}", outcome.seconds, outcome.name);
     }
     let sum: f64 = outcomes.iter().map(|o| o.seconds).sum();
     let running = wall.saturating_sub(compilation).as_secs_f64();

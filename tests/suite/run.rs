@@ -1,44 +1,69 @@
-//! Runs the groups: the Spark lane one at a time, the others on the remaining jobs.
+//! Runs the groups on `jobs` workers: each takes the first group waiting whose exclusive
+//! resource, if any, no running group holds.
 
-use std::collections::VecDeque;
+use std::collections::HashSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
-use crate::groups::{Group, Lane};
+use crate::groups::Group;
 use crate::Outcome;
 
+/// What the workers share: the groups waiting and the resources held.
+struct Board {
+    waiting: Vec<Group>,
+    held: HashSet<&'static str>,
+}
+
 /// Runs every group and returns how each ended, in the order they ended.
-pub fn run_lanes(groups: Vec<Group>, jobs: usize) -> Vec<Outcome> {
+pub fn run_all(groups: Vec<Group>, jobs: usize) -> Vec<Outcome> {
     let logs = log_directory();
-    let (spark, other): (Vec<Group>, Vec<Group>) =
-        groups.into_iter().partition(|g| g.lane == Lane::Spark);
-    let outcomes = Arc::new(Mutex::new(Vec::new()));
-    let mut workers = Vec::new();
-    // One queue per lane: the Spark lane has one worker, the other lane the rest of the jobs.
-    for (queue, workers_of_lane) in [(spark, 1), (other, jobs - 1)] {
-        let queue = Arc::new(Mutex::new(VecDeque::from(queue)));
-        for _ in 0..workers_of_lane {
-            let (queue, outcomes, logs) = (queue.clone(), outcomes.clone(), logs.clone());
-            workers.push(std::thread::spawn(move || loop {
-                let Some(group) = queue.lock().expect("the queue").pop_front() else {
-                    break;
-                };
-                let outcome = run_group(&group, &logs);
-                outcomes.lock().expect("the outcomes").push(outcome);
-            }));
+    let board = Mutex::new(Board {
+        waiting: groups,
+        held: HashSet::new(),
+    });
+    let released = Condvar::new();
+    let outcomes = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                while let Some(group) = take(&board, &released) {
+                    let outcome = run_group(&group, &logs);
+                    outcomes.lock().expect("the outcomes").push(outcome);
+                    if let Some(resource) = group.exclusive {
+                        board.lock().expect("the board").held.remove(resource);
+                        released.notify_all();
+                    }
+                }
+            });
         }
+    });
+    outcomes.into_inner().expect("the outcomes")
+}
+
+/// The next group this worker may run, waiting while every group left needs a resource that a
+/// running group holds; `None` when no group is left.
+fn take(board: &Mutex<Board>, released: &Condvar) -> Option<Group> {
+    let mut board = board.lock().expect("the board");
+    loop {
+        if board.waiting.is_empty() {
+            return None;
+        }
+        let free = board
+            .waiting
+            .iter()
+            .position(|g| g.exclusive.is_none_or(|r| !board.held.contains(r)));
+        if let Some(index) = free {
+            let group = board.waiting.remove(index);
+            if let Some(resource) = group.exclusive {
+                board.held.insert(resource);
+            }
+            return Some(group);
+        }
+        board = released.wait(board).expect("the board");
     }
-    for worker in workers {
-        worker.join().expect("a lane's thread ends");
-    }
-    Arc::try_unwrap(outcomes)
-        .ok()
-        .expect("no lane holds the outcomes")
-        .into_inner()
-        .expect("the outcomes")
 }
 
 /// `target/suite`, beside the runner's own binary (`target/debug/suite`).
@@ -55,7 +80,7 @@ fn log_directory() -> PathBuf {
 /// Runs one group with its output in its log; prints the log when it fails.
 fn run_group(group: &Group, logs: &Path) -> Outcome {
     let log_path = logs.join(format!("{}.log", group.name.replace('/', "-")));
-    println!("suite: {} started ({} lane)", group.name, group.lane.name());
+    println!("suite: {} started", group.name);
     let started = Instant::now();
     let passed = File::create(&log_path)
         .and_then(|log| {
