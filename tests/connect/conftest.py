@@ -25,44 +25,18 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "jvm"))
 # The client imports the bridge from the checkout; the server's Python workers do not see it
 # unless a session ships it (tests/connect/test_bridge.py).
 sys.path.insert(0, BRIDGE)
-from template_projects import build_c_range, generate_and_build  # noqa: E402
+# The fixtures of the libraries and the jar, shared with the other Spark suites.
+from library_fixtures import (  # noqa: E402,F401
+    jar,
+    c_range_library,
+    writer_library,
+)
 
-WRITER_NAME = "e2e_rw"
-WRITER_CAPABILITIES = "batch_read,batch_write,streaming_write,truncate"
 # How long the server may take to start, and the lines of its log shown on a failure.
 START_TIMEOUT = 180
 LOG_TAIL = 120
 
 _server_log = None
-
-
-@pytest.fixture(scope="session")
-def jar() -> str:
-    """The plugin's jar: the one tests/connect/main.rs built, or built here."""
-    if os.environ.get("SPARKDS_JVM_JAR"):
-        return os.environ["SPARKDS_JVM_JAR"]
-    built = subprocess.run(
-        ["bash", os.path.join(ROOT, "jvm", "build.sh"), "--profile", "dev"],
-        check=True,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    return built.stdout.strip()
-
-
-@pytest.fixture(scope="session")
-def c_range_library() -> str:
-    if os.environ.get("SPARK_E2E_C_RANGE_LIBRARY"):
-        return os.environ["SPARK_E2E_C_RANGE_LIBRARY"]
-    return build_c_range()
-
-
-@pytest.fixture(scope="session")
-def writer_library() -> str:
-    """The read-write variant of the template that tests/spark and tests/jvm use (e2e_rw)."""
-    if os.environ.get("SPARK_E2E_WRITER_LIBRARY"):
-        return os.environ["SPARK_E2E_WRITER_LIBRARY"]
-    return generate_and_build(WRITER_NAME, [f"capabilities={WRITER_CAPABILITIES}"])
 
 
 @pytest.fixture(scope="session")

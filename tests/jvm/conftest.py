@@ -9,7 +9,6 @@ spark.sql.dataSource.native.paths. Python only drives the tests: no batch crosse
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -17,10 +16,14 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
-from template_projects import build_c_range, generate_and_build  # noqa: E402
-
-WRITER_NAME = "e2e_rw"
-WRITER_CAPABILITIES = "batch_read,batch_write,streaming_write,truncate"
+from template_projects import generate_and_build  # noqa: E402
+# The fixtures of the libraries and the jar, shared with the other Spark suites.
+from library_fixtures import (  # noqa: E402,F401
+    jar,
+    c_range_library,
+    writer_library,
+    filters_library,
+)
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -29,48 +32,6 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 def pytest_configure(config):
     # `-m core`: the tests of the JVM plugin that tests/lines runs on every Spark line.
     config.addinivalue_line("markers", "core: runs on every Spark line (tests/lines)")
-
-
-@pytest.fixture(scope="session")
-def jar() -> str:
-    """The plugin's jar: the one tests/jvm/main.rs built, or built here with jvm/build.sh."""
-    if os.environ.get("SPARKDS_JVM_JAR"):
-        return os.environ["SPARKDS_JVM_JAR"]
-    built = subprocess.run(
-        ["bash", os.path.join(ROOT, "jvm", "build.sh"), "--profile", "dev"],
-        check=True,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    return built.stdout.strip()
-
-
-@pytest.fixture(scope="session")
-def c_range_library() -> str:
-    if os.environ.get("SPARK_E2E_C_RANGE_LIBRARY"):
-        return os.environ["SPARK_E2E_C_RANGE_LIBRARY"]
-    return build_c_range()
-
-
-@pytest.fixture(scope="session")
-def writer_library() -> str:
-    """The read-write variant of the template that tests/spark also uses (e2e_rw)."""
-    if os.environ.get("SPARK_E2E_WRITER_LIBRARY"):
-        return os.environ["SPARK_E2E_WRITER_LIBRARY"]
-    return generate_and_build(WRITER_NAME, [f"capabilities={WRITER_CAPABILITIES}"])
-
-
-FILTERS_NAME = "e2e_filters"
-FILTERS_PUSHDOWNS = "push_limit,prune_columns,push_filters"
-
-
-@pytest.fixture(scope="session")
-def filters_library() -> str:
-    """The template's sample with filter pushdown (`-d pushdowns=...,push_filters`), the same
-    variant as tests/spark's: the one SPARK_E2E_FILTERS_LIBRARY names, or built here."""
-    if os.environ.get("SPARK_E2E_FILTERS_LIBRARY"):
-        return os.environ["SPARK_E2E_FILTERS_LIBRARY"]
-    return generate_and_build(FILTERS_NAME, [f"pushdowns={FILTERS_PUSHDOWNS}"])
 
 
 TYPES_NAME = "jvm_types"

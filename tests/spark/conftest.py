@@ -15,7 +15,12 @@ BRIDGE = os.path.join(ROOT, "python")
 
 sys.path.insert(0, BRIDGE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
-from template_projects import build_c_range, generate_and_build  # noqa: E402
+# The fixtures of the libraries and the jar, shared with the other Spark suites.
+from library_fixtures import (  # noqa: E402,F401
+    c_range_library,
+    writer_library,
+    filters_library,
+)
 
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [BRIDGE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -27,41 +32,6 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 def pytest_configure(config):
     # `-m core`: the tests of the bridge that tests/lines runs on every Spark line.
     config.addinivalue_line("markers", "core: runs on every Spark line (tests/lines)")
-
-
-@pytest.fixture(scope="session")
-def c_range_library() -> str:
-    """The c_range example: the one that tests/spark/main.rs built, or built here with its
-    Makefile (a no-op when it is up to date)."""
-    if os.environ.get("SPARK_E2E_C_RANGE_LIBRARY"):
-        return os.environ["SPARK_E2E_C_RANGE_LIBRARY"]
-    return build_c_range()
-
-
-WRITER_NAME = "e2e_rw"
-WRITER_CAPABILITIES = "batch_read,batch_write,streaming_write,truncate"
-
-
-@pytest.fixture(scope="session")
-def writer_library() -> str:
-    """A variant of the template with writers: the one that tests/spark/main.rs generated and
-    built, or generated with cargo-generate and built here, as tests/spark/main.rs does."""
-    if os.environ.get("SPARK_E2E_WRITER_LIBRARY"):
-        return os.environ["SPARK_E2E_WRITER_LIBRARY"]
-    return generate_and_build(WRITER_NAME, [f"capabilities={WRITER_CAPABILITIES}"])
-
-
-FILTERS_NAME = "e2e_filters"
-FILTERS_PUSHDOWNS = "push_limit,prune_columns,push_filters"
-
-
-@pytest.fixture(scope="session")
-def filters_library() -> str:
-    """The template's sample with filter pushdown (`-d pushdowns=...,push_filters`): the one
-    SPARK_E2E_FILTERS_LIBRARY names, or generated with cargo-generate and built here."""
-    if os.environ.get("SPARK_E2E_FILTERS_LIBRARY"):
-        return os.environ["SPARK_E2E_FILTERS_LIBRARY"]
-    return generate_and_build(FILTERS_NAME, [f"pushdowns={FILTERS_PUSHDOWNS}"])
 
 
 @pytest.fixture(scope="session")

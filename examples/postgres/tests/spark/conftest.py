@@ -26,6 +26,9 @@ BRIDGE = os.path.join(ROOT, "python")
 JDBC_JAR = "/usr/share/java/postgresql.jar"
 
 sys.path.insert(0, BRIDGE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+# Shared with the other Spark suites.
+from library_fixtures import jar  # noqa: E402,F401 (pytest fixtures)
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [BRIDGE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != BRIDGE]
 )
@@ -164,20 +167,6 @@ def library() -> str:
     subprocess.run(["cargo", "build", "--quiet", "-p", "postgres_example"], cwd=ROOT, check=True)
     suffix = ".dylib" if sys.platform == "darwin" else ".so"
     return os.path.join(target, "debug", f"libspark_datasource_postgres{suffix}")
-
-
-@pytest.fixture(scope="session")
-def jar() -> str:
-    """The JVM plugin's jar: SPARKDS_JVM_JAR, or built with jvm/build.sh --profile dev."""
-    if os.environ.get("SPARKDS_JVM_JAR"):
-        return os.environ["SPARKDS_JVM_JAR"]
-    built = subprocess.run(
-        ["bash", os.path.join(ROOT, "jvm", "build.sh"), "--profile", "dev"],
-        check=True,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    return built.stdout.strip()
 
 
 @pytest.fixture(scope="session")
