@@ -16,53 +16,30 @@ from decimal import Decimal
 import pytest
 from pyspark.sql import functions as F
 
+from filter_encoding import (
+    CONTAINS,
+    ENDS_WITH,
+    EQ,
+    GE,
+    GT,
+    IN,
+    IS_NOT_NULL,
+    IS_NULL,
+    LT,
+    NOT,
+    NULL_SAFE_EQ,
+    OR,
+    STARTS_WITH,
+    column,
+    i32,
+    i64,
+    literal,
+    predicate,
+    predicates_of,
+    sized,
+    u32,
+)
 from jvm_helpers import ROOT, executed_plan, native
-
-# -- the encoding, written out from the header ---------------------------------------------------
-
-
-def u32(n):
-    return struct.pack("<I", n)
-
-
-def sized(data):
-    return u32(len(data)) + data
-
-
-def column(*parts):
-    return b"\x00" + u32(len(parts)) + b"".join(sized(p.encode()) for p in parts)
-
-
-def literal(type_code, value, params=b""):
-    return b"\x01" + bytes([type_code]) + params + b"\x00" + value
-
-
-def predicate(op, *operands):
-    return sized(bytes([op]) + b"".join(operands))
-
-
-def predicates_of(message):
-    """The predicates of a message, each with its length prefix."""
-    (count,) = struct.unpack_from("<I", message)
-    at, found = 4, []
-    for _ in range(count):
-        (length,) = struct.unpack_from("<I", message, at)
-        found.append(message[at : at + 4 + length])
-        at += 4 + length
-    assert at == len(message)
-    return found
-
-
-def i64(v):
-    return literal(5, struct.pack("<q", v))
-
-
-def i32(v):
-    return literal(4, struct.pack("<i", v))
-
-
-EQ, NULL_SAFE_EQ, LT, LE, GT, GE, IN, IS_NULL, IS_NOT_NULL, AND, OR, NOT = range(1, 13)
-STARTS_WITH, ENDS_WITH, CONTAINS = 13, 14, 15
 
 # -- the bytes of Spark's predicates: a fixture that records what push_filters receives -----------
 

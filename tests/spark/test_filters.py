@@ -47,40 +47,12 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
 )
+from filter_encoding import column, literal, message, predicate, sized, u32
 from spark_native_bridge import NativeDataSourceError, _filters
 from spark_native_bridge._datasource import NativeReader, _Library, _schema_to_bytes
 from spark_native_bridge._native import TaskContext, load
 
 PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
-
-
-# -- the encoding, written out from the header ---------------------------------------------------
-
-
-def u32(n):
-    return struct.pack("<I", n)
-
-
-def sized(data):
-    return u32(len(data)) + data
-
-
-def column(*parts):
-    return b"\x00" + u32(len(parts)) + b"".join(sized(p.encode()) for p in parts)
-
-
-def literal(type_code, value=None, params=b""):
-    if value is None:
-        return b"\x01" + bytes([type_code]) + params + b"\x01"
-    return b"\x01" + bytes([type_code]) + params + b"\x00" + value
-
-
-def predicate(op, *operands):
-    return sized(bytes([op]) + b"".join(operands))
-
-
-def message(*predicates):
-    return u32(len(predicates)) + b"".join(predicates)
 
 
 SCHEMA = StructType(
