@@ -15,7 +15,8 @@ use crate::drive::Target;
 pub struct BenchArgs {
     #[command(flatten)]
     pub target: Target,
-    /// Read only these columns, in this order (`prune_columns`).
+    /// Read only these columns, in this order (`prune_columns`); `--columns ''` reads none, as
+    /// Spark's `count(*)` does.
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub columns: Option<Vec<String>>,
     /// A condition in SQL syntax, as a WHERE clause writes it: its top-level conjuncts are
@@ -92,7 +93,11 @@ pub fn bench(args: &BenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let spec = BenchSpec {
         options: target.options.clone(),
         schema,
-        columns: args.columns.clone(),
+        // `--columns ''` is one empty name: no column at all.
+        columns: args
+            .columns
+            .as_ref()
+            .map(|c| c.iter().filter(|n| !n.is_empty()).cloned().collect()),
         filters,
         repeat: args.repeat,
         checks: !args.no_checks,

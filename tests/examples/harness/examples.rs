@@ -256,3 +256,36 @@ fn the_examples_run_on_real_spark_through_the_bridge() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn the_text_files_comparison_with_sparks_readers_runs_small_and_prints_its_figures() {
+    // examples/text_files/bench/compare.py on about 3 MB a table, one round, with the dev
+    // builds of the library and of the JVM plugin: the command of the book's figures, which
+    // fails when the readers' answers or inferred schemas differ.
+    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+    let script = repo_root()
+        .join("examples")
+        .join("text_files")
+        .join("bench")
+        .join("compare.py");
+    let output = Command::new(&python)
+        .arg(&script)
+        .args(["--small", "--profile", "dev"])
+        .env("CARGO_TARGET_DIR", examples_target())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.to_string_lossy()));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "compare.py --small failed:\n{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    println!("{stdout}");
+    // A row for each format, schema and query, each with a speed-up.
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| csv |") || l.starts_with("| jsonl |"))
+        .collect();
+    assert_eq!(rows.len(), 2 * 2 * 3 + 2, "{stdout}");
+    assert!(rows.iter().all(|r| r.contains('.')), "{stdout}");
+}

@@ -6,6 +6,7 @@
 //! file is read whole by one task.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
@@ -82,7 +83,7 @@ pub type LineError = String;
 /// A CSV record that ends inside a quoted value, with its cells as Spark reads them (the open
 /// value up to the end): with `multiLine`, the next line continues the record.
 #[derive(Debug, PartialEq)]
-pub struct OpenQuote(pub Vec<Cell>);
+pub struct OpenQuote<'a>(pub Vec<Cell<'a>>);
 
 /// The cells of the CSV record `line` (without its last line break), as Spark reads them:
 /// - a value that begins with the quote is quoted: it ends at a quote followed by the delimiter
@@ -93,15 +94,21 @@ pub struct OpenQuote(pub Vec<Cell>);
 /// - an empty unquoted value is null; an empty quoted value is the `emptyValue`; a value equal
 ///   to the `nullValue` is null.
 ///
+/// Cells borrow the text of `line`, except quoted values with escapes: a read allocates
+/// nothing for a value it does not change.
+///
 /// # Errors
 /// [`OpenQuote`], with the cells, when the record ends inside a quoted value.
-pub fn split_csv(
-    line: &str,
+pub fn split_csv<'a>(
+    line: &'a str,
     syntax: &CsvSyntax,
     values: &ValueOptions,
-) -> Result<Vec<Cell>, OpenQuote> {
-    let mut cells = Vec::new();
-    let bytes_of = |c: char| c.len_utf8();
+) -> Result<Vec<Cell<'a>>, OpenQuote<'a>> {
+    if let Some(cells) = split_plain(line, syntax, values) {
+        return Ok(cells);
+    }
+    let mut cells = Vec::with_capacity(32);
+    let delimiter = Delimiter::new(syntax.delimiter);
     let mut rest = line;
     let blank = |c: char| (c == ' ' || c == '\t') && c != syntax.delimiter;
     loop {
@@ -113,11 +120,11 @@ pub fn split_csv(
         let starts_quoted = syntax.quote.is_some_and(|q| rest.chars().next() == Some(q));
         let (text, quoted, after) = match syntax.quote {
             Some(quote) if starts_quoted => {
-                match quoted_value(&rest[bytes_of(quote)..], quote, syntax) {
+                match quoted_value(&rest[quote.len_utf8()..], quote, syntax) {
                     Quoted::Closed(text, after) => (text, true, after),
                     Quoted::Stray => {
-                        let end = rest.find(syntax.delimiter).unwrap_or(rest.len());
-                        (rest[..end].to_string(), false, &rest[end..])
+                        let end = delimiter.find(rest);
+                        (Cow::Borrowed(&rest[..end]), false, &rest[end..])
                     }
                     Quoted::Open(text) => {
                         cells.push(cell(text, true, values));
@@ -126,14 +133,14 @@ pub fn split_csv(
                 }
             }
             _ => {
-                let end = rest.find(syntax.delimiter).unwrap_or(rest.len());
+                let end = delimiter.find(rest);
                 let text = &rest[..end];
                 let text = if syntax.trim_trailing {
                     text.trim_end_matches(blank)
                 } else {
                     text
                 };
-                (text.to_string(), false, &rest[end..])
+                (Cow::Borrowed(text), false, &rest[end..])
             }
         };
         cells.push(cell(text, quoted, values));
@@ -145,25 +152,80 @@ pub fn split_csv(
     }
 }
 
+/// The cells of a line that holds no quote, with a one-byte delimiter and no trimming: most
+/// lines of most files. One SIMD pass finds the delimiters (none of which can be inside a
+/// quoted value), and each cell borrows the line. `None` for the other lines.
+fn split_plain<'a>(
+    line: &'a str,
+    syntax: &CsvSyntax,
+    values: &ValueOptions,
+) -> Option<Vec<Cell<'a>>> {
+    if syntax.trim_leading || syntax.trim_trailing || !syntax.delimiter.is_ascii() {
+        return None;
+    }
+    let bytes = line.as_bytes();
+    match syntax.quote {
+        Some(quote) if !quote.is_ascii() => return None,
+        Some(quote) if memchr::memchr(quote as u8, bytes).is_some() => return None,
+        _ => {}
+    }
+    let mut cells = Vec::with_capacity(32);
+    let mut start = 0;
+    for end in
+        memchr::memchr_iter(syntax.delimiter as u8, bytes).chain(std::iter::once(bytes.len()))
+    {
+        // Both ends are at an ASCII byte or the end: a character boundary.
+        cells.push(cell(Cow::Borrowed(&line[start..end]), false, values));
+        start = end + 1;
+    }
+    Some(cells)
+}
+
+/// Finds the delimiter: with `memchr` when it is one byte, as it nearly always is.
+struct Delimiter {
+    char: char,
+    byte: Option<u8>,
+}
+
+impl Delimiter {
+    fn new(char: char) -> Self {
+        let byte = char.is_ascii().then_some(char as u8);
+        Delimiter { char, byte }
+    }
+
+    /// Where the next delimiter is in `text`, or its length.
+    #[inline]
+    fn find(&self, text: &str) -> usize {
+        let found = match self.byte {
+            Some(byte) => memchr::memchr(byte, text.as_bytes()),
+            None => text.find(self.char),
+        };
+        found.unwrap_or(text.len())
+    }
+}
+
 enum Quoted<'a> {
     /// The value, and what follows its closing quote (the delimiter or nothing).
-    Closed(String, &'a str),
+    Closed(Cow<'a, str>, &'a str),
     /// A quote inside the value that neither ends it nor is escaped.
     Stray,
     /// The text ends inside the value, which holds what it read.
-    Open(String),
+    Open(Cow<'a, str>),
 }
 
-/// A quoted value, from just after its opening quote.
+/// A quoted value, from just after its opening quote: borrowed until an escape changes it.
 fn quoted_value<'a>(text: &'a str, quote: char, syntax: &CsvSyntax) -> Quoted<'a> {
-    let mut value = String::new();
+    // The value so far, once an escape made it differ from `text`.
+    let mut owned: Option<String> = None;
     let mut chars = text.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
         let next = chars.peek().map(|&(_, n)| n);
         if c == quote {
             if syntax.escape == quote && next == Some(quote) {
                 chars.next();
-                value.push(quote);
+                owned
+                    .get_or_insert_with(|| text[..at].to_string())
+                    .push(quote);
                 continue;
             }
             // Spaces and tabs between the closing quote and the delimiter are dropped, as
@@ -171,6 +233,7 @@ fn quoted_value<'a>(text: &'a str, quote: char, syntax: &CsvSyntax) -> Quoted<'a
             let after = text[at + c.len_utf8()..]
                 .trim_start_matches(|b: char| (b == ' ' || b == '\t') && b != syntax.delimiter);
             if after.is_empty() || after.starts_with(syntax.delimiter) {
+                let value = owned.map_or(Cow::Borrowed(&text[..at]), Cow::Owned);
                 return Quoted::Closed(value, after);
             }
             return Quoted::Stray;
@@ -178,18 +241,22 @@ fn quoted_value<'a>(text: &'a str, quote: char, syntax: &CsvSyntax) -> Quoted<'a
         // The escape escapes the quote and itself (Spark's `charToEscapeQuoteEscaping`).
         if c == syntax.escape && (next == Some(quote) || next == Some(c)) {
             chars.next();
-            value.push(next.unwrap_or(c));
+            owned
+                .get_or_insert_with(|| text[..at].to_string())
+                .push(next.unwrap_or(c));
             continue;
         }
-        value.push(c);
+        if let Some(value) = &mut owned {
+            value.push(c);
+        }
     }
-    Quoted::Open(value)
+    Quoted::Open(owned.map_or(Cow::Borrowed(text), Cow::Owned))
 }
 
-fn cell(text: String, quoted: bool, values: &ValueOptions) -> Cell {
+fn cell<'a>(text: Cow<'a, str>, quoted: bool, values: &ValueOptions) -> Cell<'a> {
     let text = match (text.is_empty(), quoted) {
         (true, false) => return Cell::Null,
-        (true, true) => values.empty_value.clone(),
+        (true, true) => Cow::Owned(values.empty_value.clone()),
         (false, _) => text,
     };
     if values::same(&text, &values.null_value) {
@@ -266,12 +333,61 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
+/// The values of a JSON object, each with its key, in the order of the line; keys borrow the
+/// line unless they hold escapes.
+pub struct RawObject<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for RawObject<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = RawObject<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Self::Value, M::Error> {
+                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(16));
+                while let Some(Key(key)) = map.next_key()? {
+                    entries.push((key, map.next_value()?));
+                }
+                Ok(RawObject(entries))
+            }
+        }
+        deserializer.deserialize_map(Entries)
+    }
+}
+
+/// A key of a JSON object: borrowed when the line holds it as it is.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> serde::de::Visitor<'de> for Text {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(text)))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(text.to_string())))
+            }
+        }
+        deserializer.deserialize_str(Text)
+    }
+}
+
 /// The values of a JSON `line` by key, each as the text the line holds, for reads: a value
 /// read into a string column keeps that text, as Spark's reader keeps it.
 ///
 /// # Errors
 /// Text that is not JSON, or JSON that is not an object.
-pub fn parse_json_raw(line: &str) -> Result<HashMap<String, &RawValue>, LineError> {
+pub fn parse_json_raw(line: &str) -> Result<RawObject<'_>, LineError> {
     serde_json::from_str(line).map_err(|_| match parse_json(line) {
         Err(reason) => reason,
         // Never: what parses as an object parses as a map of raw values.
@@ -279,29 +395,80 @@ pub fn parse_json_raw(line: &str) -> Result<HashMap<String, &RawValue>, LineErro
     })
 }
 
-/// The cells of a JSON object for the columns `names`, in that order; other keys are ignored.
-pub fn json_cells(object: &HashMap<String, &RawValue>, names: &[String]) -> Vec<Cell> {
-    names
-        .iter()
-        .map(|name| match object.get(name).map(|raw| raw.get()) {
-            None | Some("null") => Cell::Null,
-            Some(text) if text.starts_with('"') => {
-                serde_json::from_str(text).map_or(Cell::Null, Cell::Text)
+/// Where the keys of JSON lines go among the columns. Lines of a file nearly always hold their
+/// keys in the same order: the column of the key at each position is remembered, and a key is
+/// hashed only where it differs from the previous line's.
+pub struct JsonColumns {
+    columns: HashMap<String, usize>,
+    /// The key seen last at each position, and its column.
+    last: Vec<(String, Option<usize>)>,
+}
+
+impl JsonColumns {
+    /// For the columns `names`; a key named twice goes to the first.
+    pub fn new(names: &[String]) -> Self {
+        let mut columns = HashMap::new();
+        for (i, name) in names.iter().enumerate() {
+            columns.entry(name.clone()).or_insert(i);
+        }
+        JsonColumns {
+            columns,
+            last: Vec::new(),
+        }
+    }
+
+    fn column(&mut self, position: usize, key: &str) -> Option<usize> {
+        if let Some((seen, column)) = self.last.get(position) {
+            if seen == key {
+                return *column;
             }
-            Some(text) => Cell::Json(text.to_string()),
-        })
-        .collect()
+        }
+        let column = self.columns.get(key).copied();
+        if position < self.last.len() {
+            self.last[position] = (key.to_string(), column);
+        } else if position == self.last.len() {
+            self.last.push((key.to_string(), column));
+        }
+        column
+    }
+
+    /// The cells of `object` for the columns, in their order (`count` of them); other keys are
+    /// ignored, and a key given twice keeps its last value.
+    pub fn cells<'a>(&mut self, object: &RawObject<'a>, count: usize) -> Vec<Cell<'a>> {
+        let mut cells = vec![Cell::Null; count];
+        for (position, (key, raw)) in object.0.iter().enumerate() {
+            if let Some(column) = self.column(position, key) {
+                cells[column] = json_cell(raw.get());
+            }
+        }
+        cells
+    }
+}
+
+/// The cell of a raw JSON value: a string without escapes borrows the line.
+fn json_cell(text: &str) -> Cell<'_> {
+    match text {
+        "null" => Cell::Null,
+        _ if text.len() >= 2 && text.starts_with('"') => {
+            if text.contains('\\') {
+                serde_json::from_str(text).map_or(Cell::Null, |t: String| Cell::Text(Cow::Owned(t)))
+            } else {
+                Cell::Text(Cow::Borrowed(&text[1..text.len() - 1]))
+            }
+        }
+        _ => Cell::Json(Cow::Borrowed(text)),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn text(s: &str) -> Cell {
-        Cell::Text(s.to_string())
+    fn text(s: &str) -> Cell<'static> {
+        Cell::Text(Cow::Owned(s.to_string()))
     }
 
-    fn split(line: &str) -> Result<Vec<Cell>, OpenQuote> {
+    fn split(line: &str) -> Result<Vec<Cell<'_>>, OpenQuote<'_>> {
         split_csv(line, &CsvSyntax::default(), &ValueOptions::default())
     }
 

@@ -394,7 +394,7 @@ fn infer_csv(settings: &Settings, syntax: &CsvSyntax, paths: &[PathBuf]) -> Resu
             // Spark does; reads treat it as the mode says.
             for (t, cell) in types.iter_mut().zip(&cells) {
                 let text = match cell {
-                    Cell::Text(text) => Some(text.as_str()),
+                    Cell::Text(text) => Some(text.as_ref()),
                     _ => None,
                 };
                 *t = infer::csv_field(*t, text, &settings.values);
@@ -459,7 +459,7 @@ fn header_names(cells: &[Cell]) -> Vec<String> {
     let texts: Vec<Option<&str>> = cells
         .iter()
         .map(|cell| match cell {
-            Cell::Text(text) if !text.is_empty() => Some(text.as_str()),
+            Cell::Text(text) if !text.is_empty() => Some(text.as_ref()),
             _ => None,
         })
         .collect();

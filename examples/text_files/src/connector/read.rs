@@ -12,7 +12,7 @@ use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use serde::{Deserialize, Serialize};
 
-use super::format::{self, Format, OpenQuote};
+use super::format::{self, Format, JsonColumns, OpenQuote};
 use super::splits::{self, SplitLines};
 use super::values::{self, Cell, ColumnBuilder, Value};
 use super::{field_count, is_text, malformed, table, Mode, Settings, Source};
@@ -21,6 +21,9 @@ use spark_datasource::{BatchRead, BatchReader, Batches, Error, Result, TaskConte
 
 /// The rows of a batch: bounded, so that a task's memory does not grow with its split.
 const BATCH_ROWS: usize = 4096;
+
+/// The bytes read from a file at a time: large reads, few system calls.
+const READ_BUFFER: usize = 256 * 1024;
 
 /// The reader, sent to the executors as bytes.
 #[derive(Debug, Serialize, Deserialize)]
@@ -288,7 +291,9 @@ impl BatchReader for Reader {
         let builders = parsed_schema
             .fields()
             .iter()
-            .map(|field| ColumnBuilder::new(field.clone()).map_err(Error::msg))
+            .map(|field| {
+                ColumnBuilder::with_capacity(field.clone(), BATCH_ROWS).map_err(Error::msg)
+            })
             .collect::<Result<Vec<_>>>()?;
         let corrupt = self
             .columns
@@ -298,10 +303,12 @@ impl BatchReader for Reader {
         let data: Vec<usize> = (0..self.columns.len())
             .filter(|&i| Some(i) != corrupt)
             .collect();
+        let names: Vec<String> = data.iter().map(|&i| self.columns[i].name.clone()).collect();
         let rows = PartitionRows {
             root: self.settings.root().to_path_buf(),
             settings: self.settings.clone(),
-            names: data.iter().map(|&i| self.columns[i].name.clone()).collect(),
+            json_columns: JsonColumns::new(&names),
+            names,
             // Where each output column comes from: a cell of the record, or its text.
             sources: parsed
                 .iter()
@@ -318,6 +325,7 @@ impl BatchReader for Reader {
             current: None,
             remaining: self.limit,
             failed: false,
+            record: String::new(),
         };
         Ok(Batches::new(output, rows))
     }
@@ -353,6 +361,10 @@ struct PartitionRows {
     /// The rows left to return under a pushed limit.
     remaining: Option<u64>,
     failed: bool,
+    /// The text of the record being parsed, reused from record to record.
+    record: String,
+    /// Where the keys of JSON lines go among the columns of a record.
+    json_columns: JsonColumns,
 }
 
 /// What became of a record.
@@ -363,8 +375,9 @@ enum Outcome {
 }
 
 impl PartitionRows {
-    /// The next line of the partition, with its file, or `None` at the end.
-    fn next_line(&mut self) -> Result<Option<(PathBuf, splits::Line)>> {
+    /// Reads the next line of the partition into `record` (appended), and returns where it
+    /// begins in its file, or `None` at the end.
+    fn next_line(&mut self, record: &mut String) -> Result<Option<u64>> {
         loop {
             if self.current.is_none() {
                 let Some(split) = self.splits.pop_front() else {
@@ -373,67 +386,76 @@ impl PartitionRows {
                 let path = self.root.join(&split.file);
                 let file = File::open(&path)
                     .map_err(|e| Error::io(format!("cannot open `{}`", path.display()), e))?;
-                let lines = SplitLines::new(BufReader::new(file), &split)
+                let input = BufReader::with_capacity(READ_BUFFER, file);
+                let lines = SplitLines::new(input, &split)
                     .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
                 self.current = Some((path, split.start == 0, lines));
             }
             let Some((path, first, lines)) = &mut self.current else {
                 continue;
             };
+            let start = record.len();
             match lines
-                .next_line()
+                .next_line_into(record)
                 .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?
             {
-                Some(mut line) => {
+                Some(position) => {
                     // A byte order mark is not text.
-                    if line.position == 0 {
-                        if let Some(text) = line.text.strip_prefix('\u{feff}') {
-                            line.text = text.to_string();
-                        }
+                    if position == 0 && record[start..].starts_with('\u{feff}') {
+                        record.replace_range(start..start + '\u{feff}'.len_utf8(), "");
                     }
-                    if self.settings.format.skips(&line.text) {
+                    // Blank lines, comments, and the first record of a file with a header,
+                    // which names the columns.
+                    if self.settings.format.skips(&record[start..])
+                        || (std::mem::replace(first, false) && self.settings.format.has_header())
+                    {
+                        record.truncate(start);
                         continue;
                     }
-                    // The first record of a file with a header names the columns.
-                    if std::mem::replace(first, false) && self.settings.format.has_header() {
-                        continue;
-                    }
-                    return Ok(Some((path.clone(), line)));
+                    return Ok(Some(position));
                 }
                 None => self.current = None,
             }
         }
     }
 
-    /// The next record, with its file: a line, or with `multiLine` the lines of a CSV record
-    /// whose quoted value spans them.
-    fn next_record(&mut self) -> Result<Option<(PathBuf, splits::Line)>> {
-        let Some((path, mut record)) = self.next_line()? else {
+    /// Reads the next record into `record` (cleared first), and returns where it begins: a
+    /// line, or with `multiLine` the lines of a CSV record whose quoted value spans them.
+    fn next_record(&mut self, record: &mut String) -> Result<Option<u64>> {
+        record.clear();
+        let Some(position) = self.next_line(record)? else {
             return Ok(None);
         };
-        if !self.settings.multi_line {
-            return Ok(Some((path, record)));
-        }
         let Format::Csv(syntax) = &self.settings.format else {
-            return Ok(Some((path, record)));
+            return Ok(Some(position));
         };
-        let syntax = syntax.clone();
-        while format::split_csv(&record.text, &syntax, &self.settings.values).is_err() {
-            let next = match &mut self.current {
-                Some((_, _, lines)) => lines
-                    .next_line()
-                    .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?,
-                None => None,
-            };
-            let Some(next) = next else { break };
-            record.text.push('\n');
-            record.text.push_str(&next.text);
+        if !self.settings.multi_line {
+            return Ok(Some(position));
         }
-        Ok(Some((path, record)))
+        while format::split_csv(record, syntax, &self.settings.values).is_err() {
+            let Some((path, _, lines)) = &mut self.current else {
+                break;
+            };
+            let before = record.len();
+            record.push('\n');
+            let next = lines
+                .next_line_into(record)
+                .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
+            if next.is_none() {
+                record.truncate(before);
+                break;
+            }
+        }
+        Ok(Some(position))
     }
 
     /// Parses `text` into the builders as the mode says, or says why it cannot be read.
     fn append(&mut self, text: &str) -> std::result::Result<Outcome, String> {
+        // With no column to parse (`count(*)`), every record is a row unless a mode other
+        // than PERMISSIVE must look for malformed ones.
+        if self.sources.is_empty() && self.settings.mode == Mode::Permissive {
+            return Ok(Outcome::Row);
+        }
         let names = &self.names;
         let (mut cells, mut malformed) = match &self.settings.format {
             Format::Csv(syntax) => {
@@ -448,41 +470,72 @@ impl PartitionRows {
                 (cells, reason)
             }
             Format::JsonLines => match format::parse_json_raw(text) {
-                Ok(object) => (format::json_cells(&object, names), None),
+                Ok(object) => (self.json_columns.cells(&object, names.len()), None),
                 Err(reason) => (vec![Cell::Null; names.len()], Some(reason)),
             },
         };
-        let mut values = Vec::with_capacity(self.sources.len());
-        for (builder, source) in self.builders.iter().zip(&self.sources) {
+        if self.settings.mode == Mode::DropMalformed {
+            return self.append_whole(cells, malformed);
+        }
+        if let (Some(reason), Mode::FailFast) = (&malformed, self.settings.mode) {
+            return Err(reason.clone());
+        }
+        // PERMISSIVE and FAILFAST keep or fail the record whatever its values: each value goes
+        // straight into its builder, with no row of values in between.
+        let options = &self.settings.values;
+        for (builder, source) in self.builders.iter_mut().zip(&self.sources) {
             let Origin::Cell(index) = *source else {
-                values.push(Value::Null);
                 continue;
             };
             let cell = std::mem::replace(&mut cells[index], Cell::Null);
-            match builder.convert(cell, &self.settings.values) {
-                Ok(value) => values.push(value),
+            if builder.append_fast(&cell, options) {
+                continue;
+            }
+            match builder.convert(cell, options) {
+                Ok(value) => builder.push(value),
+                Err(reason) if self.settings.mode == Mode::FailFast => return Err(reason),
                 Err(reason) => {
-                    if self.settings.mode == Mode::Permissive {
-                        // A null where the schema allows none cannot be read at all.
-                        builder.convert(Cell::Null, &self.settings.values)?;
-                    }
+                    // A null where the schema allows none cannot be read at all.
+                    builder.convert(Cell::Null, options)?;
+                    builder.push(Value::Null);
                     malformed.get_or_insert(reason);
-                    values.push(Value::Null);
                 }
             }
         }
-        if let Some(reason) = malformed {
-            match self.settings.mode {
-                Mode::FailFast => return Err(reason),
-                Mode::DropMalformed => return Ok(Outcome::Dropped),
-                Mode::Permissive => {
-                    for (value, source) in values.iter_mut().zip(&self.sources) {
-                        if let Origin::Record = source {
-                            *value = Value::Utf8(text.to_string());
-                        }
+        for (builder, source) in self.builders.iter_mut().zip(&self.sources) {
+            if let Origin::Record = source {
+                builder.push(match malformed {
+                    Some(_) => Value::Utf8(text.into()),
+                    None => Value::Null,
+                });
+            }
+        }
+        Ok(Outcome::Row)
+    }
+
+    /// DROPMALFORMED: converts the whole record before it appends any value, since a value
+    /// that does not convert leaves the record out.
+    fn append_whole(
+        &mut self,
+        mut cells: Vec<Cell<'_>>,
+        malformed: Option<String>,
+    ) -> std::result::Result<Outcome, String> {
+        if malformed.is_some() {
+            return Ok(Outcome::Dropped);
+        }
+        let mut values = Vec::with_capacity(self.sources.len());
+        for (builder, source) in self.builders.iter().zip(&self.sources) {
+            let value = match *source {
+                Origin::Cell(index) => {
+                    let cell = std::mem::replace(&mut cells[index], Cell::Null);
+                    match builder.convert(cell, &self.settings.values) {
+                        Ok(value) => value,
+                        Err(_) => return Ok(Outcome::Dropped),
                     }
                 }
-            }
+                Origin::Record => Value::Null,
+            };
+            values.push(value);
         }
         for (builder, value) in self.builders.iter_mut().zip(values) {
             builder.push(value);
@@ -521,17 +574,26 @@ impl PartitionRows {
             most = most.min(usize::try_from(remaining).unwrap_or(usize::MAX));
         }
         let mut rows = 0;
+        // One buffer for the records of the task, taken while `append` borrows `self`.
+        let mut record = std::mem::take(&mut self.record);
         while rows < most {
-            let Some((path, line)) = self.next_record()? else {
+            let Some(position) = self.next_record(&mut record)? else {
                 break;
             };
-            match self.append(&line.text) {
+            match self.append(&record) {
                 Ok(Outcome::Row) => {}
                 Ok(Outcome::Dropped) => continue,
-                Err(reason) => return Err(at_line(&path, line.position, &reason)),
+                Err(reason) => {
+                    let path = match &self.current {
+                        Some((path, _, _)) => path.clone(),
+                        None => self.root.clone(),
+                    };
+                    return Err(at_line(&path, position, &reason));
+                }
             }
             rows += 1;
         }
+        self.record = record;
         if rows == 0 {
             return Ok(None);
         }

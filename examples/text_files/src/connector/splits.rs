@@ -59,6 +59,7 @@ pub fn plan(files: &[SizedFile], split_bytes: u64) -> Vec<Vec<Split>> {
 }
 
 /// A line of a split: its text without the line break, and where it begins in the file.
+#[cfg(test)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Line {
     pub text: String,
@@ -99,7 +100,21 @@ impl<R: BufRead + Seek> SplitLines<R> {
     ///
     /// # Errors
     /// A failure to read, or a line that is not UTF-8 (with its position).
+    #[cfg(test)]
     pub fn next_line(&mut self) -> io::Result<Option<Line>> {
+        let mut text = String::new();
+        Ok(self
+            .next_line_into(&mut text)?
+            .map(|position| Line { text, position }))
+    }
+
+    /// Appends the text of the next line (without its line break) to `text`, and returns where
+    /// the line begins, or `None` past the split's last line. The buffer is reused from line
+    /// to line: a read allocates nothing per line.
+    ///
+    /// # Errors
+    /// A failure to read, or a line that is not UTF-8 (with its position).
+    pub fn next_line_into(&mut self, text: &mut String) -> io::Result<Option<u64>> {
         // A line that begins exactly at `end` crosses it too: its first byte is at `end`.
         if self.position > self.end {
             return Ok(None);
@@ -111,16 +126,18 @@ impl<R: BufRead + Seek> SplitLines<R> {
         }
         let position = self.position;
         self.position += read as u64;
-        while matches!(self.buffer.last(), Some(b'\n' | b'\r')) {
-            self.buffer.pop();
+        let mut bytes = &self.buffer[..];
+        while let [rest @ .., b'\n' | b'\r'] = bytes {
+            bytes = rest;
         }
-        let text = String::from_utf8(std::mem::take(&mut self.buffer)).map_err(|_| {
+        let line = std::str::from_utf8(bytes).map_err(|_| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("the line at byte {position} is not UTF-8 text"),
             )
         })?;
-        Ok(Some(Line { text, position }))
+        text.push_str(line);
+        Ok(Some(position))
     }
 }
 

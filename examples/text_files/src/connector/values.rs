@@ -1,11 +1,13 @@
 //! Cells of text or JSON converted to the values of a column, as Spark's CSV and JSON readers
 //! convert them, and the columns of a batch built from them.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow_array::builder::TimestampMicrosecondBuilder;
 use arrow_array::builder::{BooleanBuilder, Date32Builder, Decimal128Builder, Float64Builder};
 use arrow_array::builder::{Int32Builder, Int64Builder, StringBuilder};
+use arrow_array::cast::AsArray;
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, TimeUnit};
 use serde::{Deserialize, Serialize};
@@ -51,15 +53,16 @@ impl Default for ValueOptions {
     }
 }
 
-/// One value of a parsed line, before it is converted to the type of its column.
+/// One value of a parsed line, before it is converted to the type of its column: it borrows
+/// the line's text where it can, so that a read allocates nothing for most values.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Cell {
+pub enum Cell<'a> {
     /// A null: the `nullValue`, an empty CSV value, a JSON null or a missing key.
     Null,
     /// The text of a CSV value, or a JSON string.
-    Text(String),
+    Text(Cow<'a, str>),
     /// Any other JSON value, as the line wrote it.
-    Json(String),
+    Json(Cow<'a, str>),
 }
 
 /// Whether two short texts are equal: compared inline, as a call to `memcmp` for every cell
@@ -97,6 +100,20 @@ pub fn java_double(text: &str) -> Option<f64> {
         return None;
     }
     number.parse().ok()
+}
+
+/// A double of CSV text: the `nanValue`, `positiveInf` or `negativeInf`, or as Java reads it.
+#[inline]
+fn text_double(t: &str, options: &ValueOptions) -> Option<f64> {
+    if same(t, &options.nan_value) {
+        Some(f64::NAN)
+    } else if same(t, &options.positive_inf) {
+        Some(f64::INFINITY)
+    } else if same(t, &options.negative_inf) {
+        Some(f64::NEG_INFINITY)
+    } else {
+        java_double(t)
+    }
 }
 
 /// The unscaled value of `text` as a decimal of `precision` and `scale`, rounding half up as
@@ -147,15 +164,15 @@ pub fn decimal(text: &str, precision: u8, scale: i8) -> Option<i128> {
     Some(if negative { -unscaled } else { unscaled })
 }
 
-/// A value converted to its column's type.
+/// A value converted to its column's type; a string borrows the line where its cell did.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Value {
+pub enum Value<'a> {
     Null,
     Int32(i32),
     Int64(i64),
     Float64(f64),
     Boolean(bool),
-    Utf8(String),
+    Utf8(Cow<'a, str>),
     Date32(i32),
     Timestamp(i64),
     Decimal(i128),
@@ -166,6 +183,8 @@ pub enum Value {
 pub struct ColumnBuilder {
     field: Arc<Field>,
     builder: Builder,
+    /// The rows of a batch, for the capacity of the next one.
+    rows: usize,
 }
 
 enum Builder {
@@ -187,39 +206,31 @@ impl ColumnBuilder {
     ///
     /// # Errors
     /// A type that text cannot be read as.
+    #[cfg(test)]
     pub fn new(field: Arc<Field>) -> Result<Self, String> {
-        let builder = match field.data_type() {
-            DataType::Int32 => Builder::Int32(Int32Builder::new()),
-            DataType::Int64 => Builder::Int64(Int64Builder::new()),
-            DataType::Float64 => Builder::Float64(Float64Builder::new()),
-            DataType::Boolean => Builder::Boolean(BooleanBuilder::new()),
-            DataType::Utf8 => Builder::Utf8(StringBuilder::new()),
-            DataType::Date32 => Builder::Date32(Date32Builder::new()),
-            DataType::Timestamp(TimeUnit::Microsecond, _) => {
-                Builder::Timestamp(TimestampMicrosecondBuilder::new())
-            }
-            DataType::Struct(_) | DataType::List(_) => Builder::Nested(Vec::new()),
-            DataType::Decimal128(p, s) => Builder::Decimal(
-                Decimal128Builder::new()
-                    .with_precision_and_scale(*p, *s)
-                    .map_err(|e| format!("column `{}`: {e}", field.name()))?,
-            ),
-            other => {
-                return Err(format!(
-                    "column `{}` is {other}, which this data source cannot read from text; use \
-                     one of: {READABLE_TYPES}",
-                    field.name()
-                ))
-            }
-        };
-        Ok(ColumnBuilder { field, builder })
+        Self::with_capacity(field, 0)
+    }
+
+    /// A builder for `field` that holds `rows` values without growing, and starts each batch
+    /// after [`finish`](Self::finish) with room for as many: Arrow's builders give up their
+    /// buffers when they finish, and would grow them again, copy after copy, for every batch.
+    ///
+    /// # Errors
+    /// A type that text cannot be read as.
+    pub fn with_capacity(field: Arc<Field>, rows: usize) -> Result<Self, String> {
+        let builder = Builder::new(&field, rows, 0)?;
+        Ok(ColumnBuilder {
+            field,
+            builder,
+            rows,
+        })
     }
 
     /// The value of `cell` in this column's type, or why it is none.
     ///
     /// # Errors
     /// A cell that is not a value of the column's type, or a null in a non-nullable column.
-    pub fn convert(&self, cell: Cell, options: &ValueOptions) -> Result<Value, String> {
+    pub fn convert<'a>(&self, cell: Cell<'a>, options: &ValueOptions) -> Result<Value<'a>, String> {
         let name = self.field.name();
         if cell == Cell::Null {
             if !self.field.is_nullable() {
@@ -246,29 +257,23 @@ impl ColumnBuilder {
             (Builder::Utf8(_), Cell::Text(t) | Cell::Json(t)) => return Ok(Value::Utf8(t)),
             (_, cell) => cell,
         };
-        let json: Option<Json> = match &cell {
-            Cell::Json(text) => serde_json::from_str(text).ok(),
+        let json: Option<Json> = match (&self.builder, &cell) {
+            // A number of a numeric column is read from its text without a JSON value.
+            (Builder::Nested(_), _) => None,
+            (_, Cell::Json(text)) if self.json_number(text).is_some() => None,
+            (_, Cell::Json(text)) => serde_json::from_str(text).ok(),
             _ => None,
         };
         let value = match (&self.builder, &cell) {
             (Builder::Nested(_), Cell::Json(text)) => {
                 fit(text, self.field.data_type()).map(Value::Json)
             }
-            (_, Cell::Json(_)) => self.json_scalar(json.as_ref()),
+            (_, Cell::Json(text)) => self
+                .json_number(text)
+                .or_else(|| self.json_scalar(json.as_ref())),
             (Builder::Int32(_), Cell::Text(t)) => t.parse().ok().map(Value::Int32),
             (Builder::Int64(_), Cell::Text(t)) => t.parse().ok().map(Value::Int64),
-            (Builder::Float64(_), Cell::Text(t)) => {
-                let special = if same(t, &options.nan_value) {
-                    Some(f64::NAN)
-                } else if same(t, &options.positive_inf) {
-                    Some(f64::INFINITY)
-                } else if same(t, &options.negative_inf) {
-                    Some(f64::NEG_INFINITY)
-                } else {
-                    None
-                };
-                special.or_else(|| java_double(t)).map(Value::Float64)
-            }
+            (Builder::Float64(_), Cell::Text(t)) => text_double(t, options).map(Value::Float64),
             (Builder::Boolean(_), Cell::Text(t)) => {
                 if t.eq_ignore_ascii_case("true") {
                     Some(Value::Boolean(true))
@@ -315,8 +320,66 @@ impl ColumnBuilder {
         })
     }
 
+    /// Appends the value of `cell` when it is of a common kind (a null, text in a number or
+    /// string column, a JSON number in a number column) and converts: straight from the text
+    /// into the builder. `false` when [`convert`](Self::convert) must say what it is.
+    #[inline]
+    pub fn append_fast(&mut self, cell: &Cell<'_>, options: &ValueOptions) -> bool {
+        let appended = match (&mut self.builder, cell) {
+            (builder, Cell::Null) if self.field.is_nullable() => {
+                builder.append_null();
+                true
+            }
+            (Builder::Utf8(b), Cell::Text(t) | Cell::Json(t)) => {
+                b.append_value(t);
+                true
+            }
+            (Builder::Int32(b), Cell::Text(t)) => t.parse().map(|v| b.append_value(v)).is_ok(),
+            (Builder::Int64(b), Cell::Text(t)) => t.parse().map(|v| b.append_value(v)).is_ok(),
+            (Builder::Float64(b), Cell::Text(t)) => {
+                text_double(t, options).map(|v| b.append_value(v)).is_some()
+            }
+            _ => false,
+        };
+        appended || self.append_json_number(cell)
+    }
+
+    fn append_json_number(&mut self, cell: &Cell<'_>) -> bool {
+        let Cell::Json(text) = cell else {
+            return false;
+        };
+        match self.json_number(text) {
+            Some(value) => {
+                self.push(value);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A JSON number in an integer or double column, read from the line's text: the same value
+    /// as `json_scalar`'s (both parse to the nearest double; an integer with a fraction or an
+    /// exponent is none of these, and goes to `json_scalar`).
+    #[inline]
+    fn json_number(&self, text: &str) -> Option<Value<'static>> {
+        if !text.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
+            return None;
+        }
+        match &self.builder {
+            Builder::Int32(_) => text.parse().ok().map(Value::Int32),
+            Builder::Int64(_) => text.parse().ok().map(Value::Int64),
+            // serde_json refuses a number past the doubles, which Rust reads as infinite.
+            Builder::Float64(_) => text
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite())
+                .map(Value::Float64),
+            _ => None,
+        }
+    }
+
     /// A JSON number or boolean in a column of that type.
-    fn json_scalar(&self, json: Option<&Json>) -> Option<Value> {
+    fn json_scalar(&self, json: Option<&Json>) -> Option<Value<'static>> {
         match (&self.builder, json?) {
             (Builder::Int32(_), Json::Number(n)) => n
                 .as_i64()
@@ -330,7 +393,7 @@ impl ColumnBuilder {
         }
     }
 
-    fn decimal(&self, text: &str) -> Option<Value> {
+    fn decimal(&self, text: &str) -> Option<Value<'static>> {
         match self.field.data_type() {
             DataType::Decimal128(p, s) => decimal(text, *p, *s).map(Value::Decimal),
             _ => None,
@@ -338,7 +401,7 @@ impl ColumnBuilder {
     }
 
     /// Appends a value that [`convert`](Self::convert) returned.
-    pub fn push(&mut self, value: Value) {
+    pub fn push(&mut self, value: Value<'_>) {
         match (&mut self.builder, value) {
             (Builder::Int32(b), Value::Int32(v)) => b.append_value(v),
             (Builder::Int64(b), Value::Int64(v)) => b.append_value(v),
@@ -360,6 +423,14 @@ impl ColumnBuilder {
     /// Nested values that `arrow-json` cannot decode as the column's type, or a decimal type
     /// that Arrow refuses.
     pub fn finish(&mut self) -> Result<ArrayRef, String> {
+        let array = self.finish_batch()?;
+        // The next batch's buffers, at the size of this one's (strings: their bytes too).
+        let bytes = array.as_string_opt::<i32>().map_or(0, |a| a.values().len());
+        self.builder = Builder::new(&self.field, self.rows, bytes)?;
+        Ok(array)
+    }
+
+    fn finish_batch(&mut self) -> Result<ArrayRef, String> {
         Ok(match &mut self.builder {
             Builder::Int32(b) => Arc::new(b.finish()),
             Builder::Int64(b) => Arc::new(b.finish()),
@@ -452,6 +523,34 @@ fn fit(text: &str, data_type: &DataType) -> Option<Json> {
 }
 
 impl Builder {
+    /// An empty builder for `field` with room for `rows` values (and `bytes` of strings).
+    fn new(field: &Field, rows: usize, bytes: usize) -> Result<Builder, String> {
+        Ok(match field.data_type() {
+            DataType::Int32 => Builder::Int32(Int32Builder::with_capacity(rows)),
+            DataType::Int64 => Builder::Int64(Int64Builder::with_capacity(rows)),
+            DataType::Float64 => Builder::Float64(Float64Builder::with_capacity(rows)),
+            DataType::Boolean => Builder::Boolean(BooleanBuilder::with_capacity(rows)),
+            DataType::Utf8 => Builder::Utf8(StringBuilder::with_capacity(rows, bytes)),
+            DataType::Date32 => Builder::Date32(Date32Builder::with_capacity(rows)),
+            DataType::Timestamp(TimeUnit::Microsecond, _) => {
+                Builder::Timestamp(TimestampMicrosecondBuilder::with_capacity(rows))
+            }
+            DataType::Struct(_) | DataType::List(_) => Builder::Nested(Vec::with_capacity(rows)),
+            DataType::Decimal128(p, s) => Builder::Decimal(
+                Decimal128Builder::with_capacity(rows)
+                    .with_precision_and_scale(*p, *s)
+                    .map_err(|e| format!("column `{}`: {e}", field.name()))?,
+            ),
+            other => {
+                return Err(format!(
+                    "column `{}` is {other}, which this data source cannot read from text; use \
+                     one of: {READABLE_TYPES}",
+                    field.name()
+                ))
+            }
+        })
+    }
+
     fn append_null(&mut self) {
         match self {
             Builder::Int32(b) => b.append_null(),
@@ -471,8 +570,8 @@ impl Builder {
 mod tests {
     use super::*;
 
-    fn text(s: &str) -> Cell {
-        Cell::Text(s.to_string())
+    fn text(s: &str) -> Cell<'static> {
+        Cell::Text(Cow::Owned(s.to_string()))
     }
 
     fn builder(data_type: DataType) -> ColumnBuilder {

@@ -497,3 +497,115 @@ fn a_count_reads_batches_of_no_column_with_their_row_counts() -> sparkds::Result
     assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 6);
     Ok(())
 }
+
+/// A table whose lines straddle any split boundary: a byte order mark, a header, CRLF and LF
+/// line breaks, a blank line, quoted delimiters, an escaped quote, lines of many lengths, and
+/// no line break after the last line.
+fn straddling() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut text = String::from("\u{feff}id,name,score\r\n");
+    for i in 0..40 {
+        let name = match i % 5 {
+            0 => format!("\"x,{i}\""),
+            1 => format!("\"say \\\"{i}\\\"\""),
+            2 => "é".repeat(i),
+            3 => String::new(),
+            _ => "n".repeat(3 * i),
+        };
+        let end = if i % 3 == 0 { "\r\n" } else { "\n" };
+        text.push_str(&format!("{i},{name},{}.5{end}", i * 7));
+        if i == 17 {
+            text.push('\n');
+        }
+    }
+    text.push_str("40,last,1");
+    fs::write(dir.path().join("a.csv"), text).expect("written");
+    dir
+}
+
+#[test]
+fn every_line_straddling_a_split_boundary_is_read_once() -> sparkds::Result<()> {
+    let dir = straddling();
+    let size = fs::metadata(dir.path().join("a.csv"))
+        .expect("written")
+        .len();
+    let library = library()?;
+    let read = |split_bytes: u64, columns: Option<Vec<String>>| {
+        let mut read = library.batch_read().options([
+            ("path", path(dir.path())),
+            ("split_bytes", split_bytes.to_string()),
+        ]);
+        if let Some(columns) = columns {
+            read = read.columns(columns);
+        }
+        read.run()
+    };
+    let whole = read(size, None)?;
+    let expected = sorted_rows(&whole.batches());
+    assert_eq!(expected.len(), 41);
+    assert!(
+        expected.iter().any(|r| r.contains("say \"3")),
+        "{expected:?}"
+    );
+    for split_bytes in 1..=size {
+        let rows = sorted_rows(&read(split_bytes, None)?.batches());
+        assert_eq!(rows, expected, "split_bytes={split_bytes}");
+        // A count parses no column: it must find the same records.
+        let counted: usize = read(split_bytes, Some(Vec::new()))?
+            .batches()
+            .iter()
+            .map(RecordBatch::num_rows)
+            .sum();
+        assert_eq!(counted, 41, "count(*) with split_bytes={split_bytes}");
+    }
+    Ok(())
+}
+
+#[test]
+fn json_lines_straddling_a_split_boundary_are_read_once_whatever_their_key_order(
+) -> sparkds::Result<()> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut text = String::new();
+    for i in 0..30 {
+        let line = match i % 4 {
+            0 => format!(r#"{{"id":{i},"name":"n{i}","score":{i}.5}}"#),
+            // Another key order, an escaped key and string, and an unknown key.
+            1 => format!(r#"{{"score":{i}.25,"other":[1],"n\u0061me":"q\"{i}","id":{i}}}"#),
+            // A key given twice keeps its last value; a missing key is null.
+            2 => format!(r#"{{"id":-1,"id":{i}}}"#),
+            _ => format!(r#"{{"name":null,"id":{i},"score":-{i}e1}}"#),
+        };
+        text.push_str(&line);
+        text.push_str(if i % 2 == 0 { "\r\n" } else { "\n" });
+    }
+    text.push_str(r#"{"id":30,"name":"last"}"#);
+    fs::write(dir.path().join("a.jsonl"), &text).expect("written");
+    let library = library()?;
+    let schema = sparkds::ddl::parse("id bigint, name string, score double")?;
+    let read = |split_bytes: usize| {
+        library
+            .batch_read()
+            .options([
+                ("path", path(dir.path())),
+                ("format", "jsonl".into()),
+                ("split_bytes", split_bytes.to_string()),
+            ])
+            .schema(schema.clone())
+            .run()
+    };
+    let whole = read(text.len())?;
+    let expected = sorted_rows(&whole.batches());
+    assert_eq!(expected.len(), 31);
+    for wanted in ["q\"1 ", "n0 ", "-30"] {
+        assert!(
+            expected.iter().any(|r| r.contains(wanted)),
+            "{wanted}: {expected:?}"
+        );
+    }
+    assert!(!expected.iter().any(|r| r.contains("-1 ")), "{expected:?}");
+    for split_bytes in 1..=text.len() {
+        let rows = sorted_rows(&read(split_bytes)?.batches());
+        assert_eq!(rows, expected, "split_bytes={split_bytes}");
+    }
+    Ok(())
+}
