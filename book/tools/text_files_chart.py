@@ -4,10 +4,10 @@ examples/text_files/bench/compare.py --json.
 
     book/tools/text_files_chart.py --svg OUT.svg --table OUT.md AFTER.json [--before BEFORE.json]
 
-One group of bars per format, schema and query: the seconds of Spark's reader, of text_files
-through the JVM plugin (and, with --before, of the plugin before the change that AFTER
-measures), on the scale of the group's slowest bar, each labelled with its seconds and its
-speed-up over Spark's reader. The table holds the same figures, for the book to include next to
+One group of bars per format, schema and query: how many times faster than Spark's reader
+text_files is through the JVM plugin (and, with --before, was before the change that AFTER
+measures), each ratio taken within its own run, since runs on a shared machine see other
+loads. The table holds the same figures, for the book to include next to
 the chart. Python's standard library only: the SVG is written by hand, as bench_chart.py writes
 its own.
 """
@@ -31,47 +31,57 @@ def seconds_by_cell(results):
     return {(c["format"], c["schema"], c["query"], c["reader"]): c["seconds"] for c in results["cells"]}
 
 
-def groups(after, before):
-    now = seconds_by_cell(after)
-    then = seconds_by_cell(before) if before else {}
+def speedups(results):
+    """{(format, schema, query): Spark's seconds over text_files's}, within the one run."""
+    seconds = seconds_by_cell(results)
+    return {
+        (f, m, q): seconds[(f, m, q, "spark")] / seconds[(f, m, q, "text_files")]
+        for (f, m, q, r) in seconds
+        if r == "spark"
+    }
+
+
+def cells(after):
     for fmt in sorted(after["tables"]):
         for mode in ["given", "inferred"]:
             for query in QUERIES:
-                spark = now[(fmt, mode, query, "spark")]
-                bars = [("spark", spark)]
-                if then:
-                    bars.append(("before", then[(fmt, mode, query, "text_files")]))
-                bars.append(("text_files", now[(fmt, mode, query, "text_files")]))
-                yield f"{fmt}, schema {mode}, {query}", spark, bars
+                yield fmt, mode, query
 
 
 def svg(after, before):
-    data = list(groups(after, before))
-    per_group = len(data[0][2])
-    height = 70 + len(data) * (per_group * (BAR + GAP) + GROUP_GAP) + 30
+    now, then = speedups(after), speedups(before) if before else {}
+    kinds = (["before"] if before else []) + ["text_files"]
+    longest = max(list(now.values()) + list(then.values()) + [2.0])
+    height = 70 + len(now) * (len(kinds) * (BAR + GAP) + GROUP_GAP) + 30
     width = LABEL_WIDTH + PLOT_WIDTH + VALUE_WIDTH
+    megabytes = max(t["bytes"] for t in after["tables"].values()) / 1e6
+    scale = PLOT_WIDTH / longest
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
         '<text x="10" y="20" font-size="14" font-weight="bold">'
-        "flights repeated to 300 MB: seconds a query (shorter is faster)</text>",
+        f"{megabytes:.0f} MB tables: times faster than Spark's reader, in the same run</text>",
     ]
     x = 10
-    for key in [k for k in COLOURS if k != "before" or before]:
+    for key in kinds:
         out.append(f'<rect x="{x}" y="32" width="12" height="12" fill="{COLOURS[key]}"/>')
         out.append(f'<text x="{x + 16}" y="42">{escape(NAMES[key])}</text>')
         x += 24 + 7 * len(NAMES[key])
-    y = 62
-    for label, spark, bars in data:
-        longest = max(s for _, s in bars) or 1.0
-        out.append(f'<text x="10" y="{y + BAR}" font-weight="bold">{escape(label)}</text>')
-        for key, seconds in bars:
-            length = max(1.0, PLOT_WIDTH * seconds / longest)
-            out.append(f'<rect x="{LABEL_WIDTH}" y="{y}" width="{length:.1f}" height="{BAR}" '
-                       f'fill="{COLOURS[key]}"/>')
-            text = f"{seconds:.2f} s" + ("" if key == "spark" else f" ({spark / seconds:.1f}x)")
-            out.append(f'<text x="{LABEL_WIDTH + length + 4:.1f}" y="{y + BAR - 3}">{text}</text>')
+    for mark in (1, 2):
+        at = LABEL_WIDTH + mark * scale
+        out.append(f'<line x1="{at:.1f}" y1="50" x2="{at:.1f}" y2="{height - 28}" stroke="#999" '
+                   f'stroke-dasharray="3,3"/>')
+        out.append(f'<text x="{at - 6:.1f}" y="58" fill="#555">{mark}x</text>')
+    y = 66
+    for cell in cells(after):
+        out.append(f'<text x="10" y="{y + BAR}" font-weight="bold">{escape(", ".join(cell))}</text>')
+        for key in kinds:
+            value = (then if key == "before" else now)[cell]
+            out.append(f'<rect x="{LABEL_WIDTH}" y="{y}" width="{max(1.0, value * scale):.1f}" '
+                       f'height="{BAR}" fill="{COLOURS[key]}"/>')
+            out.append(f'<text x="{LABEL_WIDTH + value * scale + 4:.1f}" y="{y + BAR - 3}">'
+                       f"{value:.2f}x</text>")
             y += BAR + GAP
         y += GROUP_GAP
     versions = after["versions"]
@@ -82,33 +92,35 @@ def svg(after, before):
 
 
 def table(after, before):
-    now = seconds_by_cell(after)
-    then = seconds_by_cell(before) if before else {}
-    native = {(c["format"], c["query"]): c["seconds"] for c in after["c_interface"]}
-    head = "| format | schema | query | Spark's reader |"
-    rule = "|---|---|---|---:|"
-    if before:
-        head += " text_files before | x |"
-        rule += "---:|---:|"
-    head += " text_files | x | C interface, per split | x |"
-    rule += "---:|---:|---:|---:|"
+    """Each run's seconds and its own ratio: runs at other loads are not compared by time."""
+    runs = ([("before", before)] if before else []) + [("after", after)]
+    head = "| format | schema | query |"
+    rule = "|---|---|---|"
+    for name, _ in runs:
+        head += f" {name}: Spark's reader | {name}: text_files | x |"
+        rule += "---:|---:|---:|"
+    head += " C interface, per split (after) | x |"
+    rule += "---:|---:|"
     lines = [head, rule]
-    for fmt in sorted(after["tables"]):
-        for mode in ["given", "inferred"]:
-            for query in QUERIES:
-                spark = now[(fmt, mode, query, "spark")]
-                row = f"| {fmt} | {mode} | {query} | {spark:.2f} s |"
-                if before:
-                    old = then[(fmt, mode, query, "text_files")]
-                    row += f" {old:.2f} s | {spark / old:.2f} |"
-                ours = now[(fmt, mode, query, "text_files")]
-                row += f" {ours:.2f} s | **{spark / ours:.2f}** |"
-                if mode == "given":
-                    split = native[(fmt, query)] / after["cores"]
-                    row += f" {split:.2f} s | {spark / split:.2f} |"
-                else:
-                    row += " | |"
-                lines.append(row)
+    native = {(c["format"], c["query"]): c["seconds"] for c in after["c_interface"]}
+    for fmt, mode, query in cells(after):
+        row = f"| {fmt} | {mode} | {query} |"
+        for name, results in runs:
+            seconds = seconds_by_cell(results)
+            spark = seconds[(fmt, mode, query, "spark")]
+            ours = seconds[(fmt, mode, query, "text_files")]
+            x = f"**{spark / ours:.2f}**" if name == "after" else f"{spark / ours:.2f}"
+            row += f" {spark:.2f} s | {ours:.2f} s | {x} |"
+        if mode == "given":
+            spark = seconds_by_cell(after)[(fmt, mode, query, "spark")]
+            split = native[(fmt, query)] / after["cores"]
+            row += f" {split:.2f} s | {spark / split:.2f} |"
+        else:
+            row += " | |"
+        lines.append(row)
+    loads = "; ".join(f"{name}: load average {r['load_average']}" for name, r in runs)
+    lines.append("")
+    lines.append(f"({loads}; one run each, best of {after['repeat']}.)")
     return "\n".join(lines) + "\n"
 
 
