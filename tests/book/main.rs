@@ -274,6 +274,7 @@ fn the_tutorial_commands_run_as_written() {
     tutorial::clean_checkout(&scratch.path().join(tutorial::CHECKOUT));
     let project_target = helpers::repo_root().join("target").join("generated");
     std::fs::create_dir_all(&project_target).expect("create target/generated");
+    std::fs::create_dir_all(helpers::book_target()).expect("create target/book");
     // The script runs in the scratch directory; the log stays in target/book when the test
     // fails, named after this process, so that runs at the same time do not mix their logs.
     let script_path = scratch.path().join("tutorial.sh");
