@@ -13,7 +13,7 @@ mod spark_helpers;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use spark_helpers::Repository;
+use spark_helpers::{checked, Repository};
 
 #[test]
 fn the_jvm_plugin_suite_passes_on_real_spark() {
@@ -98,7 +98,7 @@ fn a_release_jar_holds_the_jni_library_of_every_platform_given() {
 fn build_types_fixture(repository: &Repository) -> PathBuf {
     let destination = tempfile::tempdir().expect("create a temporary directory");
     let sdk = format!("sdk=path:{}", repository.path("").display());
-    run(
+    checked(
         Command::new("cargo")
             .args(["generate", "--path"])
             .arg(repository.path("template"))
@@ -115,7 +115,7 @@ fn build_types_fixture(repository: &Repository) -> PathBuf {
     )
     .expect("copy the fixture's connector");
     let target = repository.path("target/generated");
-    run(
+    checked(
         Command::new("cargo")
             .arg("build")
             .current_dir(&project)
@@ -129,20 +129,6 @@ fn build_types_fixture(repository: &Repository) -> PathBuf {
 
 /// The data source name of the types fixture.
 const TYPES_NAME: &str = "jvm_types";
-
-/// Runs `command`, and panics with its output if it fails.
-fn run(command: &mut Command, what: &str) {
-    let output = command
-        .output()
-        .unwrap_or_else(|error| panic!("{what}: cannot run {command:?}: {error}"));
-    assert!(
-        output.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
 
 /// `jvm/build.sh --profile dev`, which prints the jar's path and nothing else on stdout.
 fn build_jar(repository: &Repository) -> PathBuf {

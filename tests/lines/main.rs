@@ -12,11 +12,11 @@
 mod spark_helpers;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use spark_helpers::Repository;
+use spark_helpers::{checked, Repository};
 
 /// How many lines run at once: each runs one Spark JVM, on a machine of two cores.
 const PARALLEL_LINES: usize = 2;
@@ -348,21 +348,6 @@ fn core_modules(repository: &Repository, suite: &str) -> Vec<String> {
     modules.sort();
     assert!(!modules.is_empty(), "{suite} has no core test");
     modules
-}
-
-/// Runs `command`, and panics with its output if it fails.
-fn checked(command: &mut Command, what: &str) -> Output {
-    let output = command
-        .output()
-        .unwrap_or_else(|error| panic!("{what}: cannot run {command:?}: {error}"));
-    assert!(
-        output.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
 }
 
 /// `jvm/build.sh --spark-line` with a line the plugin is not built for names the lines.

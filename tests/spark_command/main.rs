@@ -13,13 +13,16 @@
 
 #![cfg(unix)]
 
+#[path = "../support/checked.rs"]
+mod checked;
 #[path = "../support/run_dir.rs"]
 mod run_dir;
 
+use checked::checked;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -111,21 +114,6 @@ impl Fixture {
         std::env::join_paths(std::iter::once(self.bin.clone()).chain(std::env::split_paths(&rest)))
             .expect("a valid PATH")
     }
-}
-
-/// Runs `command` and panics with its output unless it succeeds.
-fn checked(command: &mut Command, what: &str) -> Output {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run {command:?}: {e}"));
-    assert!(
-        output.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
 }
 
 /// Runs `cargo sparkds spark <args>`, expecting success, and returns its standard output.

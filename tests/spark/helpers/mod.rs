@@ -1,8 +1,12 @@
 //! Helpers of the spark test binary: building the libraries, and running pytest.
 
+#[path = "../../support/checked.rs"]
+mod checked;
+pub use checked::checked;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 /// The capabilities of the generated variant that the write tests use.
 pub const WRITER_CAPABILITIES: &str = "batch_read,batch_write,streaming_write,truncate";
@@ -31,7 +35,7 @@ impl Repository {
     /// Builds examples/c_range with its Makefile and returns the library.
     pub fn build_c_range(&self) -> PathBuf {
         let directory = self.path("examples/c_range");
-        run(
+        checked(
             Command::new("make").arg("-s").arg("-C").arg(&directory),
             "make -C examples/c_range",
         );
@@ -48,7 +52,7 @@ impl Repository {
         let destination = tempfile::tempdir().expect("create a temporary directory");
         let capabilities = format!("capabilities={WRITER_CAPABILITIES}");
         let sdk = format!("sdk=path:{}", self.path("").display());
-        run(
+        checked(
             Command::new("cargo")
                 .args(["generate", "--path"])
                 .arg(self.path("template"))
@@ -68,7 +72,7 @@ impl Repository {
         let target = self.path("target/generated");
         let project = target.join("projects").join(WRITER_NAME);
         mirror(&destination.path().join(WRITER_NAME), &project);
-        run(
+        checked(
             Command::new("cargo")
                 .arg("build")
                 .current_dir(&project)
@@ -129,22 +133,6 @@ pub fn library_file_name(name: &str) -> String {
     } else {
         format!("libspark_datasource_{name}.so")
     }
-}
-
-/// Runs `command` and panics with its output if it fails.
-fn run(command: &mut Command, what: &str) -> Output {
-    let output = command
-        .output()
-        .unwrap_or_else(|error| panic!("{what}: cannot run {command:?}: {error}"));
-    if !output.status.success() {
-        panic!(
-            "{what} failed ({}):\n{}\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    output
 }
 
 /// `python3 -m pytest tests/spark -q`, from the root of the repository.
