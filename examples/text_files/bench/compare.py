@@ -114,10 +114,11 @@ def make_tables(directory, megabytes):
 def library(profile):
     target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
     flag = ["--release"] if profile == "release" else ["--profile", profile]
-    # One build of both: apart, Cargo unifies the features of their dependencies differently
-    # and builds those twice.
-    subprocess.run(["cargo", "build", "--quiet", *flag, "-p", "text_files", "-p", "cargo-sparkds"],
-                   cwd=ROOT, check=True)
+    # Apart, as the tests build the library alone: built together with cargo-sparkds, Cargo
+    # unifies their dependencies' features, so the library would be relinked, and replaced
+    # under any Spark session that loaded it from the same target directory.
+    for package in ("text_files", "cargo-sparkds"):
+        subprocess.run(["cargo", "build", "--quiet", *flag, "-p", package], cwd=ROOT, check=True)
     folder = os.path.join(target, "release" if profile == "release" else ("debug" if profile == "dev" else profile))
     suffix = ".dylib" if sys.platform == "darwin" else ".so"
     return (
