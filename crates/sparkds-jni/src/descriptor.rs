@@ -138,75 +138,167 @@ impl Cursor<'_> {
     }
 }
 
+/// A buffer as the descriptor gives it: its address and its length in bytes.
+type Span = (i64, usize);
+
+/// Rebuilds the array of `field` from its entry in the descriptor (counts, buffers, then its
+/// children's entries), copying every buffer.
+///
 /// # Safety
 ///
 /// As [`assemble`].
 unsafe fn assemble_array(field: &Field, path: &str, cursor: &mut Cursor<'_>) -> Result<ArrayData> {
     let t = field.data_type();
-    let bad = |message: String| {
-        Error::argument(format!("the batch descriptor, column `{path}`: {message}"))
-    };
+    let expected = buffer_count(t);
+    let (length, null_count) = read_counts(t, path, cursor)?;
+    let mut spans = read_spans(expected, path, cursor)?.into_iter();
+    let mut builder = ArrayData::builder(t.clone()).len(length);
+    // Every type but the null type has a validity buffer, first.
+    let has_validity = expected > 0;
+    if has_validity {
+        let validity = spans.next().unwrap_or((0, 0));
+        // SAFETY: the caller's contract covers every pair of the descriptor.
+        if let Some(bits) = unsafe { copy_validity(validity, length, null_count, path) }? {
+            builder = builder.null_bit_buffer(Some(bits));
+        }
+    }
+    let mut others: Vec<Buffer> = spans
+        // SAFETY: the caller's contract covers every pair of the descriptor.
+        .map(|span| unsafe { copy_buffer(span) })
+        .collect();
+    fill_empty_offsets(t, length, &mut others);
+    builder = builder.buffers(others);
+    // SAFETY: the caller's contract, which covers the children's entries too.
+    let children = unsafe { assemble_children(t, path, cursor) }?;
+    // SAFETY: the validity buffer covers `length` bits (checked by `copy_validity`), so counting
+    // its nulls stays in bounds; everything else is checked by `check_assembled` below.
+    let data = unsafe { builder.child_data(children).skip_validation(true) }
+        .build()
+        .map_err(|e| column_error(path, e.to_string()))?;
+    check_assembled(&data, has_validity, null_count, path)?;
+    Ok(data)
+}
+
+/// An error in the descriptor's entry for the column at `path`.
+fn column_error(path: &str, message: String) -> Error {
+    Error::argument(format!("the batch descriptor, column `{path}`: {message}"))
+}
+
+/// Reads the counts that open a column's entry and returns its length and null count, once the
+/// length is a valid length and the buffer count is that of type `t`.
+fn read_counts(t: &DataType, path: &str, cursor: &mut Cursor<'_>) -> Result<(usize, i64)> {
     let length = cursor.next(&format!("the length of column `{path}`"))?;
     let null_count = cursor.next(&format!("the null count of column `{path}`"))?;
     let n_buffers = cursor.next(&format!("the buffer count of column `{path}`"))?;
-    let length = usize::try_from(length).map_err(|_| bad(format!("the length is {length}")))?;
+    let length = usize::try_from(length)
+        .map_err(|_| column_error(path, format!("the length is {length}")))?;
     let expected = buffer_count(t);
     if n_buffers != expected as i64 {
-        return Err(bad(format!(
-            "{n_buffers} buffers, but type {t} has {expected}"
-        )));
+        return Err(column_error(
+            path,
+            format!("{n_buffers} buffers, but type {t} has {expected}"),
+        ));
     }
-    let mut buffers = Vec::with_capacity(expected);
-    for i in 0..expected {
+    Ok((length, null_count))
+}
+
+/// Reads the `count` buffer pairs of a column's entry, refusing a negative length and a
+/// non-empty buffer at address 0 before anything is copied.
+fn read_spans(count: usize, path: &str, cursor: &mut Cursor<'_>) -> Result<Vec<Span>> {
+    let mut spans = Vec::with_capacity(count);
+    for i in 0..count {
         let address = cursor.next(&format!("the address of buffer {i} of column `{path}`"))?;
         let bytes = cursor.next(&format!("the length of buffer {i} of column `{path}`"))?;
         let bytes = usize::try_from(bytes)
-            .map_err(|_| bad(format!("buffer {i} has a length of {bytes} bytes")))?;
+            .map_err(|_| column_error(path, format!("buffer {i} has a length of {bytes} bytes")))?;
         if bytes > 0 && address == 0 {
-            return Err(bad(format!("buffer {i} has {bytes} bytes at address 0")));
+            return Err(column_error(
+                path,
+                format!("buffer {i} has {bytes} bytes at address 0"),
+            ));
         }
-        buffers.push((address, bytes));
+        spans.push((address, bytes));
     }
-    let copy = |(address, bytes): (i64, usize)| -> Buffer {
-        if bytes == 0 {
-            // Arrow's empty buffer, whose dangling address is aligned for every type (that of
-            // an empty `Vec<u8>` is not, and an empty int32 offsets buffer would be refused).
-            return MutableBuffer::new(0).into();
-        }
-        // SAFETY: the caller's contract: `bytes` readable bytes at `address`.
-        let slice = unsafe { std::slice::from_raw_parts(address as usize as *const u8, bytes) };
-        Buffer::from_slice_ref(slice)
-    };
-    let mut builder = ArrayData::builder(t.clone()).len(length);
-    let mut rest = buffers.into_iter();
-    if expected > 0 {
-        let validity = rest.next().unwrap_or((0, 0));
-        if validity.1 > 0 {
-            if validity.1 < length.div_ceil(8) {
-                return Err(bad(format!(
-                    "the validity buffer has {} bytes; {length} values need {}",
-                    validity.1,
-                    length.div_ceil(8)
-                )));
-            }
-            builder = builder.null_bit_buffer(Some(copy(validity)));
-        } else if null_count != 0 {
-            return Err(bad(format!(
-                "null_count is {null_count} but there is no validity buffer"
-            )));
-        }
+    Ok(spans)
+}
+
+/// A copy of the buffer at `span`, owned by the array being built.
+///
+/// # Safety
+///
+/// When its length is not 0, `span` is that many readable bytes at its address.
+unsafe fn copy_buffer((address, bytes): Span) -> Buffer {
+    if bytes == 0 {
+        // Arrow's empty buffer, whose dangling address is aligned for every type (that of
+        // an empty `Vec<u8>` is not, and an empty int32 offsets buffer would be refused).
+        return MutableBuffer::new(0).into();
     }
-    let mut others: Vec<Buffer> = rest.map(copy).collect();
+    // SAFETY: the caller's contract: `bytes` readable bytes at `address`.
+    let slice = unsafe { std::slice::from_raw_parts(address as usize as *const u8, bytes) };
+    Buffer::from_slice_ref(slice)
+}
+
+/// A copy of the validity buffer at `span` of a column of `length` values, or `None` when the
+/// descriptor gives none, which only a column without nulls may do.
+///
+/// # Safety
+///
+/// As [`copy_buffer`].
+unsafe fn copy_validity(
+    span: Span,
+    length: usize,
+    null_count: i64,
+    path: &str,
+) -> Result<Option<Buffer>> {
+    let bytes = span.1;
+    if bytes == 0 {
+        if null_count != 0 {
+            return Err(column_error(
+                path,
+                format!("null_count is {null_count} but there is no validity buffer"),
+            ));
+        }
+        return Ok(None);
+    }
+    // Counting the nulls reads `length` bits, and the array is built without validation.
+    if bytes < length.div_ceil(8) {
+        return Err(column_error(
+            path,
+            format!(
+                "the validity buffer has {bytes} bytes; {length} values need {}",
+                length.div_ceil(8)
+            ),
+        ));
+    }
+    // SAFETY: the caller's contract for `span`.
+    Ok(Some(unsafe { copy_buffer(span) }))
+}
+
+/// Gives an empty column of offsets its one offset, 0, when its offsets buffer (the first of
+/// `buffers`, validity excluded) is empty.
+fn fill_empty_offsets(t: &DataType, length: usize, buffers: &mut [Buffer]) {
     // Arrow Java leaves the offsets of an empty array without bytes (writer index 0), where the
     // C data interface wants one offset, 0, which a library may read.
     let has_offsets = matches!(
         t,
         DataType::Utf8 | DataType::Binary | DataType::List(_) | DataType::Map(_, _)
     );
-    if has_offsets && length == 0 && others.first().is_some_and(Buffer::is_empty) {
-        others[0] = Buffer::from_slice_ref([0i32]);
+    if has_offsets && length == 0 && buffers.first().is_some_and(Buffer::is_empty) {
+        buffers[0] = Buffer::from_slice_ref([0i32]);
     }
-    builder = builder.buffers(others);
+}
+
+/// Rebuilds the children of a column of type `t` from the entries that follow its own: a
+/// struct's fields, or the item field of a list (the entries field of a map).
+///
+/// # Safety
+///
+/// As [`assemble`].
+unsafe fn assemble_children(
+    t: &DataType,
+    path: &str,
+    cursor: &mut Cursor<'_>,
+) -> Result<Vec<ArrayData>> {
     let child_fields: Vec<&Field> = match t {
         DataType::Struct(fields) => fields.iter().map(|f| f.as_ref()).collect(),
         DataType::List(f) | DataType::Map(f, _) => vec![f.as_ref()],
@@ -218,20 +310,30 @@ unsafe fn assemble_array(field: &Field, path: &str, cursor: &mut Cursor<'_>) -> 
         // SAFETY: the caller's contract.
         children.push(unsafe { assemble_array(child, &child_path, cursor) }?);
     }
-    // SAFETY: the validity buffer covers `length` bits (checked above), so counting its nulls
-    // stays in bounds; everything else is checked by `validate` below.
-    let data = unsafe { builder.child_data(children).skip_validation(true) }
-        .build()
-        .map_err(|e| bad(e.to_string()))?;
-    data.validate().map_err(|e| bad(e.to_string()))?;
+    Ok(children)
+}
+
+/// Checks the array built without validation: in full (`validate`), then its null count against
+/// the descriptor's.
+fn check_assembled(
+    data: &ArrayData,
+    has_validity: bool,
+    null_count: i64,
+    path: &str,
+) -> Result<()> {
+    data.validate()
+        .map_err(|e| column_error(path, e.to_string()))?;
     // The null type has no validity: its values are all null, whatever count is given.
-    if expected > 0 && data.null_count() as i64 != null_count {
-        return Err(bad(format!(
-            "null_count is {null_count} but the validity buffer has {} nulls",
-            data.null_count()
-        )));
+    if has_validity && data.null_count() as i64 != null_count {
+        return Err(column_error(
+            path,
+            format!(
+                "null_count is {null_count} but the validity buffer has {} nulls",
+                data.null_count()
+            ),
+        ));
     }
-    Ok(data)
+    Ok(())
 }
 
 #[cfg(test)]
