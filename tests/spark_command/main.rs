@@ -7,9 +7,11 @@
 //!
 //! The tests share one generated project (the read-write variant with `push_filters`) and one
 //! cache (`SPARKDS_CACHE_DIR`, under `target/spark_command`), so the plugin is built by the
-//! first command that needs it and reused by the others, as on a user's machine; the tool's
-//! install and the project's builds keep their target directories there too, so a second run
-//! rebuilds nothing. Each test starts one Spark at most; they run in parallel.
+//! first command that needs it and reused by the others, as on a user's machine. The tool
+//! installs from the checkout's target directory, as the README's command does (so after it,
+//! nothing is rebuilt), the JNI library builds there too (the command's way for an SDK from a
+//! checkout) and the project in `target/generated` beside the template's tests' projects, so a
+//! second run rebuilds nothing and a first one builds each dependency as few times as it can. Each test starts one Spark at most; they run in parallel.
 
 #![cfg(unix)]
 
@@ -57,8 +59,7 @@ fn fixture() -> &'static Fixture {
                 .args(["install", "--locked", "--quiet", "--path"])
                 .arg(repo_root().join("crates/cargo-sparkds"))
                 .arg("--root")
-                .arg(&root)
-                .env("CARGO_TARGET_DIR", base.join("install-target")),
+                .arg(&root),
             "cargo install --path crates/cargo-sparkds",
         );
         let run = run_dir::new_run_dir(&base, "run-");
@@ -82,10 +83,23 @@ fn fixture() -> &'static Fixture {
                 .arg(run.path()),
             "cargo generate (is cargo-generate installed?)",
         );
+        // The project builds where the template's tests build theirs, so that its release
+        // build reuses their dependencies: set in its cargo configuration, as a user would,
+        // since CARGO_TARGET_DIR would also move the JNI library's build out of the checkout.
+        let project = run.path().join(NAME);
+        std::fs::create_dir_all(project.join(".cargo")).expect("create .cargo");
+        std::fs::write(
+            project.join(".cargo/config.toml"),
+            format!(
+                "[build]\ntarget-dir = {:?}\n",
+                repo_root().join("target/generated").display().to_string()
+            ),
+        )
+        .expect("write .cargo/config.toml");
         println!("installed and generated in {:.1?}", started.elapsed());
         Fixture {
             bin: root.join("bin"),
-            project: run.path().join(NAME),
+            project,
             base,
             _run: run,
         }
@@ -102,8 +116,7 @@ impl Fixture {
             .current_dir(&self.project)
             .env("PATH", self.path())
             .env("SPARKDS_CACHE_DIR", self.base.join("cache"))
-            // The project's builds outlive the scratch project, so that runs share them.
-            .env("CARGO_TARGET_DIR", self.base.join("project-target"))
+            .env_remove("CARGO_TARGET_DIR")
             .stdin(Stdio::null());
         command
     }
@@ -334,7 +347,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
             .current_dir(&fixture.project)
             .env("PATH", fixture.path())
             .env("SPARKDS_CACHE_DIR", fixture.base.join("cache"))
-            .env("CARGO_TARGET_DIR", fixture.base.join("project-target")),
+            .env_remove("CARGO_TARGET_DIR"),
         "the shell in a pseudo-terminal",
     );
     let shown = String::from_utf8_lossy(&output.stdout);

@@ -174,10 +174,41 @@ impl JniSource {
     }
 }
 
-/// Builds `libsparkds_jni` as a cdylib that wraps `sparkds-jni` (whose `#[no_mangle]` JNI
-/// functions the cdylib exports), into `<out>/<platform>/`, the layout of `build.sh --jni-dir`.
+/// Builds `libsparkds_jni` into `<out>/<platform>/`, the layout of `build.sh --jni-dir`: in the
+/// checkout itself when the SDK is one (below), else as a cdylib that wraps `sparkds-jni`.
 fn build_jni(cache: &Cache, jni: &JniSource, platform: &str, out: &Path) -> Result<()> {
     eprintln!("sparkds: building the JVM plugin's JNI library (once; it takes a few minutes)");
+    let built = match jni {
+        JniSource::Path(crate_dir) if checkout_of(crate_dir).is_some() => {
+            // As `jvm/build.sh` does: with the checkout's Cargo.lock (the versions its tests
+            // ran with) and in its target directory, where `cargo install --path
+            // crates/cargo-sparkds` already built most of the dependencies.
+            sparkds::build_current_cdylib(crate_dir, "release").map_err(|e| {
+                Error::usage(format!(
+                    "cannot build the JVM plugin's JNI library in {}: {e}; use --bridge to run \
+                     through the Python bridge instead",
+                    crate_dir.display()
+                ))
+            })?
+        }
+        _ => build_wrapper(cache, jni, out)?,
+    };
+    let dest = out.join(platform).join(jni_file_name());
+    create_dir(dest.parent().expect("a platform directory"))?;
+    std::fs::copy(&built, &dest)
+        .map_err(|e| Error::io(format!("cannot copy {}", built.display()), e))?;
+    Ok(())
+}
+
+/// The checkout that `crates/sparkds-jni` belongs to, when it has its Cargo.lock.
+fn checkout_of(crate_dir: &Path) -> Option<&Path> {
+    let root = crate_dir.parent()?.parent()?;
+    root.join("Cargo.lock").is_file().then_some(root)
+}
+
+/// Builds a cdylib crate that wraps `sparkds-jni` (whose `#[no_mangle]` JNI functions the
+/// cdylib exports) in the cache, and returns the library it built.
+fn build_wrapper(cache: &Cache, jni: &JniSource, out: &Path) -> Result<PathBuf> {
     let krate = out.join("crate");
     write_file(
         &krate.join("Cargo.toml"),
@@ -202,18 +233,12 @@ fn build_jni(cache: &Cache, jni: &JniSource, platform: &str, out: &Path) -> Resu
         "cargo cannot build the JVM plugin's JNI library (its errors are above); use --bridge to \
          run through the Python bridge instead",
     )?;
-    let file = jni_file_name();
-    let built = target.join("release").join(format!(
+    let _ = std::fs::remove_dir_all(&krate);
+    Ok(target.join("release").join(format!(
         "{}sparkds_jni_cache.{}",
         std::env::consts::DLL_PREFIX,
         std::env::consts::DLL_EXTENSION
-    ));
-    let dest = out.join(platform).join(file);
-    create_dir(dest.parent().expect("a platform directory"))?;
-    std::fs::copy(&built, &dest)
-        .map_err(|e| Error::io(format!("cannot copy {}", built.display()), e))?;
-    let _ = std::fs::remove_dir_all(&krate);
-    Ok(())
+    )))
 }
 
 /// Runs the embedded `jvm/build.sh --jni-dir` with Spark's jars, and keeps its jar in `out`.
