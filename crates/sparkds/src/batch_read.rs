@@ -109,21 +109,7 @@ impl Library {
 }
 
 impl<'l> BatchRead<'l> {
-    /// Adds an option, `.option(key, value)` in Spark.
-    pub fn option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.options.push((key.into(), value.into()));
-        self
-    }
-
-    /// Adds options.
-    pub fn options<K: Into<String>, V: Into<String>>(
-        mut self,
-        options: impl IntoIterator<Item = (K, V)>,
-    ) -> Self {
-        self.options
-            .extend(options.into_iter().map(|(k, v)| (k.into(), v.into())));
-        self
-    }
+    crate::builders::option_setters!("Adds an option, `.option(key, value)` in Spark.", options);
 
     /// Reads with a schema given by the user, `.schema(...)` in Spark, instead of the source's.
     pub fn schema(mut self, schema: SchemaRef) -> Self {

@@ -197,21 +197,7 @@ impl Check {
         }
     }
 
-    /// Adds an option passed to every `create`.
-    pub fn option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.options.push((key.into(), value.into()));
-        self
-    }
-
-    /// Adds options.
-    pub fn options<K: Into<String>, V: Into<String>>(
-        mut self,
-        options: impl IntoIterator<Item = (K, V)>,
-    ) -> Self {
-        self.options
-            .extend(options.into_iter().map(|(k, v)| (k.into(), v.into())));
-        self
-    }
+    crate::builders::option_setters!("Adds an option passed to every `create`.", options);
 
     /// Adds an option passed only to the `create` calls of `protocol`, after the others (a
     /// source may need a `path` to write that its stream reader refuses).

@@ -86,6 +86,7 @@
 mod artifacts;
 mod batch_read;
 pub mod bench;
+mod builders;
 mod calls;
 pub mod check;
 pub mod ddl;

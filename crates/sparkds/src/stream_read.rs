@@ -112,21 +112,7 @@ struct Query<'l> {
 }
 
 impl<'l> StreamRead<'l> {
-    /// Adds an option.
-    pub fn option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.options.push((key.into(), value.into()));
-        self
-    }
-
-    /// Adds options.
-    pub fn options<K: Into<String>, V: Into<String>>(
-        mut self,
-        options: impl IntoIterator<Item = (K, V)>,
-    ) -> Self {
-        self.options
-            .extend(options.into_iter().map(|(k, v)| (k.into(), v.into())));
-        self
-    }
+    crate::builders::option_setters!("Adds an option.", options);
 
     /// Reads with a schema given by the user instead of the source's.
     pub fn schema(mut self, schema: SchemaRef) -> Self {

@@ -113,22 +113,7 @@ impl<'l> WriteSpec<'l> {
 
 macro_rules! common_setters {
     () => {
-        /// Adds an option.
-        pub fn option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-            self.spec.options.push((key.into(), value.into()));
-            self
-        }
-
-        /// Adds options.
-        pub fn options<K: Into<String>, V: Into<String>>(
-            mut self,
-            options: impl IntoIterator<Item = (K, V)>,
-        ) -> Self {
-            self.spec
-                .options
-                .extend(options.into_iter().map(|(k, v)| (k.into(), v.into())));
-            self
-        }
+        crate::builders::option_setters!("Adds an option.", spec.options);
 
         /// The schema of the data to write; by default the schema of the first batch, else
         /// the source's.
