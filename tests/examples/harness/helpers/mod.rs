@@ -106,15 +106,17 @@ pub fn package_name(example: &RustExample) -> String {
         .to_string()
 }
 
-/// The target directory of the cargo commands that these tests run: `<target>/examples`, in
-/// the target directory of this test (`$CARGO_TARGET_DIR` too), since the `cargo test` that
-/// runs them may still hold its own.
+/// The target directory of the cargo commands that these tests run: `<target>/generated`, in
+/// the target directory of this test (`$CARGO_TARGET_DIR` too), where the generated projects of
+/// the other tests build: the examples reuse most of their dependencies (the same versions,
+/// features and profile), and stay apart from the workspace's own builds, whose features cargo
+/// unifies across every member (a build of one example there would relink its library).
 pub fn examples_target() -> PathBuf {
     let profile = sparkds::profile_dir().expect("the test binary has a directory");
     profile
         .parent()
         .expect("a profile directory is inside the target directory")
-        .join("examples")
+        .join("generated")
 }
 
 /// The cargo that runs this test, else `cargo`.
