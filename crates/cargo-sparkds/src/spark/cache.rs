@@ -98,17 +98,35 @@ impl Cache {
     /// of the project's SDK): built on first use, with the embedded `jvm/build.sh`.
     pub fn plugin_jar(&self, spark: &Spark, jni: &JniSource) -> Result<PathBuf> {
         let platform = platform()?;
+        // An SDK from a checkout: cargo builds the JNI library there on every run (nothing to
+        // do when it is fresh), and the cache keeps it by its content, so that a checkout that
+        // moves on gets a new plugin. A git source is pinned to a commit: its key is enough.
+        // The bytes are read once: what is keyed is what is cached.
+        let checkout_build = match jni {
+            JniSource::Path(crate_dir) if checkout_of(crate_dir).is_some() => {
+                Some(read_file(&build_in_checkout(crate_dir)?)?)
+            }
+            _ => None,
+        };
+        let key = match &checkout_build {
+            Some(bytes) => format!("{:016x}", fnv(bytes)),
+            None => jni.key(),
+        };
         // The JNI library depends on the SDK's sources only, not on the embedded ones.
         let jni_dir = self.root.join(format!(
-            "jni-{}-{}-{platform}",
-            env!("CARGO_PKG_VERSION"),
-            jni.key()
+            "jni-{}-{key}-{platform}",
+            env!("CARGO_PKG_VERSION")
         ));
-        self.entry(&jni_dir, |scratch| build_jni(self, jni, platform, scratch))?;
+        self.entry(&jni_dir, |scratch| {
+            let bytes = match checkout_build {
+                Some(bytes) => bytes,
+                None => read_file(&build_wrapper(self, jni, scratch)?)?,
+            };
+            write_file(&scratch.join(platform).join(jni_file_name()), &bytes)
+        })?;
         let jar_dir = self.versioned().join(format!(
-            "plugin-spark-{}-{platform}-jni-{}",
-            spark.version,
-            jni.key()
+            "plugin-spark-{}-{platform}-jni-{key}",
+            spark.version
         ));
         let sources = self.sources()?;
         self.entry(&jar_dir, |scratch| {
@@ -174,30 +192,18 @@ impl JniSource {
     }
 }
 
-/// Builds `libsparkds_jni` into `<out>/<platform>/`, the layout of `build.sh --jni-dir`: in the
-/// checkout itself when the SDK is one (below), else as a cdylib that wraps `sparkds-jni`.
-fn build_jni(cache: &Cache, jni: &JniSource, platform: &str, out: &Path) -> Result<()> {
-    eprintln!("sparkds: building the JVM plugin's JNI library (once; it takes a few minutes)");
-    let built = match jni {
-        JniSource::Path(crate_dir) if checkout_of(crate_dir).is_some() => {
-            // As `jvm/build.sh` does: with the checkout's Cargo.lock (the versions its tests
-            // ran with) and in its target directory, where `cargo install --path
-            // crates/cargo-sparkds` already built most of the dependencies.
-            sparkds::build_current_cdylib(crate_dir, "release").map_err(|e| {
-                Error::usage(format!(
-                    "cannot build the JVM plugin's JNI library in {}: {e}; use --bridge to run \
-                     through the Python bridge instead",
-                    crate_dir.display()
-                ))
-            })?
-        }
-        _ => build_wrapper(cache, jni, out)?,
-    };
-    let dest = out.join(platform).join(jni_file_name());
-    create_dir(dest.parent().expect("a platform directory"))?;
-    std::fs::copy(&built, &dest)
-        .map_err(|e| Error::io(format!("cannot copy {}", built.display()), e))?;
-    Ok(())
+/// Builds the JNI library in the checkout of `crate_dir` (`crates/sparkds-jni`), as
+/// `jvm/build.sh` does: with the checkout's Cargo.lock (the versions its tests ran with) and in
+/// its target directory, where `cargo install --path crates/cargo-sparkds` already built most of
+/// the dependencies.
+fn build_in_checkout(crate_dir: &Path) -> Result<PathBuf> {
+    sparkds::build_current_cdylib(crate_dir, "release").map_err(|e| {
+        Error::usage(format!(
+            "cannot build the JVM plugin's JNI library in {}: {e}; use --bridge to run through \
+             the Python bridge instead",
+            crate_dir.display()
+        ))
+    })
 }
 
 /// The checkout that `crates/sparkds-jni` belongs to, when it has its Cargo.lock.
@@ -209,6 +215,7 @@ fn checkout_of(crate_dir: &Path) -> Option<&Path> {
 /// Builds a cdylib crate that wraps `sparkds-jni` (whose `#[no_mangle]` JNI functions the
 /// cdylib exports) in the cache, and returns the library it built.
 fn build_wrapper(cache: &Cache, jni: &JniSource, out: &Path) -> Result<PathBuf> {
+    eprintln!("sparkds: building the JVM plugin's JNI library (once; it takes a few minutes)");
     let krate = out.join("crate");
     write_file(
         &krate.join("Cargo.toml"),
@@ -317,6 +324,10 @@ fn jni_file_name() -> String {
 fn create_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
