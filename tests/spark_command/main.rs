@@ -15,6 +15,7 @@
 
 #![cfg(unix)]
 
+#[allow(dead_code)]
 #[path = "../support/checked.rs"]
 mod checked;
 #[path = "../support/run_dir.rs"]

@@ -8,6 +8,9 @@
 //! of the `tests` package (its `examples/` folder), and fail to build it without a `main`.
 
 mod helpers;
+#[allow(dead_code)]
+#[path = "../../support/checked.rs"]
+mod support_checked;
 
 use std::path::Path;
 use std::process::Command;
@@ -243,12 +246,12 @@ fn the_examples_run_on_real_spark_through_the_bridge() {
     // bridge of python/: it fails, rather than skips, without pyspark and Java
     // (`pip install -r tests/spark/requirements.txt`).
     let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
-    let output = Command::new(&python)
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(repo_root().join("tests").join("examples").join("spark"))
-        .env("CARGO_TARGET_DIR", examples_target())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.to_string_lossy()));
+    let output = support_checked::output_again_on_worker_timeout(
+        Command::new(&python)
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+            .arg(repo_root().join("tests").join("examples").join("spark"))
+            .env("CARGO_TARGET_DIR", examples_target()),
+    );
     assert!(
         output.status.success(),
         "the examples failed on Spark (pytest tests/examples/spark):\n{}{}",

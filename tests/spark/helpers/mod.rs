@@ -2,7 +2,7 @@
 
 #[path = "../../support/checked.rs"]
 mod checked;
-pub use checked::checked;
+pub use checked::{checked, output_again_on_worker_timeout};
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -199,9 +199,7 @@ impl Pytest {
         for (key, value) in &self.env {
             command.env(key, value);
         }
-        let output = command
-            .output()
-            .unwrap_or_else(|error| panic!("cannot run pytest: {error}"));
+        let output = output_again_on_worker_timeout(&mut command);
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
         // Shown by `cargo test -- --nocapture`, and with the failure otherwise.
