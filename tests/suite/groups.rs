@@ -10,18 +10,20 @@ use std::process::{Command, Stdio};
 /// longest start first so that the workers end close together. A group not listed runs after
 /// these, in cargo's order.
 const LONGEST_FIRST: &[&str] = &[
-    "lines",
-    "jvm",
-    "cluster",
+    // With spark_command (see EXCLUSIVE): the two run one after the other, so the longer starts
+    // at once.
     "book",
+    "lines",
     "examples",
-    "template",
+    "cluster",
     "spark_command",
-    "postgres_example/spark",
-    "spark",
-    "connect",
+    "jvm",
     "hardening",
-    "sparkds-jni/jni",
+    "spark",
+    "postgres_example/spark",
+    "template",
+    "connect",
+    "text_files/library",
     "packaging",
     "doc-tests",
     "conformance",
@@ -32,10 +34,12 @@ const LONGEST_FIRST: &[&str] = &[
 /// plugin's jar and the C example are renamed into place, and the generated projects are
 /// rebuilt only when they change (so no library is replaced under a running session).
 const EXCLUSIVE: &[(&str, &[&str])] = &[
-    // The cache of `cargo sparkds spark` (the plugin it builds on first use), which the
-    // tutorial's "Install on Spark" step and the command's own tests fill.
+    // The JNI library that `cargo sparkds spark` builds in the SDK's checkout, for the
+    // tutorial's "Install on Spark" step (whose checkout's target is this repository's) and for
+    // the command's own tests: cargo builds one at a time, but each copies the library after
+    // cargo ends, when the other's build may have replaced it.
     (
-        "the cache of cargo sparkds spark",
+        "the JNI library of cargo sparkds spark, in target/release",
         &["book", "spark_command"],
     ),
 ];
