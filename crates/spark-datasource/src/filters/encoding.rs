@@ -296,19 +296,12 @@ impl<'a> Reader<'a> {
         Ok(Column { path })
     }
 
+    /// A literal: its type code (with precision and scale for a decimal), its null flag, and
+    /// its value unless null.
     fn literal(&mut self) -> Step<Literal> {
         let code = self.u8()?;
         let decimal = if code == ty::DECIMAL128 {
-            let at = self.at;
-            let precision = self.u8()?;
-            let scale = self.u8()?;
-            if !(1..=38).contains(&precision) || scale > precision {
-                return Err(Stop::Malformed(self.error_at(
-                    at,
-                    format!("decimal({precision},{scale}) is not a decimal of Spark"),
-                )));
-            }
-            Some((precision, scale))
+            Some(self.decimal_type()?)
         } else {
             None
         };
@@ -327,6 +320,25 @@ impl<'a> Reader<'a> {
                 )))
             };
         }
+        self.literal_value(code, null, decimal)
+    }
+
+    /// The precision and scale after a decimal's type code, which must be a decimal of Spark.
+    fn decimal_type(&mut self) -> Step<(u8, u8)> {
+        let at = self.at;
+        let precision = self.u8()?;
+        let scale = self.u8()?;
+        if !(1..=38).contains(&precision) || scale > precision {
+            return Err(Stop::Malformed(self.error_at(
+                at,
+                format!("decimal({precision},{scale}) is not a decimal of Spark"),
+            )));
+        }
+        Ok((precision, scale))
+    }
+
+    /// The value of a literal of type `code` (not NULL), none when `null`.
+    fn literal_value(&mut self, code: u8, null: bool, decimal: Option<(u8, u8)>) -> Step<Literal> {
         macro_rules! number {
             ($variant:ident, $rust:ty) => {
                 Literal::$variant(if null {
