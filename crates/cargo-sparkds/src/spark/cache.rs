@@ -103,7 +103,7 @@ impl Cache {
         // moves on gets a new plugin. A git source is pinned to a commit: its key is enough.
         // The bytes are read once: what is keyed is what is cached.
         let checkout_build = match jni {
-            JniSource::Path(crate_dir) if checkout_of(crate_dir).is_some() => {
+            JniSource::Path(crate_dir) if in_checkout(crate_dir) => {
                 Some(read_file(&build_in_checkout(crate_dir)?)?)
             }
             _ => None,
@@ -206,10 +206,12 @@ fn build_in_checkout(crate_dir: &Path) -> Result<PathBuf> {
     })
 }
 
-/// The checkout that `crates/sparkds-jni` belongs to, when it has its Cargo.lock.
-fn checkout_of(crate_dir: &Path) -> Option<&Path> {
-    let root = crate_dir.parent()?.parent()?;
-    root.join("Cargo.lock").is_file().then_some(root)
+/// Whether `crate_dir` (`crates/sparkds-jni`) is in a checkout that has its Cargo.lock.
+fn in_checkout(crate_dir: &Path) -> bool {
+    crate_dir
+        .parent()
+        .and_then(Path::parent)
+        .is_some_and(|root| root.join("Cargo.lock").is_file())
 }
 
 /// Builds a cdylib crate that wraps `sparkds-jni` (whose `#[no_mangle]` JNI functions the
