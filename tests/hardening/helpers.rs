@@ -7,6 +7,11 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+#[allow(dead_code)]
+#[path = "../support/checked.rs"]
+mod checked;
+use checked::checked;
+
 #[path = "../template/helpers/mod.rs"]
 #[allow(dead_code)]
 pub mod template;
@@ -40,18 +45,6 @@ pub fn printed(output: &Output) -> String {
     )
 }
 
-fn run(command: &mut Command, what: &str) -> Output {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
-    assert!(
-        output.status.success(),
-        "{what} failed:\n{}",
-        printed(&output)
-    );
-    output
-}
-
 /// The library of an example of this workspace (`examples/<name>`), built with `cargo build`.
 pub fn example_library(name: &str) -> PathBuf {
     sparkds::build_current_cdylib(&repo_root().join("examples").join(name), "dev")
@@ -65,7 +58,7 @@ pub fn c_range(cflags: &str, name: &str) -> PathBuf {
         sparkds::library_file_name("spark_datasource_c_range")
     ));
     std::fs::create_dir_all(library.parent().expect("a parent")).expect("mkdir");
-    run(
+    checked(
         Command::new("make")
             .arg("-s")
             .arg("-C")
@@ -98,7 +91,7 @@ pub fn c_fixture(defines: &[&str], cflags: &[&str], name: &str) -> PathBuf {
     for define in defines {
         command.arg(format!("-D{define}"));
     }
-    run(&mut command, "the C compiler ($CC, else cc)");
+    checked(&mut command, "the C compiler ($CC, else cc)");
     library
 }
 

@@ -11,7 +11,8 @@
 //! installs from the checkout's target directory, as the README's command does (so after it,
 //! nothing is rebuilt), the JNI library builds there too (the command's way for an SDK from a
 //! checkout) and the project in `target/generated` beside the template's tests' projects, so a
-//! second run rebuilds nothing and a first one builds each dependency as few times as it can. Each test starts one Spark at most; they run in parallel.
+//! second run rebuilds nothing and a first one builds each dependency as few times as it can.
+//! Each test starts one Spark at most; they run in parallel.
 
 #![cfg(unix)]
 

@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 pub fn checked(command: &mut Command, what: &str) -> Output {
     let output = command
         .output()
-        .unwrap_or_else(|error| panic!("{what}: cannot run {command:?}: {error}"));
+        .unwrap_or_else(|error| panic!("{what}: cannot run {}: {error}", shown(command)));
     assert!(
         output.status.success(),
         "{what} failed ({}):\n{}\n{}",
@@ -28,7 +28,7 @@ pub fn output_again_on_worker_timeout(command: &mut Command) -> Output {
     let run = |command: &mut Command| {
         command
             .output()
-            .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"))
+            .unwrap_or_else(|error| panic!("cannot run {}: {error}", shown(command)))
     };
     let first = run(command);
     let said = |output: &Output| {
@@ -38,6 +38,19 @@ pub fn output_again_on_worker_timeout(command: &mut Command) -> Output {
     if first.status.success() || !said(&first) {
         return first;
     }
-    println!("{WORKER_TIMEOUT} (a loaded machine): running {command:?} once more");
+    println!(
+        "{WORKER_TIMEOUT} (a loaded machine): running {} once more",
+        shown(command)
+    );
     run(command)
+}
+
+/// The program and arguments of `command`, not its environment (`{command:?}` prints the
+/// variables set on it, where a test may pass a secret).
+fn shown(command: &Command) -> String {
+    std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(|part| part.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -8,8 +8,13 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use sparkds::Library;
 
+#[allow(dead_code)]
+#[path = "../../support/checked.rs"]
+mod checked;
 #[path = "../../support/run_dir.rs"]
 mod run_dir;
+
+use checked::checked;
 
 fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -165,7 +170,7 @@ fn compile_c(source: &Path, fault: Option<&str>, out: &Path) {
     if let Some(fault) = fault {
         command.arg(format!("-DFAULT_{fault}"));
     }
-    run(command, "the C compiler ($CC, else cc)");
+    checked(&mut command, "the C compiler ($CC, else cc)");
 }
 
 /// Compiles the C program `fixtures/<name>` with the header and runs it: its stdout.
@@ -181,7 +186,7 @@ pub fn compile_and_run_c(name: &str) -> String {
         .arg("-o")
         .arg(&program)
         .arg(source);
-    run(command, "the C compiler ($CC, else cc)");
+    checked(&mut command, "the C compiler ($CC, else cc)");
     let output = Command::new(&program)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
@@ -206,7 +211,7 @@ fn compile_cpp(source: &Path, out: &Path) {
         .arg("-o")
         .arg(out)
         .arg(source);
-    run(command, "the C++ compiler ($CXX, else c++)");
+    checked(&mut command, "the C++ compiler ($CXX, else c++)");
 }
 
 fn compile_rust(source: &Path, out: &Path) {
@@ -224,18 +229,7 @@ fn compile_rust(source: &Path, out: &Path) {
         .arg("-o")
         .arg(out)
         .arg(source);
-    run(command, "rustc");
-}
-
-fn run(mut command: Command, what: &str) {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
-    assert!(
-        output.status.success(),
-        "{what} failed to build a fixture:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    checked(&mut command, "rustc");
 }
 
 /// The `sparkds` binary, built once per run.
