@@ -10,8 +10,6 @@ use std::process::{Command, Stdio};
 /// longest start first so that the workers end close together. A group not listed runs after
 /// these, in cargo's order.
 const LONGEST_FIRST: &[&str] = &[
-    // With spark_command (see EXCLUSIVE): the two run one after the other, so the longer starts
-    // at once.
     "book",
     "lines",
     "examples",
@@ -29,26 +27,9 @@ const LONGEST_FIRST: &[&str] = &[
     "conformance",
 ];
 
-/// Groups that share something that is not safe to share at the same time: they never run side
-/// by side. Everything else the groups share is: cargo locks its target directories, the
-/// plugin's jar and the C example are renamed into place, and the generated projects are
-/// rebuilt only when they change (so no library is replaced under a running session).
-const EXCLUSIVE: &[(&str, &[&str])] = &[
-    // The JNI library that `cargo sparkds spark` builds in the SDK's checkout, for the
-    // tutorial's "Install on Spark" step (whose checkout's target is this repository's) and for
-    // the command's own tests: cargo builds one at a time, but each copies the library after
-    // cargo ends, when the other's build may have replaced it.
-    (
-        "the JNI library of cargo sparkds spark, in target/release",
-        &["book", "spark_command"],
-    ),
-];
-
 /// A group: one process, run in its package's directory as `cargo test` runs it.
 pub struct Group {
     pub name: String,
-    /// What it may not share with a group running at the same time (see `EXCLUSIVE`).
-    pub exclusive: Option<&'static str>,
     pub program: PathBuf,
     pub args: Vec<String>,
     pub directory: PathBuf,
@@ -83,7 +64,6 @@ pub fn build_all() -> Result<Vec<Group>, String> {
     }
     groups.push(Group {
         name: "doc-tests".to_string(),
-        exclusive: None,
         program: PathBuf::from(&cargo),
         args: ["test", "--workspace", "--locked", "--doc"]
             .map(String::from)
@@ -122,10 +102,6 @@ fn test_binary(line: &str) -> Option<Group> {
     } else {
         format!("{package}/{target}")
     };
-    let exclusive = EXCLUSIVE
-        .iter()
-        .find(|(_, groups)| groups.contains(&name.as_str()))
-        .map(|(what, _)| *what);
     let env = vec![
         (
             "CARGO_MANIFEST_DIR".to_string(),
@@ -135,7 +111,6 @@ fn test_binary(line: &str) -> Option<Group> {
     ];
     Some(Group {
         name,
-        exclusive,
         program: executable,
         args: Vec::new(),
         directory,
@@ -185,7 +160,7 @@ mod tests {
             "test",
         ))
         .expect("a group");
-        assert!(jvm.name == "jvm" && jvm.exclusive.is_none());
+        assert_eq!(jvm.name, "jvm");
         let unit = test_binary(&message(
             "path+file:///work/crates/sparkds#0.1.0",
             "sparkds",
@@ -196,13 +171,6 @@ mod tests {
         let postgres = "path+file:///work/examples/postgres#postgres_example@0.1.0";
         let spark = test_binary(&message(postgres, "spark", "test")).expect("a group");
         assert_eq!(spark.name, "postgres_example/spark");
-        let book = test_binary(&message(
-            "path+file:///work/tests#template-tests@0.1.0",
-            "book",
-            "test",
-        ))
-        .expect("a group");
-        assert_eq!(book.exclusive, Some(EXCLUSIVE[0].0));
         let library = "{\"reason\":\"compiler-artifact\",\"profile\":{\"test\":false}}";
         assert!(test_binary(library).is_none());
     }

@@ -4,9 +4,11 @@
 //! is spent in groups that wait (Spark's JVMs starting, executors killed and replaced, streams
 //! polled) or that build generated projects, and those overlap well even on two cores. This
 //! command builds every test binary once (`cargo test --no-run`), then runs them as cargo would,
-//! each in its package's directory, `--jobs` at a time (2 by default), the longest first; the
-//! few groups that share something unsafe to share at once never run side by side
-//! (`groups::EXCLUSIVE`).
+//! each in its package's directory, `--jobs` at a time (2 by default), the longest first.
+//! Groups may share anything: cargo locks its target directories, the plugin's jar and the C
+//! example are renamed into place, the generated projects are rebuilt only when they change (so
+//! no library is replaced under a running session), and `cargo sparkds spark` builds again when
+//! another build replaced its JNI library under it.
 //!
 //! Each group's output goes to `target/suite/<group>.log`, printed whole when the group fails.
 //! The run ends with the time of each group and of the compilation, and fails if a group failed.

@@ -1,69 +1,30 @@
-//! Runs the groups on `jobs` workers: each takes the first group waiting whose exclusive
-//! resource, if any, no running group holds.
+//! Runs the groups on `jobs` workers: each takes the next group waiting, in order.
 
-use std::collections::HashSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Condvar, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::groups::Group;
 use crate::Outcome;
 
-/// What the workers share: the groups waiting and the resources held.
-struct Board {
-    waiting: Vec<Group>,
-    held: HashSet<&'static str>,
-}
-
 /// Runs every group and returns how each ended, in the order they ended.
 pub fn run_all(groups: Vec<Group>, jobs: usize) -> Vec<Outcome> {
     let logs = log_directory();
-    let board = Mutex::new(Board {
-        waiting: groups,
-        held: HashSet::new(),
-    });
-    let released = Condvar::new();
+    let waiting = Mutex::new(groups.into_iter());
     let outcomes = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..jobs {
-            scope.spawn(|| {
-                while let Some(group) = take(&board, &released) {
-                    let outcome = run_group(&group, &logs);
-                    outcomes.lock().expect("the outcomes").push(outcome);
-                    if let Some(resource) = group.exclusive {
-                        board.lock().expect("the board").held.remove(resource);
-                        released.notify_all();
-                    }
-                }
+            scope.spawn(|| loop {
+                let next = waiting.lock().expect("the groups waiting").next();
+                let Some(group) = next else { break };
+                let outcome = run_group(&group, &logs);
+                outcomes.lock().expect("the outcomes").push(outcome);
             });
         }
     });
     outcomes.into_inner().expect("the outcomes")
-}
-
-/// The next group this worker may run, waiting while every group left needs a resource that a
-/// running group holds; `None` when no group is left.
-fn take(board: &Mutex<Board>, released: &Condvar) -> Option<Group> {
-    let mut board = board.lock().expect("the board");
-    loop {
-        if board.waiting.is_empty() {
-            return None;
-        }
-        let free = board
-            .waiting
-            .iter()
-            .position(|g| g.exclusive.is_none_or(|r| !board.held.contains(r)));
-        if let Some(index) = free {
-            let group = board.waiting.remove(index);
-            if let Some(resource) = group.exclusive {
-                board.held.insert(resource);
-            }
-            return Some(group);
-        }
-        board = released.wait(board).expect("the board");
-    }
 }
 
 /// `target/suite`, beside the runner's own binary (`target/debug/suite`).

@@ -104,7 +104,7 @@ impl Cache {
         // The bytes are read once: what is keyed is what is cached.
         let checkout_build = match jni {
             JniSource::Path(crate_dir) if in_checkout(crate_dir) => {
-                Some(read_file(&build_in_checkout(crate_dir)?)?)
+                Some(build_and_read_in_checkout(crate_dir)?)
             }
             _ => None,
         };
@@ -204,6 +204,24 @@ fn build_in_checkout(crate_dir: &Path) -> Result<PathBuf> {
             crate_dir.display()
         ))
     })
+}
+
+/// Builds the JNI library in the checkout and reads it. Another build in the same target
+/// directory (a second `cargo sparkds spark`, or `jvm/build.sh`) may replace the library
+/// between the end of this build and the read: cargo removes the old file before it links the
+/// new one in place. The read then finds no file, and the build runs again (a no-op, or the
+/// other build's result), at most three times.
+fn build_and_read_in_checkout(crate_dir: &Path) -> Result<Vec<u8>> {
+    let mut attempt = 1;
+    loop {
+        let built = build_in_checkout(crate_dir)?;
+        match std::fs::read(&built) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt < 3 => attempt += 1,
+            read => {
+                return read.map_err(|e| Error::io(format!("cannot read {}", built.display()), e))
+            }
+        }
+    }
 }
 
 /// Whether `crate_dir` (`crates/sparkds-jni`) is in a checkout that has its Cargo.lock.
