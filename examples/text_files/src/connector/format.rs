@@ -8,10 +8,12 @@
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::ops::Range;
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::flat_json::{self, Member};
 use super::values::{self, Cell, ValueOptions};
 
 /// The format of the files, the option `format`.
@@ -333,9 +335,9 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-/// The values of a JSON object, each with its key, in the order of the line; keys borrow the
-/// line unless they hold escapes.
-pub struct RawObject<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
+/// The values of a JSON object, each with its key and its text as the line wrote it, in the
+/// order of the line; keys borrow the line unless they hold escapes.
+pub struct RawObject<'a>(pub Vec<(Cow<'a, str>, &'a str)>);
 
 impl<'de> Deserialize<'de> for RawObject<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -351,7 +353,8 @@ impl<'de> Deserialize<'de> for RawObject<'de> {
             ) -> Result<Self::Value, M::Error> {
                 let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(16));
                 while let Some(Key(key)) = map.next_key()? {
-                    entries.push((key, map.next_value()?));
+                    let value: &'de RawValue = map.next_value()?;
+                    entries.push((key, value.get()));
                 }
                 Ok(RawObject(entries))
             }
@@ -402,6 +405,31 @@ pub struct JsonColumns {
     columns: HashMap<String, usize>,
     /// The key seen last at each position, and its column.
     last: Vec<(String, Option<usize>)>,
+    /// The members of the line being read, and where each column's value stands in it,
+    /// reused from line to line.
+    members: Vec<Member>,
+    values: Vec<Option<FlatValue>>,
+}
+
+/// Where a value of a flat JSON object stands in its line, and whether it is a string with
+/// escapes.
+#[derive(Clone, Debug)]
+pub struct FlatValue {
+    text: Range<usize>,
+    escaped: bool,
+}
+
+impl FlatValue {
+    /// The cell of this value of `line`: a string without escapes borrows the line.
+    pub fn cell<'a>(&self, line: &'a str) -> Cell<'a> {
+        let text = &line[self.text.clone()];
+        match text.as_bytes().first() {
+            _ if self.escaped => json_cell(text),
+            Some(b'"') => Cell::Text(Cow::Borrowed(&text[1..text.len() - 1])),
+            Some(b'n') => Cell::Null,
+            _ => Cell::Json(Cow::Borrowed(text)),
+        }
+    }
 }
 
 impl JsonColumns {
@@ -414,12 +442,14 @@ impl JsonColumns {
         JsonColumns {
             columns,
             last: Vec::new(),
+            members: Vec::new(),
+            values: Vec::new(),
         }
     }
 
     fn column(&mut self, position: usize, key: &str) -> Option<usize> {
         if let Some((seen, column)) = self.last.get(position) {
-            if seen == key {
+            if values::same(seen, key) {
                 return *column;
             }
         }
@@ -432,16 +462,43 @@ impl JsonColumns {
         column
     }
 
-    /// The cells of `object` for the columns, in their order (`count` of them); other keys are
-    /// ignored, and a key given twice keeps its last value.
-    pub fn cells<'a>(&mut self, object: &RawObject<'a>, count: usize) -> Vec<Cell<'a>> {
-        let mut cells = vec![Cell::Null; count];
-        for (position, (key, raw)) in object.0.iter().enumerate() {
-            if let Some(column) = self.column(position, key) {
-                cells[column] = json_cell(raw.get());
+    /// Where the value of each column (`count` of them, in their order) stands in the JSON
+    /// object `line`, when it is a flat object (`flat_json`): `None` for a column the line has
+    /// no key for; other keys are ignored, and a key given twice keeps its last value. `None`
+    /// for any other line, which [`cells`](Self::cells) reads.
+    pub fn flat_values(&mut self, line: &str, count: usize) -> Option<&[Option<FlatValue>]> {
+        let mut members = std::mem::take(&mut self.members);
+        let flat = flat_json::flat_members(line, &mut members);
+        if flat {
+            self.values.clear();
+            self.values.resize(count, None);
+            for (position, member) in members.iter().enumerate() {
+                if let Some(column) = self.column(position, &line[member.key.clone()]) {
+                    self.values[column] = Some(FlatValue {
+                        text: member.value.clone(),
+                        escaped: member.escaped,
+                    });
+                }
             }
         }
-        cells
+        self.members = members;
+        flat.then_some(self.values.as_slice())
+    }
+
+    /// The cells of the JSON object `line` for the columns, as
+    /// [`flat_values`](Self::flat_values) finds them, for any object (through serde_json).
+    ///
+    /// # Errors
+    /// Text that is not JSON, or JSON that is not an object.
+    pub fn cells<'a>(&mut self, line: &'a str, count: usize) -> Result<Vec<Cell<'a>>, LineError> {
+        let mut cells = vec![Cell::Null; count];
+        let object = parse_json_raw(line)?;
+        for (position, (key, raw)) in object.0.iter().enumerate() {
+            if let Some(column) = self.column(position, key) {
+                cells[column] = json_cell(raw);
+            }
+        }
+        Ok(cells)
     }
 }
 
@@ -589,5 +646,29 @@ mod tests {
         );
         let error = parse_json("{\"a\": ").unwrap_err();
         assert!(error.starts_with("not valid JSON: EOF"), "{error}");
+    }
+
+    #[test]
+    fn a_flat_json_line_gives_the_cells_that_serde_json_gives() {
+        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let lines = [
+            r#"{"a":1,"b":"x","c":null}"#,
+            r#"{"c":2.5e3,"a":true,"b":"caf\u00e9 \"q\""}"#,
+            r#"{"b":"first","b":"last","z":7}"#,
+            r#"{"a":-0,"b":"","c":"\\"}"#,
+            "{}",
+        ];
+        let mut flat = JsonColumns::new(&names);
+        let mut general = JsonColumns::new(&names);
+        for line in lines {
+            let values = flat.flat_values(line, names.len()).expect("a flat line");
+            let cells: Vec<Cell> = values
+                .iter()
+                .map(|v| v.as_ref().map_or(Cell::Null, |v| v.cell(line)))
+                .collect();
+            assert_eq!(Ok(cells), general.cells(line, names.len()), "{line}");
+        }
+        // Nested values go through serde_json.
+        assert!(flat.flat_values(r#"{"a":{"b":1}}"#, 3).is_none());
     }
 }

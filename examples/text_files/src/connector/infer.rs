@@ -171,6 +171,24 @@ pub fn json_field(so_far: Inferred, value: &Value) -> Inferred {
     merge(so_far, seen)
 }
 
+/// The type of a JSON scalar from its text (`null`, `true`, `false`, a number or a string, as
+/// the line wrote it): what [`json_field`] gives for its value, with no JSON value made.
+pub fn json_text(text: &str) -> Inferred {
+    match text.as_bytes().first() {
+        Some(b'"') => Inferred::String,
+        Some(b't' | b'f') => Inferred::Boolean,
+        Some(b'n') | None => Inferred::Null,
+        // serde_json's numbers: an integer is an i64, else a u64, else (like any number with a
+        // fraction or an exponent) a double.
+        Some(_) if text.contains(['.', 'e', 'E']) => Inferred::Double,
+        Some(_) if text.parse::<i64>().is_ok() => Inferred::Long,
+        Some(_) if text.parse::<u64>().is_ok() => {
+            Inferred::Decimal(integer_precision(text).unwrap_or(20), 0)
+        }
+        Some(_) => Inferred::Double,
+    }
+}
+
 /// The narrowest type that holds values of both `a` and `b`, as Spark merges the types of two
 /// rows (or two files).
 pub fn merge(a: Inferred, b: Inferred) -> Inferred {
@@ -478,5 +496,35 @@ mod tests {
         assert!((900..1100).contains(&kept(0.1)), "{}", kept(0.1));
         assert_eq!(kept(0.1), kept(0.1));
         assert_eq!(kept(1.0), 10_000);
+    }
+
+    #[test]
+    fn a_json_scalar_is_typed_from_its_text_as_from_its_value() {
+        let texts = [
+            "1",
+            "-5",
+            "9223372036854775807",
+            "9223372036854775808",
+            "18446744073709551616",
+            "-9223372036854775809",
+            "1.5",
+            "1e3",
+            "-2E-2",
+            "true",
+            "false",
+            "null",
+            "\"text\"",
+        ];
+        for text in texts {
+            let value: Value = serde_json::from_str(text).expect("JSON");
+            assert_eq!(
+                json_text(text),
+                json_field(Inferred::Null, &value),
+                "{text}"
+            );
+        }
+        // serde_json makes `-0` a double, to keep its sign; Spark's parser calls it an
+        // integer, and so does the text.
+        assert_eq!(json_text("-0"), Inferred::Long);
     }
 }

@@ -16,15 +16,16 @@
 //! `format` (`csv` or `jsonl`) and `split_bytes`.
 
 mod datetime;
+mod flat_json;
 mod format;
 mod infer;
+mod json_schema;
 mod read;
 mod splits;
 mod table;
 mod values;
 mod write;
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -34,7 +35,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use serde::{Deserialize, Serialize};
 
 use self::format::{CsvSyntax, Format, OpenQuote};
-use self::infer::{Inferred, JsonType, Sampler};
+use self::infer::{Inferred, Sampler};
 use self::values::{Cell, ValueOptions};
 use spark_datasource::{DataSource, Error, Options, Result};
 
@@ -298,41 +299,54 @@ fn each_record(
     // `f` says whether to go on.
     let input =
         File::open(path).map_err(|e| Error::io(format!("cannot open `{}`", path.display()), e))?;
+    let mut input = BufReader::with_capacity(256 * 1024, input);
+    // One buffer for the lines of the file; a record that spans lines is gathered apart.
+    let mut buffer = String::new();
     let mut pending: Option<(u64, String)> = None;
-    for (index, line) in BufReader::new(input).lines().enumerate() {
-        let line = line.map_err(|e| {
+    let mut number = 0u64;
+    loop {
+        buffer.clear();
+        number += 1;
+        let read = input.read_line(&mut buffer).map_err(|e| {
             Error::io(
                 format!(
-                    "cannot read `{}` as UTF-8 text (line {})",
-                    path.display(),
-                    index + 1
+                    "cannot read `{}` as UTF-8 text (line {number})",
+                    path.display()
                 ),
                 e,
             )
         })?;
-        let mut line = line.trim_end_matches('\r');
-        if index == 0 {
+        if read == 0 {
+            break;
+        }
+        let mut line = buffer.strip_suffix('\n').unwrap_or(&buffer);
+        line = line.trim_end_matches('\r');
+        if number == 1 {
             line = line.trim_start_matches('\u{feff}');
         }
-        let (number, record) = match pending.take() {
-            Some((number, mut record)) => {
+        let go_on = match pending.take() {
+            Some((first, mut record)) => {
                 record.push('\n');
                 record.push_str(line);
-                (number, record)
+                if is_open(settings, &record) {
+                    pending = Some((first, record));
+                    continue;
+                }
+                f(first, &record)?
             }
             None if settings.format.skips(line) => continue,
-            None => (index as u64 + 1, line.to_string()),
+            None if settings.multi_line && is_open(settings, line) => {
+                pending = Some((number, line.to_string()));
+                continue;
+            }
+            None => f(number, line)?,
         };
-        if settings.multi_line && is_open(settings, &record) {
-            pending = Some((number, record));
-            continue;
-        }
-        if !f(number, &record)? {
+        if !go_on {
             return Ok(());
         }
     }
-    if let Some((number, record)) = pending {
-        f(number, &record)?;
+    if let Some((first, record)) = pending {
+        f(first, &record)?;
     }
     Ok(())
 }
@@ -360,7 +374,7 @@ fn infer(settings: &Settings) -> Result<SchemaRef> {
     let paths: Vec<PathBuf> = files.iter().map(|f| root.join(&f.name)).collect();
     match &settings.format {
         Format::Csv(syntax) => infer_csv(settings, syntax, &paths),
-        Format::JsonLines => infer_json(settings, &paths),
+        Format::JsonLines => json_schema::infer(settings, &files),
     }
 }
 
@@ -409,46 +423,6 @@ fn infer_csv(settings: &Settings, syntax: &CsvSyntax, paths: &[PathBuf]) -> Resu
         .iter()
         .zip(&types)
         .map(|(name, t)| Field::new(name, t.data_type(), true))
-        .collect();
-    Ok(Arc::new(Schema::new(fields)))
-}
-
-fn infer_json(settings: &Settings, paths: &[PathBuf]) -> Result<SchemaRef> {
-    // Spark's JSON reader orders the columns by name.
-    let mut types: BTreeMap<String, JsonType> = BTreeMap::new();
-    let mut corrupt = false;
-    let mut sampler = Sampler::new(settings.sampling_ratio);
-    for path in paths {
-        each_record(settings, path, |line, record| {
-            if !sampler.keep() {
-                return Ok(true);
-            }
-            match format::parse_json(record) {
-                Ok(object) => {
-                    for (key, value) in object {
-                        let t = types
-                            .remove(&key)
-                            .unwrap_or(JsonType::Scalar(Inferred::Null));
-                        types.insert(key, t.merge(JsonType::of(&value)));
-                    }
-                }
-                Err(reason) => match settings.mode {
-                    Mode::FailFast => return Err(malformed(path, line, &reason)),
-                    Mode::DropMalformed => {}
-                    Mode::Permissive => corrupt = true,
-                },
-            }
-            Ok(true)
-        })?;
-    }
-    if corrupt {
-        types
-            .entry(settings.corrupt_column.clone())
-            .or_insert(JsonType::Scalar(Inferred::String));
-    }
-    let fields: Vec<Field> = types
-        .iter()
-        .filter_map(|(name, t)| Some(Field::new(name, t.data_type()?, true)))
         .collect();
     Ok(Arc::new(Schema::new(fields)))
 }

@@ -457,7 +457,24 @@ impl PartitionRows {
             return Ok(Outcome::Row);
         }
         let names = &self.names;
-        let (mut cells, mut malformed) = match &self.settings.format {
+        // A flat JSON object (nearly every JSON line) goes from the line into the builders.
+        if self.settings.format == Format::JsonLines && self.settings.mode != Mode::DropMalformed {
+            if let Some(values) = self.json_columns.flat_values(text, names.len()) {
+                let cell = |index: usize| match &values[index] {
+                    Some(value) => value.cell(text),
+                    None => Cell::Null,
+                };
+                return append_cells(
+                    &mut self.builders,
+                    &self.sources,
+                    &self.settings,
+                    text,
+                    None,
+                    cell,
+                );
+            }
+        }
+        let (mut cells, malformed) = match &self.settings.format {
             Format::Csv(syntax) => {
                 let mut cells = format::split_csv(text, syntax, &self.settings.values)
                     .unwrap_or_else(|OpenQuote(cells)| cells);
@@ -469,8 +486,8 @@ impl PartitionRows {
                 cells.resize(names.len(), Cell::Null);
                 (cells, reason)
             }
-            Format::JsonLines => match format::parse_json_raw(text) {
-                Ok(object) => (self.json_columns.cells(&object, names.len()), None),
+            Format::JsonLines => match self.json_columns.cells(text, names.len()) {
+                Ok(cells) => (cells, None),
                 Err(reason) => (vec![Cell::Null; names.len()], Some(reason)),
             },
         };
@@ -480,37 +497,15 @@ impl PartitionRows {
         if let (Some(reason), Mode::FailFast) = (&malformed, self.settings.mode) {
             return Err(reason.clone());
         }
-        // PERMISSIVE and FAILFAST keep or fail the record whatever its values: each value goes
-        // straight into its builder, with no row of values in between.
-        let options = &self.settings.values;
-        for (builder, source) in self.builders.iter_mut().zip(&self.sources) {
-            let Origin::Cell(index) = *source else {
-                continue;
-            };
-            let cell = std::mem::replace(&mut cells[index], Cell::Null);
-            if builder.append_fast(&cell, options) {
-                continue;
-            }
-            match builder.convert(cell, options) {
-                Ok(value) => builder.push(value),
-                Err(reason) if self.settings.mode == Mode::FailFast => return Err(reason),
-                Err(reason) => {
-                    // A null where the schema allows none cannot be read at all.
-                    builder.convert(Cell::Null, options)?;
-                    builder.push(Value::Null);
-                    malformed.get_or_insert(reason);
-                }
-            }
-        }
-        for (builder, source) in self.builders.iter_mut().zip(&self.sources) {
-            if let Origin::Record = source {
-                builder.push(match malformed {
-                    Some(_) => Value::Utf8(text.into()),
-                    None => Value::Null,
-                });
-            }
-        }
-        Ok(Outcome::Row)
+        let cell = |index: usize| std::mem::replace(&mut cells[index], Cell::Null);
+        append_cells(
+            &mut self.builders,
+            &self.sources,
+            &self.settings,
+            text,
+            malformed,
+            cell,
+        )
     }
 
     /// DROPMALFORMED: converts the whole record before it appends any value, since a value
@@ -611,6 +606,49 @@ impl PartitionRows {
             &options,
         )?))
     }
+}
+
+/// PERMISSIVE and FAILFAST: appends the record `text`, the cell of each column from `cell`
+/// (by its index among the record's columns), whatever its values: each value goes straight
+/// into its builder, with no row of values in between. `malformed` says why the record is
+/// malformed, if it is already known to be.
+fn append_cells<'a>(
+    builders: &mut [ColumnBuilder],
+    sources: &[Origin],
+    settings: &Settings,
+    text: &str,
+    mut malformed: Option<String>,
+    mut cell: impl FnMut(usize) -> Cell<'a>,
+) -> std::result::Result<Outcome, String> {
+    let options = &settings.values;
+    for (builder, source) in builders.iter_mut().zip(sources) {
+        let Origin::Cell(index) = *source else {
+            continue;
+        };
+        let cell = cell(index);
+        if builder.append_fast(&cell, options) {
+            continue;
+        }
+        match builder.convert(cell, options) {
+            Ok(value) => builder.push(value),
+            Err(reason) if settings.mode == Mode::FailFast => return Err(reason),
+            Err(reason) => {
+                // A null where the schema allows none cannot be read at all.
+                builder.convert(Cell::Null, options)?;
+                builder.push(Value::Null);
+                malformed.get_or_insert(reason);
+            }
+        }
+    }
+    for (builder, source) in builders.iter_mut().zip(sources) {
+        if let Origin::Record = source {
+            builder.push(match malformed {
+                Some(_) => Value::Utf8(text.into()),
+                None => Value::Null,
+            });
+        }
+    }
+    Ok(Outcome::Row)
 }
 
 /// The error of a malformed line, with its line number, counted only now that it is needed.

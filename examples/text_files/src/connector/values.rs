@@ -344,16 +344,25 @@ impl ColumnBuilder {
         appended || self.append_json_number(cell)
     }
 
+    /// A JSON number in an integer or double column, appended as [`json_number`](Self::json_number)
+    /// reads it.
     fn append_json_number(&mut self, cell: &Cell<'_>) -> bool {
         let Cell::Json(text) = cell else {
             return false;
         };
-        match self.json_number(text) {
-            Some(value) => {
-                self.push(value);
-                true
-            }
-            None => false,
+        if !text.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
+            return false;
+        }
+        match &mut self.builder {
+            Builder::Int32(b) => text.parse().map(|v| b.append_value(v)).is_ok(),
+            Builder::Int64(b) => text.parse().map(|v| b.append_value(v)).is_ok(),
+            Builder::Float64(b) => text
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite())
+                .map(|v| b.append_value(v))
+                .is_some(),
+            _ => false,
         }
     }
 
