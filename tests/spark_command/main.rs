@@ -203,6 +203,7 @@ print("READ", sorted((r.id, r.label) for r in back.collect()))
 above = back.where("id > 1")
 print("FILTERED", sorted(r.id for r in above.collect()))
 print("PLAN", above._jdf.queryExecution().executedPlan().toString().replace("\n", " "))
+{LEAKS}
 "#
         ),
     )
@@ -210,7 +211,8 @@ print("PLAN", above._jdf.queryExecution().executedPlan().toString().replace("\n"
     let table = dir.path().join("table");
     let script = script.to_string_lossy();
     let table = table.to_string_lossy();
-    let out = spark_ok(&["--python", &script, "--", &table]);
+    let out = spark_ok(&["batch_rows=1234567", "--python", &script, "--", &table]);
+    assert!(out.contains("OPTIONS ON COMMAND LINES []"), "{out}");
     assert!(
         out.contains("READ [(1, 'one'), (2, None), (30, 'thirty')]"),
         "{out}"
@@ -252,7 +254,11 @@ fn connect_serves_the_source_to_a_connect_client() {
         .port();
     let started = Instant::now();
     let log = tempfile::NamedTempFile::new().expect("a log file");
-    let mut server = fixture.spark(&["--connect", &port.to_string(), "end=9"]);
+    // One option from a file (as a password would come), one from the command line.
+    let options_file = tempfile::NamedTempFile::new().expect("an options file");
+    std::fs::write(options_file.path(), "# batches\nbatch_rows=7\n").expect("write options");
+    let options_arg = format!("--options-file={}", options_file.path().display());
+    let mut server = fixture.spark(&["--connect", &port.to_string(), &options_arg, "end=9"]);
     std::os::unix::process::CommandExt::process_group(&mut server, 0);
     let mut child = server
         .stdout(Stdio::piped())
@@ -276,13 +282,19 @@ fn connect_serves_the_source_to_a_connect_client() {
         );
     };
     assert_eq!(url, format!("sc://127.0.0.1:{port}"));
+    // The options reached spark-submit in a file of its own, removed once the server listens.
+    let passed = repo_root().join(format!(
+        "target/generated/sparkds-spark/connect-{port}.properties"
+    ));
+    let removed = !passed.exists();
     let client = Command::new("python3")
         .arg("-c")
         .arg(format!(
             "from pyspark.sql import SparkSession\n\
              s = SparkSession.builder.remote('{url}').getOrCreate()\n\
              print('COUNT', s.sql('SELECT count(*) AS n FROM native.{NAME}').first().n)\n\
-             s.stop()\n"
+             s.stop()\n\
+             {LEAKS}"
         ))
         .output();
     stop();
@@ -290,13 +302,36 @@ fn connect_serves_the_source_to_a_connect_client() {
     let client = client.expect("run the Connect client");
     let out = String::from_utf8_lossy(&client.stdout);
     assert!(
-        out.contains("COUNT 9"),
+        removed,
+        "{} is left after the server started",
+        passed.display()
+    );
+    assert!(
+        out.contains("COUNT 9") && out.contains("OPTIONS ON COMMAND LINES []"),
         "{out}\n{}\nserver:\n{}",
         String::from_utf8_lossy(&client.stderr),
         std::fs::read_to_string(log.path()).unwrap_or_default()
     );
     println!("--connect with a client query: {:.1?}", started.elapsed());
 }
+
+/// Python that prints the processes whose command line holds a source's option (`--conf
+/// spark.sql.catalog.native.<key>=<value>`), as `OPTIONS ON COMMAND LINES [pids]`: any user of
+/// the machine reads command lines (`ps`), and an option may be a password.
+const LEAKS: &str = r#"
+import os
+# Split, so that a `python3 -c` running this code does not match itself.
+needle = b"catalog." + b"native."
+leaks = []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if needle in f.read():
+                leaks.append(int(pid))
+    except OSError:
+        pass
+print("OPTIONS ON COMMAND LINES", leaks)
+"#;
 
 /// The URL that `--connect` prints once its server listens, read from its standard output.
 fn server_url(stdout: std::process::ChildStdout) -> Option<String> {

@@ -82,9 +82,12 @@ impl Cache {
     }
 
     /// The embedded sources, written once: `jvm/`, `python/spark_native_bridge/` and the
-    /// session's script.
+    /// session's script, which the directory's name keys (the embedded hash covers the rest),
+    /// so that a new build of the command never runs an old script.
     pub fn sources(&self) -> Result<PathBuf> {
-        let dir = self.versioned().join("sources");
+        let dir = self
+            .versioned()
+            .join(format!("sources-{:016x}", fnv(SESSION_PY.as_bytes())));
         self.entry(&dir, |scratch| {
             for (relative, bytes) in embedded::FILES {
                 write_file(&scratch.join(relative), bytes)?;

@@ -44,9 +44,14 @@ pub struct SparkArgs {
     #[arg(long, conflicts_with = "connect")]
     pub bridge: bool,
     /// The data source's options, for every read of the session (`end=20`): the plugin's
-    /// catalog options, or the bridge's view options.
+    /// catalog options, or the bridge's view options. They override those of --options-file.
     #[arg(value_name = "KEY=VALUE", value_parser = crate::drive::parse_option)]
     pub options: Vec<(String, String)>,
+    /// Read options from this file, one KEY=VALUE a line (blank lines and lines that start with
+    /// `#` are skipped; the value is the rest of the line, as written): for a password, which
+    /// on the command line any user of the machine sees (`ps`) for as long as Spark runs.
+    #[arg(long, value_name = "FILE")]
+    pub options_file: Option<PathBuf>,
     /// The arguments of the `--python` script.
     #[arg(last = true, value_name = "ARGS")]
     pub script_args: Vec<String>,
@@ -71,6 +76,7 @@ pub fn run(args: &SparkArgs) -> Result<ExitCode> {
             "arguments after `--` go to a script: add --python FILE, or remove them",
         ));
     }
+    let options = options(args)?;
     tools::check_java()?;
     let python = tools::python()?;
     let cache = Cache::open()?;
@@ -114,9 +120,48 @@ pub fn run(args: &SparkArgs) -> Result<ExitCode> {
         master: &master,
     };
     match (args.connect, &loader) {
-        (Some(port), Loader::Plugin(jar)) => connect::serve(&session, jar, port, &args.options),
-        _ => session.run_python(args, &cache.sources()?.join("session.py"), &dir),
+        (Some(port), Loader::Plugin(jar)) => connect::serve(&session, jar, port, &options),
+        _ => session.run_python(args, &options, &cache.sources()?.join("session.py"), &dir),
     }
+}
+
+/// The options of the session: those of `--options-file`, then those of the command line (a
+/// key given twice keeps its last value, as `.option` does).
+fn options(args: &SparkArgs) -> Result<Vec<(String, String)>> {
+    let mut options = match &args.options_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                Error::io(
+                    format!("cannot read the options file {}", path.display()),
+                    e,
+                )
+            })?;
+            options_of_file(&text).map_err(|(line, message)| {
+                Error::usage(format!("{} line {line}: {message}", path.display()))
+            })?
+        }
+        None => Vec::new(),
+    };
+    options.extend(args.options.iter().cloned());
+    Ok(options)
+}
+
+/// The KEY=VALUE lines of an options file, or the number of the first line that is not one
+/// and why (never the line itself, which may hold a secret).
+fn options_of_file(text: &str) -> std::result::Result<Vec<(String, String)>, (usize, String)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.strip_suffix('\r').unwrap_or(line)))
+        .filter(|(_, line)| !line.trim().is_empty() && !line.trim_start().starts_with('#'))
+        .map(|(number, line)| match line.split_once('=') {
+            Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
+            _ => Err((
+                number,
+                "not KEY=VALUE, such as `end=20` (the line is not shown: it may hold a secret)"
+                    .to_string(),
+            )),
+        })
+        .collect()
 }
 
 /// Spark from SPARK_HOME, else from python3's pyspark, else the cache's pinned pyspark.
@@ -241,7 +286,13 @@ struct Session<'a> {
 
 impl Session<'_> {
     /// Runs `session.py`: the shell (`python3 -i`), `--sql` or `--python`, in `dir`.
-    fn run_python(&self, args: &SparkArgs, script: &Path, dir: &Path) -> Result<ExitCode> {
+    fn run_python(
+        &self,
+        args: &SparkArgs,
+        options: &[(String, String)],
+        script: &Path,
+        dir: &Path,
+    ) -> Result<ExitCode> {
         let (mode, interactive) = match (&args.sql, &args.python) {
             (Some(_), _) => ("sql", false),
             (_, Some(_)) => ("python", false),
@@ -271,7 +322,7 @@ impl Session<'_> {
             "name": self.name,
             "jar": jar,
             "bridge": bridge.as_ref().map(|b| b.display().to_string()),
-            "options": args.options.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            "options": options.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
             "warehouse": self.scratch()?.join("warehouse").display().to_string(),
         });
         let mut command = Command::new(&self.spark.python);
@@ -325,6 +376,23 @@ impl Session<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_options_file_holds_key_value_lines_and_comments() {
+        let text = "# the database\r\nhost=db.example.com\n\n  # port below\nport=5432\npassword= a=b #c\n";
+        assert_eq!(
+            options_of_file(text),
+            Ok(vec![
+                ("host".to_string(), "db.example.com".to_string()),
+                ("port".to_string(), "5432".to_string()),
+                ("password".to_string(), " a=b #c".to_string()),
+            ])
+        );
+        // A line that is not KEY=VALUE is named by its number, never shown.
+        let error = options_of_file("end=1\nhunter2\n").expect_err("a bad line");
+        assert_eq!(error.0, 2);
+        assert!(!error.1.contains("hunter2"), "{}", error.1);
+    }
 
     #[test]
     fn the_data_source_is_named_by_the_library_file() {

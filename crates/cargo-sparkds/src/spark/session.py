@@ -35,15 +35,19 @@ def session():
             .config("spark.executor.extraLibraryPath", library_dir)
             .config("spark.sql.catalog.native", "dev.sparkds.spark.NativeCatalog")
         )
-        # The catalog's options are its sources' options (spark.sql.catalog.native.end=20).
-        for key, value in settings["options"].items():
-            builder = builder.config(f"spark.sql.catalog.native.{key}", value)
     else:
         # Executors of a local cluster start Python workers that import the bridge too.
         builder = builder.config("spark.executorEnv.PYTHONPATH", settings["bridge"])
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    if not settings["jar"]:
+    if settings["jar"]:
+        # The catalog's options are its sources' options (spark.sql.catalog.native.end=20), set
+        # once the session runs: what the builder holds becomes spark-submit's arguments, which
+        # any user of the machine sees (`ps`), and an option may be a password. The catalog
+        # reads them when it is first used.
+        for key, value in settings["options"].items():
+            spark.conf.set(f"spark.sql.catalog.native.{key}", value)
+    else:
         from spark_native_bridge import register
 
         register(spark, settings["library"])
