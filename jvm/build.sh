@@ -13,6 +13,11 @@
 #                                 the first Spark of that line among $SPARK_HOME, python3's
 #                                 pyspark and the environment .ci/spark-lines made for L
 #
+# With --profile dev, CARGO_CDYLIB_FILE_SPARKDS_JNI names a dev build of the JNI library to pack
+# instead of building one: the repository's test runner (tests/suite) passes the one that its
+# compilation built with the workspace's features, which `cargo build -p sparkds-jni` would
+# resolve apart and build again.
+#
 # Needs cargo, a JDK 17 or later (javac and jar) and Spark's jars: those of $SPARK_HOME/jars,
 # or of the pyspark package of python3.
 set -euo pipefail
@@ -180,13 +185,18 @@ else
       ;;
   esac
   jni="$(jni_file "$platform")"
-  (cd "$root" && cargo build --locked --profile "$profile" -p sparkds-jni 1>&2)
-  case "$profile" in
-    dev) profile_dir=debug ;;
-    *) profile_dir="$profile" ;;
-  esac
-  library="$target/$profile_dir/$jni"
-  [ -f "$library" ] || { echo "jvm/build.sh: cargo built no $library" >&2; exit 1; }
+  if [ "$profile" = dev ] && [ -n "${CARGO_CDYLIB_FILE_SPARKDS_JNI:-}" ]; then
+    library="$CARGO_CDYLIB_FILE_SPARKDS_JNI"
+    [ -f "$library" ] || { echo "jvm/build.sh: CARGO_CDYLIB_FILE_SPARKDS_JNI names no file: $library" >&2; exit 1; }
+  else
+    (cd "$root" && cargo build --locked --profile "$profile" -p sparkds-jni 1>&2)
+    case "$profile" in
+      dev) profile_dir=debug ;;
+      *) profile_dir="$profile" ;;
+    esac
+    library="$target/$profile_dir/$jni"
+    [ -f "$library" ] || { echo "jvm/build.sh: cargo built no $library" >&2; exit 1; }
+  fi
   mkdir -p "$native/$platform"
   cp "$library" "$native/$platform/$jni"
   if command -v strip > /dev/null; then

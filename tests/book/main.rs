@@ -315,6 +315,7 @@ fn the_tutorial_commands_run_as_written() {
         let block = printed
             .lines()
             .filter_map(|l| l.strip_prefix(">>> book block "))
+            .map(|l| l.split(" at ").next().unwrap_or(l))
             .next_back()
             .unwrap_or("(before the first block)");
         let tail: Vec<&str> = printed.lines().rev().take(60).collect();
@@ -327,6 +328,13 @@ fn the_tutorial_commands_run_as_written() {
     }
     assert!(printed.contains(">>> book tutorial finished"));
     let _ = std::fs::remove_file(&log_path);
+    // Where the time went, block by block (the blocks' start times), for the next run to read.
+    let times: String = printed
+        .lines()
+        .filter(|l| l.starts_with(">>> book "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let _ = std::fs::write(helpers::book_target().join("tutorial-times.txt"), times);
     tutorial::check_quoted_compile_errors(&scratch.path().join(tutorial::PROJECT));
 }
 

@@ -41,11 +41,13 @@ fn the_core_tests_pass_on_every_spark_line() {
         .iter()
         .map(|line| build_jar(&repository, &line.name, jni.path()))
         .collect();
-    println!(
+    let built = format!(
         "libraries and {} jars built in {:.1} s",
         jars.len(),
         started.elapsed().as_secs_f64()
     );
+    println!("{built}");
+    let summaries = Mutex::new(vec![built]);
 
     // Each line's wrong-line test takes another line's jar: 3.5's (Scala 2.12) for the 4.x
     // lines, 4.0's (Scala 2.13) for 3.5.
@@ -73,12 +75,22 @@ fn the_core_tests_pass_on_every_spark_line() {
                     &libraries,
                 );
                 println!("{}", report.summary);
+                summaries
+                    .lock()
+                    .expect("the summaries")
+                    .push(report.summary);
                 if let Some(failure) = report.failure {
                     failures.lock().expect("the failures").push(failure);
                 }
             });
         }
     });
+    // Where the time went, line by line, for the next run to read (a test's output is shown
+    // only when it fails).
+    let times = repository.path("target/lines");
+    let summaries = summaries.into_inner().expect("the summaries").join("\n");
+    let _ = std::fs::create_dir_all(&times)
+        .and_then(|()| std::fs::write(times.join("times.txt"), summaries + "\n"));
     let failures = failures.into_inner().expect("the failures");
     assert!(
         failures.is_empty(),
@@ -207,15 +219,20 @@ impl Libraries {
     }
 }
 
-/// The JNI library of the dev profile, built once and staged as `<dir>/<platform>/<file>` for
-/// `jvm/build.sh --jni-dir`, as the release workflow stages each platform's.
+/// The JNI library of the dev profile, built once (or the test runner's build of it,
+/// `CARGO_CDYLIB_FILE_SPARKDS_JNI`, as `jvm/build.sh` takes it) and staged as
+/// `<dir>/<platform>/<file>` for `jvm/build.sh --jni-dir`, as the release workflow stages each
+/// platform's.
 fn build_jni(repository: &Repository) -> tempfile::TempDir {
-    checked(
-        Command::new("cargo")
-            .args(["build", "--locked", "-p", "sparkds-jni"])
-            .current_dir(repository.path("")),
-        "cargo build -p sparkds-jni",
-    );
+    let given = std::env::var_os("CARGO_CDYLIB_FILE_SPARKDS_JNI").map(PathBuf::from);
+    if given.is_none() {
+        checked(
+            Command::new("cargo")
+                .args(["build", "--locked", "-p", "sparkds-jni"])
+                .current_dir(repository.path("")),
+            "cargo build -p sparkds-jni",
+        );
+    }
     let (os, file) = if cfg!(target_os = "macos") {
         ("osx", "libsparkds_jni.dylib")
     } else if cfg!(target_os = "windows") {
@@ -229,8 +246,9 @@ fn build_jni(repository: &Repository) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("create a temporary directory");
     let platform = dir.path().join(format!("{os}-{}", std::env::consts::ARCH));
     std::fs::create_dir_all(&platform).expect("create the platform folder");
-    std::fs::copy(target.join("debug").join(file), platform.join(file))
-        .expect("stage the JNI library");
+    let built = given.unwrap_or_else(|| target.join("debug").join(file));
+    std::fs::copy(&built, platform.join(file))
+        .unwrap_or_else(|error| panic!("stage the JNI library {}: {error}", built.display()));
     dir
 }
 

@@ -1,5 +1,12 @@
 //! The groups of the suite: every test binary of the workspace, as `cargo test --no-run` builds
 //! them, and the doc tests, longest first.
+//!
+//! The same compilation builds the `cargo-sparkds` binary and the libraries (cdylib) of the JNI
+//! crate and of the examples. The groups get them instead of building them again
+//! (`CARGO_BIN_EXE_cargo-sparkds`, as cargo names a binary for its package's tests, and
+//! `CARGO_CDYLIB_FILE_<PACKAGE>`, as its artifact dependencies name a library): built alone, with
+//! `cargo build -p`, each would resolve its dependencies' features apart from the workspace's
+//! and rebuild all of arrow once more, which on two cores cost minutes of the run.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -27,6 +34,14 @@ const LONGEST_FIRST: &[&str] = &[
     "conformance",
 ];
 
+/// The options of every JVM that the groups start (Spark's drivers and executors, the Connect
+/// server, javac), unless `JAVA_TOOL_OPTIONS` is set already. Each lives seconds to minutes, on
+/// small data: the optimising compiler (C2) and the parallel collector spend more processor time
+/// than they save there. C1 alone and the serial collector took a third less processor time for
+/// the jvm group (238 s against 157 s, alone on two cores), and the suite is bound by processor
+/// time. Users' Spark never sees these: only the test groups' environment carries them.
+const SHORT_LIVED_JVMS: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
+
 /// A group: one process, run in its package's directory as `cargo test` runs it.
 pub struct Group {
     pub name: String,
@@ -39,6 +54,7 @@ pub struct Group {
 /// Builds every test binary of the workspace (the compiler's messages go to the terminal) and
 /// returns the groups in the order they should start.
 pub fn build_all() -> Result<Vec<Group>, String> {
+    let mut built = Vec::new();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let mut child = Command::new(&cargo)
         .args(["test", "--workspace", "--locked", "--no-run"])
@@ -52,6 +68,8 @@ pub fn build_all() -> Result<Vec<Group>, String> {
         let line = line.map_err(|e| format!("reading cargo's messages: {e}"))?;
         if let Some(group) = test_binary(&line) {
             groups.push(group);
+        } else if let Some(artifact) = shared_artifact(&line) {
+            built.push(artifact);
         }
     }
     let status = child
@@ -77,6 +95,16 @@ pub fn build_all() -> Result<Vec<Group>, String> {
         .map(|(i, name)| (*name, i))
         .collect();
     groups.sort_by_key(|g| rank.get(g.name.as_str()).copied().unwrap_or(usize::MAX));
+    let mut shared = keep_apart(&built)?;
+    if std::env::var_os("JAVA_TOOL_OPTIONS").is_none() {
+        shared.push((
+            "JAVA_TOOL_OPTIONS".to_string(),
+            SHORT_LIVED_JVMS.to_string(),
+        ));
+    }
+    for group in &mut groups {
+        group.env.extend(shared.iter().cloned());
+    }
     Ok(groups)
 }
 
@@ -116,6 +144,57 @@ fn test_binary(line: &str) -> Option<Group> {
         directory,
         env,
     })
+}
+
+/// The variable that names a binary or library of the compilation, and its file: the
+/// `cargo-sparkds` binary, and every cdylib. `None` for any other message.
+fn shared_artifact(line: &str) -> Option<(String, PathBuf)> {
+    let message: serde_json::Value = serde_json::from_str(line).ok()?;
+    if message["reason"] != "compiler-artifact" || message["profile"]["test"] != false {
+        return None;
+    }
+    let kinds = message["target"]["kind"].as_array()?;
+    let name = message["target"]["name"].as_str()?;
+    if name == "cargo-sparkds" && kinds.iter().any(|k| k == "bin") {
+        let executable = message["executable"].as_str()?;
+        return Some(("CARGO_BIN_EXE_cargo-sparkds".to_string(), executable.into()));
+    }
+    if !kinds.iter().any(|k| k == "cdylib") {
+        return None;
+    }
+    let package = package_name(message["package_id"].as_str()?)?;
+    let library = message["filenames"]
+        .as_array()?
+        .iter()
+        .filter_map(|f| f.as_str())
+        .find(|f| [".so", ".dylib", ".dll"].iter().any(|s| f.ends_with(s)))?;
+    let variable = format!(
+        "CARGO_CDYLIB_FILE_{}",
+        package.to_ascii_uppercase().replace('-', "_")
+    );
+    Some((variable, library.into()))
+}
+
+/// Copies of the shared files in `target/suite/built`, named by their variables: a later build
+/// into the target directory (`cargo build -p ...` by a test that runs alone) may replace the
+/// compilation's files, never these, which a running Spark session may have loaded.
+fn keep_apart(built: &[(String, PathBuf)]) -> Result<Vec<(String, String)>, String> {
+    let directory = crate::suite_directory().join("built");
+    std::fs::create_dir_all(&directory)
+        .map_err(|e| format!("cannot create {}: {e}", directory.display()))?;
+    built
+        .iter()
+        .map(|(variable, file)| {
+            let name = file.file_name().ok_or("a built file has no name")?;
+            let copy = directory.join(name);
+            // A new file each run: a session of the last run may still hold the old one.
+            let _ = std::fs::remove_file(&copy);
+            std::fs::copy(file, &copy).map_err(|e| {
+                format!("cannot copy {} to {}: {e}", file.display(), copy.display())
+            })?;
+            Ok((variable.clone(), copy.display().to_string()))
+        })
+        .collect()
 }
 
 /// The package's name in a package id: `path+file:///dir/tests#template-tests@0.1.0`, or
@@ -173,5 +252,76 @@ mod tests {
         assert_eq!(spark.name, "postgres_example/spark");
         let library = "{\"reason\":\"compiler-artifact\",\"profile\":{\"test\":false}}";
         assert!(test_binary(library).is_none());
+    }
+
+    #[test]
+    fn the_command_and_every_cdylib_are_shared_under_cargo_s_names_and_nothing_else() {
+        let message = |package: &str, target: &str, kinds: &[&str], test: bool, files: &[&str]| {
+            serde_json::json!({
+                "reason": "compiler-artifact",
+                "package_id": package,
+                "target": {"name": target, "kind": kinds},
+                "profile": {"test": test},
+                "executable": files.first(),
+                "filenames": files,
+            })
+            .to_string()
+        };
+        let tool = message(
+            "path+file:///w/crates/cargo-sparkds#0.1.0",
+            "cargo-sparkds",
+            &["bin"],
+            false,
+            &["/w/target/debug/cargo-sparkds"],
+        );
+        assert_eq!(
+            shared_artifact(&tool),
+            Some((
+                "CARGO_BIN_EXE_cargo-sparkds".to_string(),
+                PathBuf::from("/w/target/debug/cargo-sparkds")
+            ))
+        );
+        let jni = message(
+            "path+file:///w/crates/sparkds-jni#0.1.0",
+            "sparkds_jni",
+            &["cdylib", "rlib"],
+            false,
+            &["/w/d/libsparkds_jni.so", "/w/d/libsparkds_jni.rlib"],
+        );
+        assert_eq!(
+            shared_artifact(&jni),
+            Some((
+                "CARGO_CDYLIB_FILE_SPARKDS_JNI".to_string(),
+                PathBuf::from("/w/d/libsparkds_jni.so")
+            ))
+        );
+        let example = message(
+            "path+file:///w/examples/text_files#text_files@0.1.0",
+            "spark_datasource_text_files",
+            &["cdylib", "rlib"],
+            false,
+            &["/w/d/libspark_datasource_text_files.so"],
+        );
+        assert_eq!(
+            shared_artifact(&example).map(|(variable, _)| variable),
+            Some("CARGO_CDYLIB_FILE_TEXT_FILES".to_string())
+        );
+        // The test harness of the same targets, and a library without a cdylib: not shared.
+        let harness = message(
+            "path+file:///w/crates/sparkds-jni#0.1.0",
+            "sparkds_jni",
+            &["cdylib", "rlib"],
+            true,
+            &["/w/d/sparkds_jni-0123"],
+        );
+        assert_eq!(shared_artifact(&harness), None);
+        let rlib = message(
+            "path+file:///w/crates/sparkds#0.1.0",
+            "sparkds",
+            &["lib"],
+            false,
+            &["/w/d/libsparkds.rlib"],
+        );
+        assert_eq!(shared_artifact(&rlib), None);
     }
 }

@@ -1,17 +1,23 @@
 //! `cargo suite`: the whole test suite, its groups run side by side.
 //!
-//! `cargo test --workspace` runs its test binaries one after another. Much of the suite's time
-//! is spent in groups that wait (Spark's JVMs starting, executors killed and replaced, streams
-//! polled) or that build generated projects, and those overlap well even on two cores. This
-//! command builds every test binary once (`cargo test --no-run`), then runs them as cargo would,
-//! each in its package's directory, `--jobs` at a time (2 by default), the longest first.
+//! `cargo test --workspace` runs its test binaries one after another. Groups that wait (Spark's
+//! JVMs starting, executors killed and replaced, streams polled) overlap with groups that build
+//! and compute. This command builds every test binary once (`cargo test --no-run`), then runs
+//! them as cargo would, each in its package's directory, `--jobs` at a time (2 by default), the
+//! longest first. On two cores a whole run keeps the processors busy nearly all the time (the
+//! table at the end says how busy): what shortens it is less work, not more groups at once.
 //! Groups may share anything: cargo locks its target directories, the plugin's jar and the C
 //! example are renamed into place, the generated projects are rebuilt only when they change (so
 //! no library is replaced under a running session), and `cargo sparkds spark` builds again when
 //! another build replaced its JNI library under it.
 //!
+//! The same compilation builds `cargo-sparkds` and every cdylib of the workspace (the JNI
+//! library, the examples): the groups get copies of them (`groups::keep_apart`) instead of
+//! building them again with `cargo build -p`, which resolves features apart and rebuilds arrow.
+//!
 //! Each group's output goes to `target/suite/<group>.log`, printed whole when the group fails.
-//! The run ends with the time of each group and of the compilation, and fails if a group failed.
+//! The run ends with the time of each group and of the compilation, and how busy the processors
+//! were meanwhile, and fails if a group failed.
 //!
 //! ```text
 //! cargo suite                  every group
@@ -21,6 +27,7 @@
 //! cargo suite --list           the groups, in the order they start
 //! ```
 
+mod cpu;
 mod groups;
 mod report;
 mod run;
@@ -77,6 +84,7 @@ fn main() -> ExitCode {
         }
     };
     let started = Instant::now();
+    let at_start = cpu::sample();
     let mut all = match groups::build_all() {
         Ok(all) => all,
         Err(message) => {
@@ -85,6 +93,7 @@ fn main() -> ExitCode {
         }
     };
     let compilation = started.elapsed();
+    let compiled = cpu::sample();
     if arguments.list {
         for group in &all {
             println!("{}", group.name);
@@ -107,7 +116,11 @@ fn main() -> ExitCode {
         all.retain(|g| arguments.only.contains(&g.name));
     }
     let outcomes = run::run_all(all, arguments.jobs);
-    report::print_table(&outcomes, compilation, started.elapsed());
+    let busy = report::Busy {
+        compilation: cpu::busy_percent(at_start, compiled),
+        groups: cpu::busy_percent(compiled, cpu::sample()),
+    };
+    report::print_table(&outcomes, compilation, started.elapsed(), busy);
     let failed: Vec<&str> = outcomes
         .iter()
         .filter(|o| !o.passed)
@@ -119,6 +132,18 @@ fn main() -> ExitCode {
         eprintln!("cargo suite: failed: {}", failed.join(", "));
         ExitCode::FAILURE
     }
+}
+
+/// `target/suite`, beside the runner's own binary (`target/debug/suite`): the groups' logs, and
+/// the files that the compilation built for them (`built/`).
+fn suite_directory() -> std::path::PathBuf {
+    let target = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.to_path_buf()))
+        .unwrap_or_else(|| std::path::PathBuf::from("target"));
+    let directory = target.join("suite");
+    std::fs::create_dir_all(&directory).expect("create target/suite");
+    directory
 }
 
 /// How one group ended.

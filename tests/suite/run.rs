@@ -1,7 +1,7 @@
 //! Runs the groups on `jobs` workers: each takes the next group waiting, in order.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -11,7 +11,7 @@ use crate::Outcome;
 
 /// Runs every group and returns how each ended, in the order they ended.
 pub fn run_all(groups: Vec<Group>, jobs: usize) -> Vec<Outcome> {
-    let logs = log_directory();
+    let logs = crate::suite_directory();
     let waiting = Mutex::new(groups.into_iter());
     let outcomes = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
@@ -25,17 +25,6 @@ pub fn run_all(groups: Vec<Group>, jobs: usize) -> Vec<Outcome> {
         }
     });
     outcomes.into_inner().expect("the outcomes")
-}
-
-/// `target/suite`, beside the runner's own binary (`target/debug/suite`).
-fn log_directory() -> PathBuf {
-    let target = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent()?.parent().map(Path::to_path_buf))
-        .unwrap_or_else(|| PathBuf::from("target"));
-    let logs = target.join("suite");
-    std::fs::create_dir_all(&logs).expect("create target/suite");
-    logs
 }
 
 /// Runs one group with its output in its log; prints the log when it fails.

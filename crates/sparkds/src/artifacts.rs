@@ -61,14 +61,22 @@ pub fn cdylib(name: &str) -> Result<PathBuf> {
 /// The name of the command's binary: cargo runs `cargo sparkds` as `cargo-sparkds sparkds`.
 pub const BINARY: &str = "cargo-sparkds";
 
-/// The `cargo-sparkds` binary, for checks that run in a child process: the one this workspace
-/// builds when sparkds is one of its members (as in the repository of sparkds), else the one
-/// next to the running binary, else the installed one on `PATH`.
+/// The `cargo-sparkds` binary, for checks that run in a child process: the file that
+/// `CARGO_BIN_EXE_cargo-sparkds` names (cargo sets it for the package's own tests, and the test
+/// runner of sparkds's repository for all of its tests, so that they share one build), else the
+/// one this workspace builds when sparkds is one of its members (as in the repository of
+/// sparkds), else the one next to the running binary, else the installed one on `PATH`.
 ///
 /// # Errors
 ///
 /// When there is none: the message says how to install it.
 pub fn sparkds_binary() -> Result<PathBuf> {
+    if let Some(built) = std::env::var_os("CARGO_BIN_EXE_cargo-sparkds") {
+        let built = PathBuf::from(built);
+        if built.is_file() {
+            return Ok(built);
+        }
+    }
     let file = format!("{BINARY}{}", std::env::consts::EXE_SUFFIX);
     let profile = profile_dir()?;
     // Build even when it exists: cargo makes it fresh if the sources changed, and is quick

@@ -112,6 +112,10 @@ def make_tables(directory, megabytes):
 
 
 def library(profile):
+    # The repository's test runner (tests/suite) passes its own dev builds of both.
+    given = (os.environ.get("CARGO_CDYLIB_FILE_TEXT_FILES"), os.environ.get("CARGO_BIN_EXE_cargo-sparkds"))
+    if profile == "dev" and all(given):
+        return given
     target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
     flag = ["--release"] if profile == "release" else ["--profile", profile]
     # Apart, as the tests build the library alone: built together with cargo-sparkds, Cargo
@@ -199,7 +203,9 @@ def machine():
 
 
 def versions(spark):
-    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
+    printed = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
+    # The version's line: JAVA_TOOL_OPTIONS makes the JVM print another one first.
+    java = [line for line in printed if " version " in line] or printed
     rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
     return {"spark": spark.version, "java": java[0] if java else "", "rustc": rustc,
             "python": platform.python_version()}

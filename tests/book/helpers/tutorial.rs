@@ -16,7 +16,8 @@
 //!   so that runs of this test, and the other groups' generated projects, share their builds.
 //! - `cargo sparkds` is this workspace's build of `cargo-sparkds` (what the tutorial's
 //!   `cargo install --path .../crates/cargo-sparkds` installs), first on `PATH`.
-//! - `cargo-insta` is installed under `<repo>/target/book/tools` when it is not on `PATH`.
+//! - `cargo-insta` is installed under `<repo>/target/book/tools` when it is not on `PATH`
+//!   (`.ci/install` installs the same release for the whole machine).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -53,8 +54,9 @@ pub fn blocks() -> Vec<Block> {
         .collect()
 }
 
-/// The bash script of `blocks`: each block is announced on standard error, then run, then the
-/// project's target directory is linked if the project was just generated.
+/// The bash script of `blocks`: each block is announced on standard error with the seconds since
+/// the script started, then run, then the project's target directory is linked if the project
+/// was just generated.
 pub fn script(blocks: &[Block]) -> String {
     let mut script = String::from(
         "set -euo pipefail\n\
@@ -68,11 +70,11 @@ pub fn script(blocks: &[Block]) -> String {
     );
     for block in blocks {
         script.push_str(&format!(
-            "echo '>>> book block {}' >&2\n{}book_link_target\n",
+            "echo \">>> book block {} at $SECONDS s\" >&2\n{}book_link_target\n",
             block.origin, block.body
         ));
     }
-    script.push_str("echo '>>> book tutorial finished' >&2\n");
+    script.push_str("echo \">>> book tutorial finished at $SECONDS s\" >&2\n");
     script
 }
 
@@ -100,7 +102,23 @@ pub fn clean_checkout(destination: &Path) {
         let target = destination.join(relative);
         std::fs::create_dir_all(target.parent().expect("a parent")).expect("mkdir");
         std::fs::copy(&source, &target).expect("copy a file");
+        keep_modified_time(&source, &target);
     }
+}
+
+/// Gives the copy its original's modification time. Cargo names a workspace's crates by their
+/// path inside the workspace, and rebuilds one whose sources are newer than its last build: with
+/// the times of a fresh copy, the checkout's builds into the shared target directory (the JNI
+/// library that `cargo sparkds spark` builds) would rebuild this repository's crates each run.
+fn keep_modified_time(original: &Path, copy: &Path) {
+    let modified = std::fs::metadata(original)
+        .and_then(|m| m.modified())
+        .expect("the original's modification time");
+    std::fs::File::options()
+        .write(true)
+        .open(copy)
+        .and_then(|file| file.set_modified(modified))
+        .expect("set the copy's modification time");
 }
 
 /// The directory of this workspace's `cargo-sparkds`, built now if it is not fresh: the command
@@ -132,7 +150,13 @@ pub fn cargo_insta_path() -> Option<PathBuf> {
     let bin = root.join("bin");
     if !works(Some(&bin)) {
         let status = Command::new("cargo")
-            .args(["install", "cargo-insta", "--locked", "--quiet", "--root"])
+            .args([
+                "install",
+                "cargo-insta@1.49.0",
+                "--locked",
+                "--quiet",
+                "--root",
+            ])
             .arg(&root)
             .env_remove("CARGO_TARGET_DIR")
             .status()

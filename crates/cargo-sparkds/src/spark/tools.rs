@@ -55,8 +55,10 @@ pub fn check_java() -> Result<()> {
 }
 
 /// The major version in `java -version`'s output: `version "17.0.15"` is 17, `"1.8.0_392"` 8.
+/// The JVM may print other lines first (`Picked up JAVA_TOOL_OPTIONS: ...`, quotes included).
 fn java_major(text: &str) -> Option<u32> {
-    let quoted = text.split('"').nth(1)?;
+    let (_, after) = text.split_once("version \"")?;
+    let quoted = after.split('"').next()?;
     let mut parts = quoted.split(['.', '-', '+', '_']);
     let first: u32 = parts.next()?.parse().ok()?;
     if first == 1 {
@@ -225,6 +227,9 @@ mod tests {
         assert_eq!(java_major("openjdk version \"21\" 2023-09-19"), Some(21));
         assert_eq!(java_major("java version \"1.8.0_392\""), Some(8));
         assert_eq!(java_major("no version here"), None);
+        let picked_up = "Picked up JAVA_TOOL_OPTIONS: -Dname=\"a b\" -XX:+UseSerialGC\n\
+                         openjdk version \"17.0.15\" 2025-04-15\n";
+        assert_eq!(java_major(picked_up), Some(17));
     }
 
     #[test]
