@@ -45,8 +45,13 @@ pub fn printed(output: &Output) -> String {
     )
 }
 
-/// The library of an example of this workspace (`examples/<name>`), built with `cargo build`.
+/// The library of an example of this workspace (`examples/<name>`): the test runner's build of
+/// it (`CARGO_CDYLIB_FILE_<NAME>`, tests/suite), else built with `cargo build`, which resolves
+/// the example's features alone and so builds its dependencies once more.
 pub fn example_library(name: &str) -> PathBuf {
+    if let Some(built) = std::env::var_os(format!("CARGO_CDYLIB_FILE_{}", name.to_uppercase())) {
+        return PathBuf::from(built);
+    }
     sparkds::build_current_cdylib(&repo_root().join("examples").join(name), "dev")
         .unwrap_or_else(|e| panic!("cannot build examples/{name}: {e}"))
 }
