@@ -175,9 +175,9 @@ fn shared_artifact(line: &str) -> Option<(String, PathBuf)> {
     Some((variable, library.into()))
 }
 
-/// Copies of the shared files in `target/suite/built`, named by their variables: a later build
-/// into the target directory (`cargo build -p ...` by a test that runs alone) may replace the
-/// compilation's files, never these, which a running Spark session may have loaded.
+/// Copies of the shared files in `target/suite/built`, with the variables that name them: a
+/// later build into the target directory (`cargo build -p ...` by a test that runs alone) may
+/// replace the compilation's files, never these, which a running Spark session may have loaded.
 fn keep_apart(built: &[(String, PathBuf)]) -> Result<Vec<(String, String)>, String> {
     let directory = crate::suite_directory().join("built");
     std::fs::create_dir_all(&directory)
