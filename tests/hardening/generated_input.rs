@@ -43,10 +43,19 @@ fn config() -> Config {
     }
 }
 
+/// Names, for a run of this binary that another started (under valgrind), the library that the
+/// first one built: the child then builds nothing. (valgrind's shell wrapper drops variables
+/// whose names are not shell names, such as `CARGO_BIN_EXE_cargo-sparkds`, so a child that built
+/// would build the tool again, and arrow with it.)
+pub const LIBRARY_VAR: &str = "SPARKDS_HARDENING_GENERATED_LIBRARY";
+
 /// The path of the generated library with every capability, built once per run.
 pub fn library_path() -> &'static std::path::Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
+        if let Some(built) = std::env::var_os(LIBRARY_VAR) {
+            return PathBuf::from(built);
+        }
         generated_library(
             NAME,
             "batch_read,micro_batch_read,batch_write,streaming_write,truncate",

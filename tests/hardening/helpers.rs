@@ -49,8 +49,8 @@ pub fn printed(output: &Output) -> String {
 /// it (`CARGO_CDYLIB_FILE_<NAME>`, tests/suite), else built with `cargo build`, which resolves
 /// the example's features alone and so builds its dependencies once more.
 pub fn example_library(name: &str) -> PathBuf {
-    if let Some(built) = std::env::var_os(format!("CARGO_CDYLIB_FILE_{}", name.to_uppercase())) {
-        return PathBuf::from(built);
+    if let Some(built) = sparkds::given_cdylib(name) {
+        return built;
     }
     sparkds::build_current_cdylib(&repo_root().join("examples").join(name), "dev")
         .unwrap_or_else(|e| panic!("cannot build examples/{name}: {e}"))

@@ -333,6 +333,10 @@ fn valgrind_finds_nothing_in_the_generated_inputs_and_the_concurrent_tasks() {
         .arg(&this)
         .args(["generated_input::", "concurrency::", "--test-threads=1"])
         .env("SPARKDS_PROPTEST_CASES", cases)
+        .env(
+            crate::generated_input::LIBRARY_VAR,
+            crate::generated_input::library_path(),
+        )
         .output()
         .expect("valgrind runs (install it: .ci/install)");
     println!(

@@ -224,7 +224,7 @@ impl Libraries {
 /// `<dir>/<platform>/<file>` for `jvm/build.sh --jni-dir`, as the release workflow stages each
 /// platform's.
 fn build_jni(repository: &Repository) -> tempfile::TempDir {
-    let given = std::env::var_os("CARGO_CDYLIB_FILE_SPARKDS_JNI").map(PathBuf::from);
+    let given = sparkds::given_cdylib("sparkds-jni");
     if given.is_none() {
         checked(
             Command::new("cargo")

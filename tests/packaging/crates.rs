@@ -347,3 +347,82 @@ fn ci_runs_the_readme_test_command_and_every_build_is_locked() {
         }
     }
 }
+
+/// The registry crates that `package`'s build resolves (`cargo tree`, this platform, normal and
+/// build dependencies), each `name version` with the lines of features it is built with.
+fn resolved_features(package: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    let output = Command::new(env!("CARGO"))
+        .args(["tree", "--locked", "--offline", "-p", package])
+        .args(["-e", "normal,build", "--prefix", "none", "-f", "{p}|{f}"])
+        .current_dir(repo_root())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo tree -p {package} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut resolved = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let line = line.trim_end_matches(" (*)");
+        let Some((crate_, features)) = line.split_once('|') else {
+            continue;
+        };
+        // The workspace's own crates are built apart anyway: they say where they are.
+        if crate_.contains(" (/") || crate_.contains(" (\\") || crate_.contains(":\\") {
+            continue;
+        }
+        let name = crate_.trim_end_matches(" (proc-macro)").to_string();
+        let entry = resolved.entry(name).or_default();
+        if !entry.iter().any(|f| f == features) {
+            entry.push(features.to_string());
+            entry.sort();
+        }
+    }
+    resolved
+}
+
+/// `cargo sparkds spark` builds the JNI library (release) in the checkout, where the README's
+/// `cargo install --path crates/cargo-sparkds` built the tool: when both resolve every crate
+/// they share with the same features, the JNI build reuses all of it (arrow, serde, ...) and
+/// takes seconds. One feature apart under arrow (a `std` of once_cell, syn's `full`) and it
+/// builds everything again, minutes on a user's first `cargo sparkds spark`.
+#[test]
+fn the_jni_library_s_release_build_reuses_every_dependency_of_the_installed_tool() {
+    let tool = resolved_features("cargo-sparkds");
+    let jni = resolved_features("sparkds-jni");
+    assert!(
+        tool.contains_key(&format!("arrow-array v{}", locked_version("arrow-array"))),
+        "cargo tree of cargo-sparkds lists no arrow-array: {:?}",
+        tool.keys().take(5).collect::<Vec<_>>()
+    );
+    let apart: Vec<String> = tool
+        .iter()
+        .filter_map(|(name, features)| {
+            let other = jni.get(name)?;
+            (other != features)
+                .then(|| format!("{name}: the tool {features:?}, the JNI library {other:?}"))
+        })
+        .collect();
+    assert!(
+        apart.is_empty(),
+        "crates that the tool and the JNI library resolve with different features (so that \
+         `cargo sparkds spark` builds them, and all that depends on them, again): give both the \
+         same, as crates/sparkds-jni/Cargo.toml does for syn:\n{}",
+        apart.join("\n")
+    );
+}
+
+/// The version of `name` in Cargo.lock (the only one, for the crates asked about).
+fn locked_version(name: &str) -> String {
+    let lock = std::fs::read_to_string(repo_root().join("Cargo.lock")).expect("Cargo.lock");
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line == format!("name = \"{name}\"") {
+            if let Some(version) = lines.next().and_then(|l| l.strip_prefix("version = ")) {
+                return version.trim_matches('"').to_string();
+            }
+        }
+    }
+    panic!("Cargo.lock has no {name}")
+}

@@ -34,14 +34,6 @@ const LONGEST_FIRST: &[&str] = &[
     "conformance",
 ];
 
-/// The options of every JVM that the groups start (Spark's drivers and executors, the Connect
-/// server, javac), unless `JAVA_TOOL_OPTIONS` is set already. Each lives seconds to minutes, on
-/// small data: the optimising compiler (C2) and the parallel collector spend more processor time
-/// than they save there. C1 alone and the serial collector took a third less processor time for
-/// the jvm group (238 s against 157 s, alone on two cores), and the suite is bound by processor
-/// time. Users' Spark never sees these: only the test groups' environment carries them.
-const SHORT_LIVED_JVMS: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
-
 /// A group: one process, run in its package's directory as `cargo test` runs it.
 pub struct Group {
     pub name: String,
@@ -95,13 +87,7 @@ pub fn build_all() -> Result<Vec<Group>, String> {
         .map(|(i, name)| (*name, i))
         .collect();
     groups.sort_by_key(|g| rank.get(g.name.as_str()).copied().unwrap_or(usize::MAX));
-    let mut shared = keep_apart(&built)?;
-    if std::env::var_os("JAVA_TOOL_OPTIONS").is_none() {
-        shared.push((
-            "JAVA_TOOL_OPTIONS".to_string(),
-            SHORT_LIVED_JVMS.to_string(),
-        ));
-    }
+    let shared = keep_apart(&built)?;
     for group in &mut groups {
         group.env.extend(shared.iter().cloned());
     }

@@ -15,6 +15,8 @@
 //! library, the examples): the groups get copies of them (`groups::keep_apart`) instead of
 //! building them again with `cargo build -p`, which resolves features apart and rebuilds arrow.
 //!
+//! The groups' JVMs start with options for short lives and a class archive of Spark (`jvm`).
+//!
 //! Each group's output goes to `target/suite/<group>.log`, printed whole when the group fails.
 //! The run ends with the time of each group and of the compilation, and how busy the processors
 //! were meanwhile, and fails if a group failed.
@@ -29,6 +31,7 @@
 
 mod cpu;
 mod groups;
+mod jvm;
 mod report;
 mod run;
 
@@ -85,6 +88,10 @@ fn main() -> ExitCode {
     };
     let started = Instant::now();
     let at_start = cpu::sample();
+    // The JVMs' options, unless the caller chose some: Spark's class archive is made (the first
+    // time) while the test binaries compile.
+    let archive = (std::env::var_os("JAVA_TOOL_OPTIONS").is_none() && !arguments.list)
+        .then(|| std::thread::spawn(|| jvm::spark_archive(&suite_directory().join("classes"))));
     let mut all = match groups::build_all() {
         Ok(all) => all,
         Err(message) => {
@@ -92,6 +99,22 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(archive) = archive {
+        let archive = match archive.join() {
+            Ok(Ok(archive)) => Some(archive),
+            Ok(Err(why)) => {
+                eprintln!("suite: the JVMs start without a class archive of Spark: {why}");
+                None
+            }
+            Err(_) => None,
+        };
+        let options = jvm::tool_options(archive.as_deref());
+        for group in &mut all {
+            group
+                .env
+                .push(("JAVA_TOOL_OPTIONS".to_string(), options.clone()));
+        }
+    }
     let compilation = started.elapsed();
     let compiled = cpu::sample();
     if arguments.list {

@@ -58,6 +58,19 @@ pub fn cdylib(name: &str) -> Result<PathBuf> {
         })
 }
 
+/// The cdylib of workspace package `package` that the build running the tests names in
+/// `CARGO_CDYLIB_FILE_<PACKAGE>` (upper case, `-` as `_`: the name cargo gives an artifact
+/// dependency's library, and the one the test runner of sparkds's repository gives the libraries
+/// of its compilation), when that file exists. `None` otherwise: the caller builds it.
+pub fn given_cdylib(package: &str) -> Option<PathBuf> {
+    let variable = format!(
+        "CARGO_CDYLIB_FILE_{}",
+        package.to_ascii_uppercase().replace('-', "_")
+    );
+    let given = PathBuf::from(std::env::var_os(variable)?);
+    given.is_file().then_some(given)
+}
+
 /// The name of the command's binary: cargo runs `cargo sparkds` as `cargo-sparkds sparkds`.
 pub const BINARY: &str = "cargo-sparkds";
 

@@ -516,14 +516,22 @@ fn accept_spark_option(
     if options.iter().any(|(k, _)| k.eq_ignore_ascii_case(key)) {
         return Ok(());
     }
-    let directory =
-        std::env::temp_dir().join(format!("sparkds-check-{}-{key}", std::process::id()));
-    std::fs::create_dir_all(&directory)
-        .map_err(|e| Error::usage(format!("cannot create {}: {e}", directory.display())))?;
+    // A fresh name that nobody else can have made (a fixed one in a shared temporary
+    // directory could be a link to somewhere else), removed when the attempt is over.
+    let directory = tempfile::Builder::new()
+        .prefix(&format!("sparkds-check-{key}-"))
+        .tempdir()
+        .map_err(|e| {
+            Error::usage(format!(
+                "cannot create an empty directory for the `{key}` option in {}: {e} \
+                 (set TMPDIR to a writable directory)",
+                std::env::temp_dir().display()
+            ))
+        })?;
     let mut with_key = options.to_vec();
-    with_key.push((key.to_string(), directory.display().to_string()));
+    with_key.push((key.to_string(), directory.path().display().to_string()));
     let result = attempt(with_key);
-    let _ = std::fs::remove_dir_all(&directory);
+    drop(directory);
     result.map_err(|e| match e {
         Error::Library {
             function,

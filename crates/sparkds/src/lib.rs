@@ -113,7 +113,8 @@ mod write;
 pub use arrow_array;
 pub use arrow_schema;
 pub use artifacts::{
-    build_current_cdylib, cdylib, library_file_name, profile_dir, sparkds_binary, BINARY,
+    build_current_cdylib, cdylib, given_cdylib, library_file_name, profile_dir, sparkds_binary,
+    BINARY,
 };
 pub use batch_read::{BatchRead, BatchReadOutcome, PartitionRead};
 pub use error::{Error, Result, Violation};

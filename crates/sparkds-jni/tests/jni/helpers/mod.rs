@@ -94,8 +94,8 @@ pub fn fixture(fault: Option<&str>) -> PathBuf {
 /// A workspace example: the repository's test runner's build of it (`CARGO_CDYLIB_FILE_<NAME>`),
 /// else built by cargo (with the example's features alone, so its dependencies once more).
 pub fn example(name: &str) -> PathBuf {
-    if let Some(built) = std::env::var_os(format!("CARGO_CDYLIB_FILE_{}", name.to_uppercase())) {
-        return PathBuf::from(built);
+    if let Some(built) = sparkds::given_cdylib(name) {
+        return built;
     }
     sparkds::build_current_cdylib(&repo_root().join("examples").join(name), "dev")
         .unwrap_or_else(|e| panic!("cargo build of examples/{name}: {e}"))
