@@ -82,7 +82,22 @@ pub fn spark_archive(directory: &Path) -> Result<PathBuf, String> {
     }
     std::fs::rename(&partial, &archive)
         .map_err(|e| format!("cannot rename {}: {e}", partial.display()))?;
+    remove_other_archives(directory, &archive);
     Ok(archive)
+}
+
+/// The archives of another pyspark or Java (180 MB each) go when a new one is made.
+fn remove_other_archives(directory: &Path, kept: &Path) {
+    let Ok(entries) = std::fs::read_dir(directory) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path != kept && name.starts_with("spark-") && name.ends_with(".jsa") {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 /// What the archive depends on: pyspark's version (first line) and folder, the names and sizes
