@@ -7,8 +7,8 @@ workers that the driver's JVM starts to plan reads, streaming sources among them
 there); the executors' PYTHONPATH is replaced by an empty directory, so their Python workers
 import the bridge only because the session ships it (`ship_to_executors`), and they find the
 native libraries at the driver's paths, in a package of the session, or in their own library
-path. One cluster is started per test module
-(about 15 s), by the module's `cluster` fixture, with the configuration that the module needs.
+path. A module that needs a configuration of its own starts its cluster (about 15 s) with
+`cluster`; the modules that need none share one (`plain_cluster`), started once per pytest run.
 """
 
 import os
@@ -116,6 +116,15 @@ def cluster(name: str, conf: Optional[Dict[str, str]] = None) -> Iterator:
         # The executors' work directories (their logs) go too: a failing test prints what it
         # needs from them.
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def plain_cluster():
+    """A cluster of the default configuration (a task tried 4 times, as on any cluster), for
+    every module of the pytest run that needs nothing else. A module that kills executors runs
+    after the others (tests/cluster/main.rs lists them so): the workers replace what it kills."""
+    with cluster("plain", {"spark.task.maxFailures": "4"}) as session:
+        yield session
 
 
 def work_dir() -> str:

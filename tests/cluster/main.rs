@@ -4,9 +4,11 @@
 //! another build on an executor, and an executor killed in the middle of reads and writes; and
 //! through the JVM plugin: reads and writes on both executors, a killed executor.
 //!
-//! Each test module runs in a pytest process of its own, so that each starts its cluster from a
-//! fresh JVM with the environment it needs (a JVM keeps the environment it started with); two
-//! modules run at a time.
+//! The modules that need a cluster of their own (another library path, working directory or jar)
+//! run in a pytest process each, so that each starts its cluster from a fresh JVM with the
+//! environment it needs (a JVM keeps the environment it started with); the distribution and
+//! failure modules share one plain cluster in one process, the failures last (they kill
+//! executors). Two processes run at a time.
 
 #[path = "../spark/helpers/mod.rs"]
 mod helpers;
@@ -33,24 +35,28 @@ fn the_cluster_suite_passes_on_real_spark() {
     let jar = copy(build_jar(&repository));
     // Two clusters at a time: most of a module's time is spent waiting (executors starting,
     // killed and replaced), and each cluster is an application of its own (a test kills only
-    // its own application's executors). The longest module is paired with the shortest.
-    let lanes: [&[&str]; 2] = [
-        &["test_failures.py", "test_distribution.py"],
-        &["test_builds.py", "test_jvm_plugin.py"],
+    // its own application's executors). A run is one pytest process, of one or more modules.
+    let lanes: [&[&[&str]]; 2] = [
+        &[&["test_distribution.py", "test_failures.py"]],
+        &[&["test_builds.py"], &["test_jvm_plugin.py"]],
     ];
     std::thread::scope(|scope| {
         for modules in lanes {
             let (repository, c_range, writer, jar) = (&repository, &c_range, &writer, &jar);
             scope.spawn(move || {
-                for module in modules {
+                for run in modules {
                     let started = Instant::now();
-                    Pytest::new(repository)
-                        .suite(&format!("tests/cluster/{module}"))
+                    let mut pytest = Pytest::new(repository);
+                    for module in *run {
+                        pytest = pytest.suite(&format!("tests/cluster/{module}"));
+                    }
+                    pytest
                         .env("SPARK_E2E_C_RANGE_LIBRARY", c_range)
                         .env("SPARK_E2E_WRITER_LIBRARY", writer)
                         .env("SPARKDS_JVM_JAR", jar)
                         .run();
-                    println!("{module}: {:.1} s", started.elapsed().as_secs_f64());
+                    let modules = run.join(" ");
+                    println!("{modules}: {:.1} s", started.elapsed().as_secs_f64());
                 }
             });
         }

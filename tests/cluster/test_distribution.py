@@ -7,16 +7,15 @@ import os
 import zipfile
 
 import pytest
-from conftest import cluster, tasks_per_executor, work_dir
+from conftest import tasks_per_executor, work_dir
 from pyspark.sql import functions as F
 
 ROWS = 200_000
 
 
 @pytest.fixture(scope="module")
-def spark():
-    with cluster("distribution") as session:
-        yield session
+def spark(plain_cluster):
+    return plain_cluster
 
 
 def tasks_run_by(spark, action):

@@ -7,7 +7,7 @@ import os
 import time
 
 import pytest
-from conftest import EXECUTORS, OUTCOMES, ExecutorKiller, cluster, wait_for_executors
+from conftest import EXECUTORS, OUTCOMES, ExecutorKiller, wait_for_executors
 from pyspark.sql import functions as F
 
 # Enough rows that the tasks run for seconds through the bridge on two executors of one core.
@@ -15,9 +15,8 @@ ROWS = 2_000_000
 
 
 @pytest.fixture(scope="module")
-def spark():
-    with cluster("failures", {"spark.task.maxFailures": "4"}) as session:
-        yield session
+def spark(plain_cluster):
+    return plain_cluster
 
 
 @pytest.fixture(scope="module")

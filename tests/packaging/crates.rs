@@ -8,6 +8,9 @@ use std::process::Command;
 
 use crate::helpers::repo_root;
 
+#[path = "../support/resolution.rs"]
+mod resolution;
+
 /// The files that `cargo package --list` would publish for `package`, and what it warned.
 fn package_list(package: &str) -> (Vec<String>, String) {
     let output = Command::new(env!("CARGO"))
@@ -362,24 +365,7 @@ fn resolved_features(package: &str) -> std::collections::BTreeMap<String, Vec<St
         "cargo tree -p {package} failed:\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let mut resolved = std::collections::BTreeMap::<String, Vec<String>>::new();
-    for line in String::from_utf8_lossy(&output.stdout).lines() {
-        let line = line.trim_end_matches(" (*)");
-        let Some((crate_, features)) = line.split_once('|') else {
-            continue;
-        };
-        // The workspace's own crates are built apart anyway: they say where they are.
-        if crate_.contains(" (/") || crate_.contains(" (\\") || crate_.contains(":\\") {
-            continue;
-        }
-        let name = crate_.trim_end_matches(" (proc-macro)").to_string();
-        let entry = resolved.entry(name).or_default();
-        if !entry.iter().any(|f| f == features) {
-            entry.push(features.to_string());
-            entry.sort();
-        }
-    }
-    resolved
+    resolution::resolved_features(&String::from_utf8_lossy(&output.stdout))
 }
 
 /// `cargo sparkds spark` builds the JNI library (release) in the checkout, where the README's
@@ -396,14 +382,7 @@ fn the_jni_library_s_release_build_reuses_every_dependency_of_the_installed_tool
         "cargo tree of cargo-sparkds lists no arrow-array: {:?}",
         tool.keys().take(5).collect::<Vec<_>>()
     );
-    let apart: Vec<String> = tool
-        .iter()
-        .filter_map(|(name, features)| {
-            let other = jni.get(name)?;
-            (other != features)
-                .then(|| format!("{name}: the tool {features:?}, the JNI library {other:?}"))
-        })
-        .collect();
+    let apart = resolution::resolved_apart(("the tool", &tool), ("the JNI library", &jni));
     assert!(
         apart.is_empty(),
         "crates that the tool and the JNI library resolve with different features (so that \

@@ -6,6 +6,8 @@
 //! at a time while generation runs in parallel.
 
 mod helpers;
+#[path = "../support/resolution.rs"]
+mod resolution;
 
 use helpers::{Generate, Project};
 
@@ -31,6 +33,7 @@ fn check(project: &Project) {
     );
     project.cargo(&["test", "--locked"]);
     project.cargo(&["build"]);
+    assert_build_and_test_resolve_alike(project);
     let path = project.built_library();
     assert!(
         exports_symbol(project, "spark_ds_init"),
@@ -59,6 +62,37 @@ fn check(project: &Project) {
         project.read("spark-native-datasource.json")
     );
     insta::assert_snapshot!(project.name.as_str(), summary);
+}
+
+/// `cargo build` and `cargo test` resolve every crate they share with the same features, so
+/// that the second reuses the first's build of arrow: cargo resolves dev-dependencies' features
+/// apart, and the usual ones (insta, tempfile) turn on `std` features under arrow, which the
+/// SDK turns on too (crates/spark-datasource/Cargo.toml).
+fn assert_build_and_test_resolve_alike(project: &Project) {
+    let resolved = |edges: &str| {
+        resolution::resolved_features(&project.cargo(&[
+            "tree",
+            "--locked",
+            "--offline",
+            "-e",
+            edges,
+            "--prefix",
+            "none",
+            "-f",
+            "{p}|{f}",
+        ]))
+    };
+    let build = resolved("normal,build");
+    let test = resolved("normal,build,dev");
+    let apart = resolution::resolved_apart(("`cargo build`", &build), ("`cargo test`", &test));
+    assert!(
+        apart.is_empty(),
+        "{}: crates that `cargo build` and `cargo test` resolve with different features (so \
+         that each builds them, and all above them, once more): turn the features on in \
+         crates/spark-datasource/Cargo.toml:\n{}",
+        project.name,
+        apart.join("\n")
+    );
 }
 
 /// No copy of the header, the SDK, the tool or the bridge, and no `unsafe`: the SDK holds

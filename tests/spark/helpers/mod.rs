@@ -140,8 +140,9 @@ pub struct Pytest {
     root: PathBuf,
     python: OsString,
     env: Vec<(String, PathBuf)>,
-    /// What pytest collects, relative to the root: a directory or a test module.
-    suite: String,
+    /// What pytest collects, in this order, relative to the root: directories or test modules
+    /// (tests/spark when none is given).
+    suites: Vec<String>,
 }
 
 impl Pytest {
@@ -150,14 +151,15 @@ impl Pytest {
             root: repository.root.clone(),
             python: std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into()),
             env: Vec::new(),
-            suite: "tests/spark".to_string(),
+            suites: Vec::new(),
         }
     }
 
     /// Runs `suite` (a directory or a test module, relative to the root) rather than
-    /// tests/spark.
+    /// tests/spark; called again, runs each in this order, in one pytest process (whose
+    /// session-scoped fixtures they share).
     pub fn suite(mut self, suite: &str) -> Self {
-        self.suite = suite.to_string();
+        self.suites.push(suite.to_string());
         self
     }
 
@@ -192,9 +194,16 @@ impl Pytest {
 
     pub fn run(self) {
         self.check_requirements();
+        let suites = if self.suites.is_empty() {
+            vec!["tests/spark".to_string()]
+        } else {
+            self.suites.clone()
+        };
         let mut command = Command::new(&self.python);
         command
-            .args(["-m", "pytest", &self.suite, "-q", "-p", "no:cacheprovider"])
+            .args(["-m", "pytest"])
+            .args(&suites)
+            .args(["-q", "-p", "no:cacheprovider"])
             .current_dir(&self.root);
         for (key, value) in &self.env {
             command.env(key, value);
@@ -207,7 +216,7 @@ impl Pytest {
         assert!(
             output.status.success(),
             "pytest {} failed ({}):\n{stdout}\n{stderr}",
-            self.suite,
+            suites.join(" "),
             output.status
         );
     }
