@@ -187,6 +187,8 @@ class ExecutorKiller:
         self.after_seconds = after_seconds
         self.timeout = timeout
         self.killed: Optional[int] = None
+        # The tasks that were running when the executor was killed.
+        self.running_at_kill = 0
         self.error: Optional[str] = None
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -218,12 +220,19 @@ class ExecutorKiller:
         if not pids:
             self.error = "no executor process found"
             return
+        self.running_at_kill = self._running_tasks()
         os.kill(pids[0], signal.SIGKILL)
         self.killed = pids[0]
 
-    def assert_killed(self) -> None:
+    def assert_killed(self, mid_job: bool = False) -> None:
+        """An executor was killed; with `mid_job`, while tasks of the job ran (a job that ended
+        first proves nothing about recovery: it needs more rows)."""
         assert self.error is None, self.error
         assert self.killed is not None, "no executor was killed"
+        if mid_job:
+            assert self.running_at_kill > 0, (
+                "the job had ended when the executor was killed: give it more rows"
+            )
 
 
 def pytest_terminal_summary(terminalreporter):

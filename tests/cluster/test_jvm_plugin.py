@@ -11,8 +11,10 @@ from conftest import wait_for_executors
 from pyspark.sql import functions as F
 
 ROWS = 400_000
-# Enough rows that the plugin reads for seconds, labels included, on two executors of one core.
-KILLED_ROWS = 200_000_000
+# Enough rows that the plugin reads for seconds, labels included, on two executors of one core
+# (about 7 s on a laptop's core): the executor is killed a second after the tasks start, and the
+# test checks that tasks were still running then.
+KILLED_ROWS = 40_000_000
 
 
 def jar() -> str:
@@ -97,7 +99,7 @@ def test_a_read_through_the_plugin_survives_a_killed_executor(spark):
     with ExecutorKiller(spark, after_seconds=1.0) as killer:
         count, total, _ = query.collect()[0]
 
-    killer.assert_killed()
+    killer.assert_killed(mid_job=True)
     assert (count, total) == (KILLED_ROWS, KILLED_ROWS * (KILLED_ROWS - 1) // 2)
     OUTCOMES.append(
         f"JVM plugin read, executor killed: completed, {count} rows, the sum of ids exact"
