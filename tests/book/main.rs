@@ -270,15 +270,10 @@ fn the_tutorial_fences_are_sh_console_or_not_commands() {
 fn the_tutorial_commands_run_as_written() {
     let blocks = tutorial::blocks();
     assert!(blocks.len() > 5, "the tutorial has almost no command");
-    let scratch = tempfile::tempdir().expect("a temporary directory");
-    let checkout = scratch.path().join(tutorial::CHECKOUT);
-    tutorial::clean_checkout(&checkout);
-    // The checkout's own builds (the JNI library that `cargo sparkds spark` builds there) go to
-    // this repository's target directory, as the project's go to target/generated: so the
-    // dependencies are built once for every run, as on a reader's machine after the first.
-    #[cfg(unix)]
-    std::os::unix::fs::symlink(helpers::repo_root().join("target"), checkout.join("target"))
-        .expect("link the checkout's target directory");
+    // The project's builds go to target/generated, the checkout's to this repository's target
+    // directory: so the dependencies are built once for every run, as on a reader's machine
+    // after the first.
+    let scratch = tutorial::Scratch::make();
     let project_target = helpers::repo_root().join("target").join("generated");
     std::fs::create_dir_all(&project_target).expect("create target/generated");
     std::fs::create_dir_all(helpers::book_target()).expect("create target/book");

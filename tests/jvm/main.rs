@@ -97,11 +97,12 @@ fn a_release_jar_holds_the_jni_library_of_every_platform_given() {
 /// as users do, whose connector is replaced by the fixture's, built in target/generated.
 fn build_types_fixture(repository: &Repository) -> PathBuf {
     let destination = tempfile::tempdir().expect("create a temporary directory");
-    let sdk = format!("sdk=path:{}", repository.path("").display());
+    let source = repository.generate_from();
+    let sdk = format!("sdk=path:{}", source.display());
     checked(
         Command::new("cargo")
             .args(["generate", "--path"])
-            .arg(repository.path("template"))
+            .arg(source.join("template"))
             .args(["--name", TYPES_NAME, "--silent", "-d", &sdk])
             .args(["-d", "capabilities=batch_read,batch_write,truncate"])
             .args(["-d", "pushdowns=prune_columns", "--destination"])

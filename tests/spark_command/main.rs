@@ -19,6 +19,8 @@
 #[allow(dead_code)]
 #[path = "../support/checked.rs"]
 mod checked;
+#[path = "../support/checkout.rs"]
+mod checkout;
 #[path = "../support/run_dir.rs"]
 mod run_dir;
 
@@ -65,10 +67,13 @@ fn fixture() -> &'static Fixture {
             "cargo install --path crates/cargo-sparkds",
         );
         let run = run_dir::new_run_dir(&base, "run-");
+        // The test runner's copy of the repository, whose builds of the SDK the other groups'
+        // projects share, else this repository.
+        let source = checkout::shared_or(&repo_root());
         checked(
             Command::new("cargo")
                 .args(["generate", "--path"])
-                .arg(repo_root().join("template"))
+                .arg(source.join("template"))
                 .args([
                     "--name",
                     NAME,
@@ -78,7 +83,7 @@ fn fixture() -> &'static Fixture {
                     "none",
                 ])
                 .arg("-d")
-                .arg(format!("sdk=path:{}", repo_root().display()))
+                .arg(format!("sdk=path:{}", source.display()))
                 .args(["-d", "capabilities=batch_read,batch_write,truncate"])
                 .args(["-d", "pushdowns=push_limit,prune_columns,push_filters"])
                 .arg("--destination")

@@ -17,6 +17,10 @@
 //!
 //! The groups' JVMs start with options for short lives and a class archive of Spark (`jvm`).
 //!
+//! Every group generates its projects from one copy of the repository, made for the run
+//! (`SPARKDS_SUITE_CHECKOUT`, tests/support/checkout.rs), so that the SDK's crates, which the
+//! projects depend on by path, build once for all of them.
+//!
 //! Each group's output goes to `target/suite/<group>.log`, printed whole when the group fails.
 //! The run ends with the time of each group and of the compilation, and how busy the processors
 //! were meanwhile, and fails if a group failed.
@@ -29,6 +33,8 @@
 //! cargo suite --list           the groups, in the order they start
 //! ```
 
+#[path = "../support/checkout.rs"]
+mod checkout;
 mod cpu;
 mod groups;
 mod jvm;
@@ -138,7 +144,21 @@ fn main() -> ExitCode {
         }
         all.retain(|g| arguments.only.contains(&g.name));
     }
+    let shared = match SharedCheckout::make() {
+        Ok(shared) => shared,
+        Err(message) => {
+            eprintln!("cargo suite: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for group in &mut all {
+        group.env.push((
+            checkout::VARIABLE.to_string(),
+            shared.path.display().to_string(),
+        ));
+    }
     let outcomes = run::run_all(all, arguments.jobs);
+    drop(shared);
     let busy = report::Busy {
         compilation: cpu::busy_percent(at_start, compiled),
         groups: cpu::busy_percent(compiled, cpu::sample()),
@@ -167,6 +187,45 @@ fn suite_directory() -> std::path::PathBuf {
     let directory = target.join("suite");
     std::fs::create_dir_all(&directory).expect("create target/suite");
     directory
+}
+
+/// The run's copy of the repository, `<temporary>/sparkds-suite-<hash of the repository's
+/// path>/spark-datasource-template` (named as a clone is, since the tutorial generates from
+/// there), removed when the run ends.
+/// Its `target` is a link to the repository's, as the tutorial's copy has.
+struct SharedCheckout {
+    path: std::path::PathBuf,
+}
+
+impl SharedCheckout {
+    fn make() -> Result<Self, String> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("tests/ is inside the repository");
+        // Named after the repository's path, not the run: cargo tells the SDK's crates by their
+        // path, so that the next run's projects reuse this run's builds of them.
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(root, &mut hasher);
+        let parent = std::env::temp_dir().join(format!(
+            "sparkds-suite-{:016x}",
+            std::hash::Hasher::finish(&hasher)
+        ));
+        let _ = std::fs::remove_dir_all(&parent);
+        let path = parent.join(checkout::NAME);
+        checkout::copy(root, &path)?;
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(root.join("target"), path.join("target"))
+            .map_err(|e| format!("cannot link {}/target: {e}", path.display()))?;
+        Ok(SharedCheckout { path })
+    }
+}
+
+impl Drop for SharedCheckout {
+    fn drop(&mut self) {
+        if let Some(parent) = self.path.parent() {
+            let _ = std::fs::remove_dir_all(parent);
+        }
+    }
 }
 
 /// How one group ended.

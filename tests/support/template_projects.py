@@ -12,6 +12,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 C_RANGE = os.path.join(ROOT, "examples", "c_range")
 # Generated projects share one target directory, so that the SDK is compiled once.
 GENERATED_TARGET = os.path.join(ROOT, "target", "generated")
+# Where projects are generated from (template and SDK): the test runner's copy of the repository
+# for the run, which every group's projects share (tests/support/checkout.rs), else this one.
+SOURCE = os.environ.get("SPARKDS_SUITE_CHECKOUT") or ROOT
 
 
 def library_file(directory: str, name: str) -> str:
@@ -35,8 +38,8 @@ def generate_and_build(name, defines, connector=None, release=False) -> str:
     from the last generation are written: an unchanged project is not rebuilt, so its library
     is not replaced under a Spark session of another suite that loaded it."""
     destination = tempfile.mkdtemp(prefix=f"sparkds_{name}_")
-    command = ["cargo", "generate", "--path", os.path.join(ROOT, "template"), "--name", name,
-               "--silent", "-d", f"sdk=path:{ROOT}", "--destination", destination]
+    command = ["cargo", "generate", "--path", os.path.join(SOURCE, "template"), "--name", name,
+               "--silent", "-d", f"sdk=path:{SOURCE}", "--destination", destination]
     for define in defines:
         command += ["-d", define]
     project = os.path.join(GENERATED_TARGET, "projects", name)

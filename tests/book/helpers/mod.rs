@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+#[path = "../../support/checkout.rs"]
+pub mod checkout;
 pub mod tutorial;
 
 /// The root of this repository.

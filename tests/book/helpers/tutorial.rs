@@ -78,47 +78,43 @@ pub fn script(blocks: &[Block]) -> String {
     script
 }
 
-/// A copy of the repository as a fresh clone has it, at `destination`.
-pub fn clean_checkout(destination: &Path) {
-    let root = repo_root();
-    let listed = Command::new("git")
-        .args([
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
-        ])
-        .current_dir(&root)
-        .output()
-        .expect("git lists the repository's files");
-    assert!(listed.status.success(), "git ls-files failed");
-    for file in listed.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
-        let relative = Path::new(std::str::from_utf8(file).expect("a UTF-8 path"));
-        let source = root.join(relative);
-        if !source.is_file() {
-            continue; // deleted in the work tree
-        }
-        let target = destination.join(relative);
-        std::fs::create_dir_all(target.parent().expect("a parent")).expect("mkdir");
-        std::fs::copy(&source, &target).expect("copy a file");
-        keep_modified_time(&source, &target);
-    }
+/// Where the tutorial runs, holding a copy of the repository as a fresh clone has it, named
+/// [`CHECKOUT`], whose `target` is a link to this repository's (so that the checkout's own
+/// builds, the JNI library that `cargo sparkds spark` builds there, reuse this repository's, as
+/// on a reader's machine after the first run): the directory of the test runner's copy
+/// ([`super::checkout`]), so that the project's build shares the SDK's crates with the other
+/// groups' projects, or else a new temporary directory.
+pub enum Scratch {
+    Shared(PathBuf),
+    Own(tempfile::TempDir),
 }
 
-/// Gives the copy its original's modification time. Cargo names a workspace's crates by their
-/// path inside the workspace, and rebuilds one whose sources are newer than its last build: with
-/// the times of a fresh copy, the checkout's builds into the shared target directory (the JNI
-/// library that `cargo sparkds spark` builds) would rebuild this repository's crates each run.
-fn keep_modified_time(original: &Path, copy: &Path) {
-    let modified = std::fs::metadata(original)
-        .and_then(|m| m.modified())
-        .expect("the original's modification time");
-    std::fs::File::options()
-        .write(true)
-        .open(copy)
-        .and_then(|file| file.set_modified(modified))
-        .expect("set the copy's modification time");
+impl Scratch {
+    pub fn make() -> Self {
+        if let Some(shared) = super::checkout::shared() {
+            let parent = shared
+                .parent()
+                .expect("the copy has a parent")
+                .to_path_buf();
+            // A project left by an earlier run of this test against the same copy.
+            let _ = std::fs::remove_dir_all(parent.join(PROJECT));
+            return Scratch::Shared(parent);
+        }
+        let scratch = tempfile::tempdir().expect("a temporary directory");
+        let checkout = scratch.path().join(CHECKOUT);
+        super::checkout::copy(&repo_root(), &checkout).expect("copy the repository");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(repo_root().join("target"), checkout.join("target"))
+            .expect("link the checkout's target directory");
+        Scratch::Own(scratch)
+    }
+
+    pub fn path(&self) -> &Path {
+        match self {
+            Scratch::Shared(path) => path,
+            Scratch::Own(dir) => dir.path(),
+        }
+    }
 }
 
 /// The directory of this workspace's `cargo-sparkds`, built now if it is not fresh: the command

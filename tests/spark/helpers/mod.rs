@@ -2,6 +2,8 @@
 
 #[path = "../../support/checked.rs"]
 mod checked;
+#[path = "../../support/checkout.rs"]
+mod checkout;
 pub use checked::{checked, output_again_on_worker_timeout};
 
 use std::ffi::OsString;
@@ -32,6 +34,12 @@ impl Repository {
         self.root.join(relative)
     }
 
+    /// The copy of the repository that projects are generated from (template and SDK): the test
+    /// runner's copy for the run (tests/support/checkout.rs), else this repository.
+    pub fn generate_from(&self) -> PathBuf {
+        checkout::shared_or(&self.root)
+    }
+
     /// Builds examples/c_range with its Makefile and returns the library.
     pub fn build_c_range(&self) -> PathBuf {
         let directory = self.path("examples/c_range");
@@ -51,11 +59,12 @@ impl Repository {
     pub fn generate_and_build_writer_variant(&self) -> PathBuf {
         let destination = tempfile::tempdir().expect("create a temporary directory");
         let capabilities = format!("capabilities={WRITER_CAPABILITIES}");
-        let sdk = format!("sdk=path:{}", self.path("").display());
+        let source = self.generate_from();
+        let sdk = format!("sdk=path:{}", source.display());
         checked(
             Command::new("cargo")
                 .args(["generate", "--path"])
-                .arg(self.path("template"))
+                .arg(source.join("template"))
                 .args([
                     "--name",
                     WRITER_NAME,

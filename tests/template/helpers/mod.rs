@@ -24,40 +24,25 @@ pub fn shared_target() -> PathBuf {
 #[path = "../../support/run_dir.rs"]
 pub mod run_dir;
 
+#[path = "../../support/checkout.rs"]
+pub mod checkout;
+
 /// A copy of the repository as a fresh clone has it: the files git tracks or would add,
-/// without build output (cargo-generate copies the whole template folder it is given). It is
-/// made once per test binary, in the system's temporary directory, outside any checkout.
+/// without build output (cargo-generate copies the whole template folder it is given), outside
+/// any checkout. The test runner's copy when it made one (so that the projects share the SDK's
+/// builds with the other groups'), else one made once per test binary in the system's temporary
+/// directory.
 pub fn clean_checkout() -> &'static Path {
-    static CHECKOUT: OnceLock<tempfile::TempDir> = OnceLock::new();
-    CHECKOUT
-        .get_or_init(|| {
-            let root = repo_root();
-            let listed = Command::new("git")
-                .args([
-                    "ls-files",
-                    "-z",
-                    "--cached",
-                    "--others",
-                    "--exclude-standard",
-                ])
-                .current_dir(&root)
-                .output()
-                .expect("git lists the repository's files");
-            assert!(listed.status.success(), "git ls-files failed");
-            let copy = run_dir::new_run_dir(&std::env::temp_dir(), "sparkds-checkout-");
-            for file in listed.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
-                let relative = Path::new(std::str::from_utf8(file).expect("UTF-8 path"));
-                let source = root.join(relative);
-                if !source.is_file() {
-                    continue; // deleted in the work tree
-                }
-                let target = copy.path().join(relative);
-                std::fs::create_dir_all(target.parent().expect("a parent")).expect("mkdir");
-                std::fs::copy(&source, &target).expect("copy a file");
-            }
-            copy
-        })
-        .path()
+    static CHECKOUT: OnceLock<(PathBuf, Option<tempfile::TempDir>)> = OnceLock::new();
+    let (path, _own) = CHECKOUT.get_or_init(|| {
+        if let Some(shared) = checkout::shared() {
+            return (shared, None);
+        }
+        let copy = run_dir::new_run_dir(&std::env::temp_dir(), "sparkds-checkout-");
+        checkout::copy(&repo_root(), copy.path()).expect("copy the repository");
+        (copy.path().to_path_buf(), Some(copy))
+    });
+    path
 }
 
 /// `PATH` with the directory of this workspace's `cargo-sparkds` first, built once.
