@@ -88,12 +88,14 @@ impl Generate {
             .args(["--name", &self.name, "--silent", "--vcs", "none"])
             .arg("--destination")
             .arg(destination);
-        // The crates of this checkout, unless the test says otherwise: the path is the same
-        // in every run, so the shared target directory builds them once.
+        // The crates of the test runner's copy, which every group's projects use, else of this
+        // checkout, unless the test says otherwise: one path for all projects, so the shared
+        // target directory builds them once.
         if !self.defines.iter().any(|(key, _)| key == "sdk") {
-            command
-                .arg("-d")
-                .arg(format!("sdk=path:{}", repo_root().display()));
+            command.arg("-d").arg(format!(
+                "sdk=path:{}",
+                checkout::shared_or(&repo_root()).display()
+            ));
         }
         for (key, value) in &self.defines {
             command.arg("-d").arg(format!("{key}={value}"));
