@@ -211,6 +211,18 @@ impl SharedCheckout {
             std::hash::Hasher::finish(&hasher)
         ));
         let _ = std::fs::remove_dir_all(&parent);
+        // The projects of every group build and run what is in it: made here, owner-only, and
+        // refused when it exists (someone else's, or another run's), so that nobody else can
+        // put or replace a file in it.
+        let mut folder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
+        folder.create(&parent).map_err(|e| {
+            format!(
+                "cannot make {} for the run's copy of the repository ({e}): remove it, or wait                  for the other run of the suite to end",
+                parent.display()
+            )
+        })?;
         let path = parent.join(checkout::NAME);
         checkout::copy(root, &path)?;
         #[cfg(unix)]
