@@ -39,7 +39,7 @@ pub const SPARK_DS_BENCH_WRITE: i32 = 2;
 pub struct SparkDsBenchCall {
     /// `sizeof(SparkDsBenchCall)` of version 1.
     pub size: i64,
-    /// [`SPARK_DS_BENCH_READ`] or [`SPARK_DS_BENCH_WRITE`].
+    /// `SPARK_DS_BENCH_READ` or `SPARK_DS_BENCH_WRITE`.
     pub kind: i32,
     pub stage_id: i32,
     pub partition_id: i32,

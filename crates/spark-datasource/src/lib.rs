@@ -24,6 +24,10 @@
 //!
 //! The header that this crate implements is [`HEADER`], the file `spark_datasource.h` of this
 //! crate; a library in another language compiles against the same file.
+//!
+//! One Cargo feature, off by default: `filter-evaluation`, the SQL evaluation of pushed filters
+//! on Arrow batches (`filters::evaluate`, `filters::filter_batch`), for a reader that filters
+//! its rows itself; see [`filters`].
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod bench_entry;

@@ -138,6 +138,49 @@ fn every_rust_example_depends_on_the_crates_of_this_repository_by_path() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// Inside this workspace `spark-datasource` always has the feature `filter-evaluation`, whatever
+/// an example declares: `sparkds`, a member, turns it on, and cargo unifies features across the
+/// members. An example whose library calls `filters::evaluate` or `filters::filter_batch` must
+/// declare it, or it stops building once copied out (the book's "Filter pushdown").
+#[test]
+fn an_example_whose_library_evaluates_filters_turns_the_feature_on() {
+    let mut wrong = Vec::new();
+    for example in rust_examples() {
+        let dir = example
+            .manifest
+            .parent()
+            .expect("a manifest has a directory");
+        let calls = entries(&dir.join("src"))
+            .into_iter()
+            .filter(|file| file.ends_with(".rs"))
+            .filter_map(|file| std::fs::read_to_string(dir.join("src").join(&file)).ok())
+            .any(|text| {
+                text.contains("spark_datasource::filters")
+                    && (text.contains("filter_batch(") || text.contains("evaluate("))
+            });
+        if !calls {
+            continue;
+        }
+        let declared = package(&example.manifest)
+            .and_then(|package| package["dependencies"].as_array())
+            .and_then(|dependencies| {
+                dependencies
+                    .iter()
+                    .find(|d| d["name"] == "spark-datasource" && d["kind"].is_null())
+            })
+            .and_then(|dependency| dependency["features"].as_array())
+            .is_some_and(|features| features.iter().any(|f| f == "filter-evaluation"));
+        if !declared {
+            wrong.push(format!(
+                "examples/{}: src/ calls `filters::evaluate` or `filters::filter_batch`: add \
+                 `features = [\"filter-evaluation\"]` to its `spark-datasource` dependency",
+                example.dir
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 #[test]
 fn every_rust_example_names_its_capabilities_in_one_export_line_and_has_no_features() {
     let mut wrong = Vec::new();

@@ -52,7 +52,7 @@ pub trait BatchReader: Serialize + DeserializeOwned + 'static {
     /// (including [`Filter::Unsupported`], which is never passed on as accepted) is answered
     /// `false`, never an error. A column that only accepted filters use may be pruned
     /// afterwards: apply the filter anyway. [`crate::filters::IntegerFilter`] and
-    /// [`crate::filters::filter_batch`] do the usual work.
+    /// `filters::filter_batch` (the feature `filter-evaluation`) do the usual work.
     ///
     /// # Errors
     /// A failure while accepting them (not a filter that is not understood).

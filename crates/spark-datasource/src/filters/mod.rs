@@ -8,9 +8,12 @@
 //! header documents; hosts written in Rust make that encoding with [`encode`].
 //!
 //! What a connector needs besides the tree:
-//! - [`evaluate`] and [`filter_batch`]: apply predicates to an Arrow `RecordBatch` with SQL
-//!   semantics (a row is kept only where the predicate is TRUE), so that a reader can accept a
-//!   predicate it has no index for and still filter its rows itself.
+//! - `evaluate` and `filter_batch`, with the crate's feature `filter-evaluation`: apply
+//!   predicates to an Arrow `RecordBatch` with SQL semantics (a row is kept only where the
+//!   predicate is TRUE), so that a reader can accept a predicate it has no index for and still
+//!   filter its rows itself. The feature is off by default: its kernels (arrow-ord and
+//!   arrow-select) are most of a small library's release build. Tests have them without it,
+//!   through the host (`sparkds::filters`).
 //! - [`IntegerFilter`]: the conjuncts on one integer column (`id > 10`, `id = 3`,
 //!   `id IN (..)`, a BETWEEN as two conjuncts) as bounds and a set to plan partitions with.
 //!
@@ -84,12 +87,14 @@
 
 mod bounds;
 mod encoding;
+#[cfg(feature = "filter-evaluation")]
 mod evaluate;
 
 use serde::{Deserialize, Serialize};
 
 pub use bounds::IntegerFilter;
 pub use encoding::{decode, encode};
+#[cfg(feature = "filter-evaluation")]
 pub use evaluate::{evaluate, filter_batch};
 
 /// `SPARK_DS_FILTERS_VERSION`: the version of the extension's table that this crate exports.
@@ -455,5 +460,7 @@ impl std::ops::Not for Filter {
     }
 }
 
+#[cfg(all(test, feature = "filter-evaluation"))]
+mod evaluate_tests;
 #[cfg(test)]
 mod tests;
