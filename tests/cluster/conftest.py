@@ -8,7 +8,9 @@ there); the executors' PYTHONPATH is replaced by an empty directory, so their Py
 import the bridge only because the session ships it (`ship_to_executors`), and they find the
 native libraries at the driver's paths, in a package of the session, or in their own library
 path. A module that needs a configuration of its own starts its cluster (about 15 s) with
-`cluster`; the modules that need none share one (`plain_cluster`), started once per pytest run.
+`cluster`; the others share one (`plain_cluster`), started once per pytest run, whose driver
+runs in a working directory of its own and whose executors have a directory of their own in
+their library path (`node_paths`), as two nodes have.
 """
 
 import os
@@ -19,6 +21,7 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional
 
 import pytest
@@ -71,9 +74,13 @@ def writer_library() -> str:
 
 
 @contextmanager
-def cluster(name: str, conf: Optional[Dict[str, str]] = None) -> Iterator:
+def cluster(
+    name: str, conf: Optional[Dict[str, str]] = None, driver_cwd: Optional[str] = None
+) -> Iterator:
     """A session on `local-cluster[2,1,1024]` whose two executors have registered, with the
-    bridge shipped to them; stopped afterwards."""
+    bridge shipped to them; stopped afterwards. With `driver_cwd`, the driver's JVM starts there
+    (the Python workers it starts to plan run there too); the executors run in their own
+    directories."""
     from pyspark.sql import SparkSession
 
     from spark_native_bridge import ship_to_executors
@@ -104,7 +111,13 @@ def cluster(name: str, conf: Optional[Dict[str, str]] = None) -> Iterator:
     )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    # pyspark starts the driver's JVM in this process's working directory, which it keeps.
+    previous = os.getcwd()
+    os.chdir(driver_cwd or previous)
+    try:
+        spark = builder.getOrCreate()
+    finally:
+        os.chdir(previous)
     spark.sparkContext.setLogLevel("ERROR")
     try:
         wait_for_executors(spark, EXECUTORS)
@@ -118,12 +131,37 @@ def cluster(name: str, conf: Optional[Dict[str, str]] = None) -> Iterator:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class NodePaths:
+    """What differs between the driver's node and the executors' on `plain_cluster`, although
+    all run on this machine."""
+
+    # The working directory of the driver's JVM and of the Python workers it starts: a path
+    # under `/proc/self/cwd/` names a file there for the driver only.
+    driver_cwd: str
+    # First in the executors' library path, empty: a test that fills it empties it again.
+    executor_library_path: str
+
+
 @pytest.fixture(scope="session")
-def plain_cluster():
+def node_paths(tmp_path_factory) -> NodePaths:
+    return NodePaths(
+        driver_cwd=str(tmp_path_factory.mktemp("driver_cwd")),
+        executor_library_path=str(tmp_path_factory.mktemp("executor_library_path")),
+    )
+
+
+@pytest.fixture(scope="session")
+def plain_cluster(node_paths):
     """A cluster of the default configuration (a task tried 4 times, as on any cluster), for
     every module of the pytest run that needs nothing else. A module that kills executors runs
     after the others (tests/cluster/main.rs lists them so): the workers replace what it kills."""
-    with cluster("plain", {"spark.task.maxFailures": "4"}) as session:
+    library_path = [node_paths.executor_library_path, os.environ.get("LD_LIBRARY_PATH", "")]
+    conf = {
+        "spark.task.maxFailures": "4",
+        "spark.executorEnv.LD_LIBRARY_PATH": os.pathsep.join(p for p in library_path if p),
+    }
+    with cluster("plain", conf, driver_cwd=node_paths.driver_cwd) as session:
         yield session
 
 
@@ -160,8 +198,11 @@ def tasks_per_executor(spark) -> Dict[str, int]:
 
 
 def executor_pids(spark) -> List[int]:
-    """The processes of this application's executors."""
+    """The processes of this application's executors: those that name its ID and its driver's
+    port (two clusters started in the same second give their applications the same ID, since
+    each has a master of its own that numbers them from 0)."""
     app_id = spark.sparkContext.applicationId
+    driver_port = spark.sparkContext.getConf().get("spark.driver.port")
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -171,8 +212,13 @@ def executor_pids(spark) -> List[int]:
                 command = file.read().split(b"\0")
         except OSError:
             continue
-        if b"org.apache.spark.executor.CoarseGrainedExecutorBackend" in command and any(
-            app_id.encode() in part for part in command
+        if (
+            b"org.apache.spark.executor.CoarseGrainedExecutorBackend" in command
+            and any(app_id.encode() in part for part in command)
+            and any(
+                option == b"--driver-url" and value.endswith(f":{driver_port}".encode())
+                for option, value in zip(command, command[1:])
+            )
         ):
             pids.append(int(entry))
     return sorted(pids)

@@ -4,11 +4,11 @@
 //! another build on an executor, and an executor killed in the middle of reads and writes; and
 //! through the JVM plugin: reads and writes on both executors, a killed executor.
 //!
-//! The modules that need a cluster of their own (another library path, working directory or jar)
-//! run in a pytest process each, so that each starts its cluster from a fresh JVM with the
-//! environment it needs (a JVM keeps the environment it started with); the distribution and
-//! failure modules share one plain cluster in one process, the failures last (they kill
-//! executors). Two processes run at a time.
+//! The bridge's modules share one plain cluster in one pytest process (`plain_cluster`: its driver
+//! runs in a working directory of its own, its executors have a library path of their own), the
+//! failures last (they kill executors); the JVM plugin's module needs a cluster with its jar,
+//! started from a fresh JVM in a pytest process of its own (a JVM keeps the class path and the
+//! environment it started with). The two processes run at the same time.
 
 #[path = "../spark/helpers/mod.rs"]
 mod helpers;
@@ -37,8 +37,8 @@ fn the_cluster_suite_passes_on_real_spark() {
     // killed and replaced), and each cluster is an application of its own (a test kills only
     // its own application's executors). A run is one pytest process, of one or more modules.
     let lanes: [&[&[&str]]; 2] = [
-        &[&["test_distribution.py", "test_failures.py"]],
-        &[&["test_builds.py"], &["test_jvm_plugin.py"]],
+        &[&["test_distribution.py", "test_builds.py", "test_failures.py"]],
+        &[&["test_jvm_plugin.py"]],
     ];
     std::thread::scope(|scope| {
         for modules in lanes {

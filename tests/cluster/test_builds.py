@@ -8,54 +8,55 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import ROOT, cluster
+from conftest import ROOT
 
-LIBRARY = "libspark_datasource_c_range.so"
+# c_range under a name of its own: the processes of the shared cluster keep the libraries that
+# earlier modules loaded, one build per data source name, and would reuse that build of
+# c_range (the same as the driver's) rather than look for one.
+LIBRARY = "libspark_datasource_c_range_builds.so"
 
 
 @pytest.fixture(scope="module")
-def builds(tmp_path_factory, c_range_library):
-    """The driver's build in one directory, and another build of the same source (compiled
-    without optimisation, so its checksum differs) in another."""
-    driver_dir = tmp_path_factory.mktemp("driver_lib")
-    executor_dir = tmp_path_factory.mktemp("executor_lib")
-    shutil.copy(c_range_library, driver_dir / LIBRARY)
+def spark(plain_cluster):
+    return plain_cluster
+
+
+@pytest.fixture(scope="module")
+def builds(node_paths, c_range_library):
+    """The driver's build in `lib/` of the driver's working directory: `/proc/self/cwd/lib/...`
+    is then one path that holds it for the driver only, as the same path would on two nodes of
+    a cluster. Another build of the same source (compiled without optimisation, so its checksum
+    differs) in the executors' library path. Both removed afterwards, for the modules that share
+    the cluster."""
+    driver_lib = os.path.join(node_paths.driver_cwd, "lib")
+    os.makedirs(driver_lib)
+    driver_build = os.path.join(driver_lib, LIBRARY)
+    shutil.copy(c_range_library, driver_build)
+    executor_build = os.path.join(node_paths.executor_library_path, LIBRARY)
     subprocess.run(
         [
             "cc", "-std=c11", "-O0", "-fPIC", "-shared", "-fvisibility=hidden",
             "-I", os.path.join(ROOT, "crates", "spark-datasource"),
-            "-o", str(executor_dir / LIBRARY),
+            "-o", executor_build,
             os.path.join(ROOT, "examples", "c_range", "c_range.c"),
         ],
         check=True,
     )
-    return driver_dir, executor_dir
-
-
-@pytest.fixture(scope="module")
-def spark(builds, tmp_path_factory):
-    driver_dir, executor_dir = builds
-    # The driver's processes (its JVM and the Python workers it starts to plan) run in
-    # `driver_cwd`, the executors in their own directories: `/proc/self/cwd/...` is then one
-    # path that holds the driver's build for the driver only, as the same path would on two
-    # nodes of a cluster. The executors' library path holds another build.
-    driver_cwd = tmp_path_factory.mktemp("driver_cwd")
-    (driver_cwd / "lib").mkdir()
-    shutil.copy(driver_dir / LIBRARY, driver_cwd / "lib" / LIBRARY)
-    previous = os.getcwd()
-    os.chdir(driver_cwd)
     try:
-        conf = {"spark.executorEnv.LD_LIBRARY_PATH": str(executor_dir)}
-        with cluster("builds", conf) as session:
-            yield session
+        yield driver_build, executor_build
     finally:
-        os.chdir(previous)
+        shutil.rmtree(driver_lib)
+        os.remove(executor_build)
 
 
-def test_an_executor_refuses_another_build_of_the_library(spark, builds, tmp_path):
+def test_an_executor_refuses_another_build_of_the_library(
+    spark, builds, node_paths, monkeypatch
+):
     from spark_native_bridge import register
 
-    driver_dir, executor_dir = builds
+    driver_build, executor_build = builds
+    # This process resolves `/proc/self/cwd` as the driver's JVM and its Python workers do.
+    monkeypatch.chdir(node_paths.driver_cwd)
     name = register(spark, f"/proc/self/cwd/lib/{LIBRARY}").name()
 
     with pytest.raises(Exception) as failure:
@@ -69,5 +70,5 @@ def test_an_executor_refuses_another_build_of_the_library(spark, builds, tmp_pat
     assert re.search(r"in _read\b", message), message
 
     # Once the executors' library path holds the driver's build, the same query runs.
-    shutil.copy(driver_dir / LIBRARY, executor_dir / LIBRARY)
+    shutil.copy(driver_build, executor_build)
     assert spark.read.format(name).option("end", 1000).load().count() == 1000
