@@ -219,7 +219,8 @@ impl SharedCheckout {
         std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
         folder.create(&parent).map_err(|e| {
             format!(
-                "cannot make {} for the run's copy of the repository ({e}): remove it, or wait                  for the other run of the suite to end",
+                "cannot make {} for the run's copy of the repository ({e}): remove it, or wait \
+                 for the other run of the suite to end",
                 parent.display()
             )
         })?;
