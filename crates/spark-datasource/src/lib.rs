@@ -39,9 +39,9 @@ mod macros;
 
 pub use datasource::log;
 pub use datasource::{
-    is_secret_key, BatchRead, BatchReader, Batches, DataSource, DataWriter, Error, OptionValue,
-    Options, Result, Secret, StreamRead, StreamReader, TaskContext, Write, WriteInfo, WriteMode,
-    Writer, REDACTED,
+    is_secret_key, BatchRead, BatchReader, BatchSender, Batches, DataSource, DataWriter, Error,
+    OptionValue, Options, Producer, Result, Secret, StreamRead, StreamReader, TaskContext, Write,
+    WriteInfo, WriteMode, Writer, DEFAULT_BATCHES_AHEAD, REDACTED,
 };
 
 /// The arrow-rs crates of this crate's API, so that a data source builds batches and schemas

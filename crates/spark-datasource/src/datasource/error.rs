@@ -40,6 +40,10 @@ pub enum Error {
     /// The task was killed, for example because its query was canceled.
     #[error("the task was killed: stopping")]
     Interrupted,
+    /// Spark stopped reading the batches of a [`Producer`](super::Producer) (it has what it
+    /// needs, or the task failed or was killed): the thread that produces them should return.
+    #[error("Spark stopped reading: the read is cancelled")]
+    Cancelled,
     /// Code of the data source panicked; the panic was caught at the interface. `location` is
     /// where it panicked (`src/connector/read.rs:42:9`), when the panic hook saw it.
     #[error("the data source panicked{}: {message}", .location.as_ref().map(|l| format!(" at {l}")).unwrap_or_default())]

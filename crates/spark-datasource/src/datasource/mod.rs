@@ -6,6 +6,7 @@
 //! |--------------------------------------------|----------------------------------------|
 //! | `TableProvider` / `DataSource`             | [`DataSource`]                         |
 //! | `ScanBuilder` + `Batch` / `reader(schema)` | [`BatchRead`], [`BatchReader`]         |
+//! | `PartitionReader` on a thread of its own   | [`Producer`], [`BatchSender`]          |
 //! | `MicroBatchStream` / `streamReader`        | [`StreamRead`], [`StreamReader`]       |
 //! | `BatchWrite` / `writer(schema, overwrite)` | [`Write`], [`Writer`]                  |
 //! | `DataWriter`                               | [`DataWriter`]                         |
@@ -21,6 +22,7 @@ mod batches;
 mod error;
 pub mod log;
 mod options;
+mod producer;
 mod secret;
 mod stream_read;
 mod task;
@@ -32,6 +34,7 @@ pub use batch_read::{BatchRead, BatchReader};
 pub use batches::Batches;
 pub use error::{Error, Result};
 pub use options::{OptionValue, Options};
+pub use producer::{BatchSender, Producer, DEFAULT_BATCHES_AHEAD};
 pub use secret::{is_secret_key, Secret, REDACTED};
 pub use stream_read::{StreamRead, StreamReader};
 pub use task::TaskContext;

@@ -1,5 +1,10 @@
 //! The task that runs a read or a data writer on an executor.
 
+use std::sync::Arc;
+
+/// The check of whether Spark killed a task, shareable with the thread of a read.
+pub(crate) type InterruptCheck = Arc<dyn Fn() -> bool + Send + Sync>;
+
 /// A Spark task, as `SparkDsTaskContext` describes it. The C interface checks
 /// [`TaskContext::is_interrupted`] between the batches of a read, so a read only needs to
 /// check it itself while it waits for long, for example on the network.
@@ -8,7 +13,7 @@ pub struct TaskContext {
     stage_id: i32,
     partition_id: i32,
     attempt_number: i32,
-    interrupted: Box<dyn Fn() -> bool + Send + Sync>,
+    interrupted: InterruptCheck,
 }
 
 impl TaskContext {
@@ -23,7 +28,7 @@ impl TaskContext {
             stage_id,
             partition_id,
             attempt_number,
-            interrupted,
+            interrupted: Arc::from(interrupted),
         }
     }
 
@@ -34,7 +39,7 @@ impl TaskContext {
             stage_id: 0,
             partition_id,
             attempt_number,
-            interrupted: Box::new(|| false),
+            interrupted: Arc::new(|| false),
         }
     }
 
@@ -61,5 +66,11 @@ impl TaskContext {
     /// Whether Spark killed the task, for example because its query was canceled.
     pub fn is_interrupted(&self) -> bool {
         (self.interrupted)()
+    }
+
+    /// The check itself, for a [`Producer`](super::Producer): valid while the read's stream
+    /// lives.
+    pub(crate) fn interrupt_check(&self) -> InterruptCheck {
+        self.interrupted.clone()
     }
 }

@@ -22,18 +22,18 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef, ListArray, PrimitiveArray};
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field, FieldRef};
+use serde::{Deserialize, Serialize};
 
+use super::time::{
+    date_from_postgres, date_out_of_range, date_to_postgres, timestamp_from_postgres,
+    timestamp_out_of_range, timestamp_to_postgres,
+};
 use super::types::Kind;
 
 /// The signature, flags and header extension length that open every COPY binary stream.
 pub const HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
 /// The field count of the trailer that closes it.
 pub const TRAILER: [u8; 2] = (-1i16).to_be_bytes();
-
-/// Days from 1970-01-01 (Arrow's epoch) to 2000-01-01 (PostgreSQL's).
-pub const EPOCH_DAYS: i32 = 10_957;
-/// Microseconds from 1970-01-01T00:00:00 to 2000-01-01T00:00:00.
-pub const EPOCH_MICROS: i64 = 946_684_800_000_000;
 
 /// Why a value could not be converted: the caller names the column.
 pub type Conversion<T> = std::result::Result<T, String>;
@@ -130,22 +130,23 @@ impl Decoder {
             ),
             Decoder::Bytes(b) => b.append_value(value),
             Decoder::Date(b) => {
-                let days = i32::from_be_bytes(fixed(value)?);
-                if days == i32::MAX || days == i32::MIN {
-                    return Err("an infinite date, which Spark's date cannot hold".into());
-                }
-                b.append_value(days + EPOCH_DAYS)
+                b.append_value(date_from_postgres(i32::from_be_bytes(fixed(value)?))?)
             }
             Decoder::Timestamp(b, _) => {
-                let micros = i64::from_be_bytes(fixed(value)?);
-                if micros == i64::MAX || micros == i64::MIN {
-                    return Err("an infinite timestamp, which Spark's timestamp cannot hold".into());
-                }
-                b.append_value(micros + EPOCH_MICROS)
+                b.append_value(timestamp_from_postgres(i64::from_be_bytes(fixed(value)?))?)
             }
             Decoder::List(list) => list.append(value)?,
         }
         Ok(())
+    }
+
+    /// Whether the column's values are of variable width, whose bytes count towards a batch's
+    /// byte budget: text, bytes and arrays.
+    fn variable_width(&self) -> bool {
+        matches!(
+            self,
+            Decoder::Text(_) | Decoder::Bytes(_) | Decoder::List(_)
+        )
     }
 
     /// The array of the values appended since the last call.
@@ -176,10 +177,9 @@ impl ListDecoder {
     /// lower bound, then each element as a field (length, or -1 for NULL, and its bytes).
     fn append(&mut self, value: &[u8]) -> Conversion<()> {
         let mut at = 0;
+        let truncated = || "a truncated array".to_string();
         let int = |at: &mut usize| -> Conversion<i32> {
-            let bytes = value
-                .get(*at..*at + 4)
-                .ok_or_else(|| "a truncated array".to_string())?;
+            let bytes = value.get(*at..at.saturating_add(4)).ok_or_else(truncated)?;
             *at += 4;
             Ok(i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
         };
@@ -191,6 +191,11 @@ impl ListDecoder {
             1 => {
                 let length = int(&mut at)?;
                 let _lower_bound = int(&mut at)?;
+                if length < 0 {
+                    return Err(format!(
+                        "an array that declares {length} elements, a negative count"
+                    ));
+                }
                 length
             }
             n => {
@@ -202,17 +207,28 @@ impl ListDecoder {
         };
         for _ in 0..count {
             let length = int(&mut at)?;
-            if length < 0 {
+            if length == -1 {
                 self.element.append_null();
                 continue;
             }
-            let element = value
-                .get(at..at + length as usize)
-                .ok_or_else(|| "a truncated array".to_string())?;
-            at += length as usize;
+            let length = usize::try_from(length)
+                .map_err(|_| format!("an array element of length {length}"))?;
+            let end = at.checked_add(length).ok_or_else(truncated)?;
+            let element = value.get(at..end).ok_or_else(truncated)?;
+            at = end;
             self.element.append(element)?;
         }
-        let end = self.offsets[self.offsets.len() - 1] + count;
+        if at != value.len() {
+            return Err(format!(
+                "an array with {} bytes after the {count} elements it declares",
+                value.len() - at
+            ));
+        }
+        let end = self.offsets[self.offsets.len() - 1]
+            .checked_add(count)
+            .ok_or_else(|| {
+                "more array elements in a batch than Arrow's 32-bit offsets hold".to_string()
+            })?;
         self.offsets.push(end);
         self.valid.push(true);
         Ok(())
@@ -407,14 +423,25 @@ pub fn decimal_to_numeric(unscaled: i128, scale: i8, out: &mut Vec<u8>) {
     }
 }
 
+/// When a read closes a batch: after `rows` rows, or as soon as the values of its
+/// variable-width columns (text, bytes, arrays) hold `bytes` bytes, whichever comes first.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct BatchSize {
+    pub rows: usize,
+    pub bytes: usize,
+}
+
 /// The reading side of a COPY binary stream, fed with the chunks that the client receives (one
 /// `CopyData` message each, normally one row): each complete row is decoded from the chunk in
 /// place, and only a row split across chunks is copied, until the rest of it arrives.
-#[derive(Default)]
 pub struct CopyDecoder {
+    size: BatchSize,
     pending: Vec<u8>,
     header: bool,
     ended: bool,
+    /// The rows of the batch being decoded, and the bytes of their variable-width values.
+    rows: usize,
+    bytes: usize,
 }
 
 /// What went wrong in a stream: a value (the caller names its column), or the format.
@@ -424,29 +451,47 @@ pub enum ReadError {
 }
 
 impl CopyDecoder {
-    /// Decodes the complete rows of what was kept and `chunk` into `decoders`, at most `room`
-    /// of them, and keeps the rest: call again with an empty chunk while it returns `room`.
-    pub fn decode(
-        &mut self,
-        chunk: &[u8],
-        decoders: &mut [Decoder],
-        room: usize,
-    ) -> Result<usize, ReadError> {
-        if self.pending.is_empty() {
-            let (rows, used) = self.rows(chunk, decoders, room)?;
-            self.pending.extend_from_slice(&chunk[used..]);
-            return Ok(rows);
+    /// A decoder that fills batches of `size`.
+    pub fn new(size: BatchSize) -> Self {
+        CopyDecoder {
+            size,
+            pending: Vec::new(),
+            header: false,
+            ended: false,
+            rows: 0,
+            bytes: 0,
         }
-        self.pending.extend_from_slice(chunk);
-        let pending = std::mem::take(&mut self.pending);
-        let result = self.rows(&pending, decoders, room);
-        self.pending = pending;
-        let (rows, used) = result?;
-        self.pending.drain(..used);
-        Ok(rows)
     }
 
-    /// Checks that the stream ended with its trailer, after whole rows.
+    /// Decodes the complete rows of what was kept and `chunk` into `decoders` until the batch
+    /// is full, and keeps the rest. Returns whether the batch is full: then take it
+    /// ([`CopyDecoder::take_batch`]) and call again with an empty chunk.
+    pub fn decode(&mut self, chunk: &[u8], decoders: &mut [Decoder]) -> Result<bool, ReadError> {
+        if self.pending.is_empty() {
+            let used = self.rows(chunk, decoders)?;
+            self.pending.extend_from_slice(&chunk[used..]);
+        } else {
+            self.pending.extend_from_slice(chunk);
+            let pending = std::mem::take(&mut self.pending);
+            let result = self.rows(&pending, decoders);
+            self.pending = pending;
+            let used = result?;
+            self.pending.drain(..used);
+        }
+        Ok(self.is_full())
+    }
+
+    fn is_full(&self) -> bool {
+        self.rows >= self.size.rows || self.bytes >= self.size.bytes
+    }
+
+    /// The number of rows of the batch decoded so far, starting the next one.
+    pub fn take_batch(&mut self) -> usize {
+        self.bytes = 0;
+        std::mem::take(&mut self.rows)
+    }
+
+    /// Checks that the stream ended with its trailer, after whole rows, and nothing after it.
     pub fn finish(&self) -> Result<(), ReadError> {
         if !self.header {
             return Err(ReadError::Format(
@@ -458,21 +503,22 @@ impl CopyDecoder {
                 "the stream ended before COPY's trailer, in the middle of a row".into(),
             ));
         }
+        if !self.pending.is_empty() {
+            return Err(ReadError::Format(format!(
+                "{} bytes after COPY's trailer",
+                self.pending.len()
+            )));
+        }
         Ok(())
     }
 
-    /// The rows decoded from `input` and the bytes they took, stopping at `room` rows, at the
-    /// trailer, or before a row that `input` does not hold whole.
-    fn rows(
-        &mut self,
-        input: &[u8],
-        decoders: &mut [Decoder],
-        room: usize,
-    ) -> Result<(usize, usize), ReadError> {
+    /// Decodes rows from `input` until the batch is full, the trailer, or a row that `input`
+    /// does not hold whole; returns the bytes they took.
+    fn rows(&mut self, input: &[u8], decoders: &mut [Decoder]) -> Result<usize, ReadError> {
         let mut at = 0;
         if !self.header {
             let Some(header) = input.get(..HEADER.len()) else {
-                return Ok((0, 0));
+                return Ok(0);
             };
             if header[..11] != HEADER[..11] {
                 return Err(ReadError::Format(
@@ -480,14 +526,16 @@ impl CopyDecoder {
                 ));
             }
             let extension = u32::from_be_bytes([header[15], header[16], header[17], header[18]]);
-            at = HEADER.len() + extension as usize;
+            at = usize::try_from(extension)
+                .ok()
+                .and_then(|extension| HEADER.len().checked_add(extension))
+                .ok_or_else(|| ReadError::Format("a header extension past any input".into()))?;
             if input.len() < at {
-                return Ok((0, 0));
+                return Ok(0);
             }
             self.header = true;
         }
-        let mut rows = 0;
-        while rows < room && !self.ended {
+        while !self.is_full() && !self.ended {
             let Some(count) = input.get(at..at + 2) else {
                 break;
             };
@@ -497,7 +545,7 @@ impl CopyDecoder {
                 at += 2;
                 break;
             }
-            if count as usize != decoders.len() {
+            if usize::try_from(count).ok() != Some(decoders.len()) {
                 return Err(ReadError::Format(format!(
                     "a row of {count} fields where the query selects {}",
                     decoders.len()
@@ -505,15 +553,26 @@ impl CopyDecoder {
             }
             // The whole row first, so that no column gets a value of a row that is not here.
             let mut end = at + 2;
-            for _ in 0..decoders.len() {
+            let mut bytes = 0usize;
+            for decoder in decoders.iter() {
                 let Some(length) = input.get(end..end + 4) else {
-                    return Ok((rows, at));
+                    return Ok(at);
                 };
                 let length = i32::from_be_bytes([length[0], length[1], length[2], length[3]]);
-                end += 4 + length.max(0) as usize;
+                let length = match length {
+                    -1 => 0,
+                    _ => usize::try_from(length)
+                        .map_err(|_| ReadError::Format(format!("a field of length {length}")))?,
+                };
+                if decoder.variable_width() {
+                    bytes += length;
+                }
+                end = end
+                    .checked_add(4 + length)
+                    .ok_or_else(|| ReadError::Format("a field past any input".into()))?;
             }
             if end > input.len() {
-                return Ok((rows, at));
+                return Ok(at);
             }
             let mut field = at + 2;
             for (column, decoder) in decoders.iter_mut().enumerate() {
@@ -535,9 +594,10 @@ impl CopyDecoder {
                     .map_err(|why| ReadError::Value { column, why })?;
             }
             at = end;
-            rows += 1;
+            self.rows += 1;
+            self.bytes += bytes;
         }
-        Ok((rows, at))
+        Ok(at)
     }
 }
 
@@ -602,15 +662,19 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    /// Appends the field of row `row`: its length (or -1 for NULL), then its bytes.
-    pub fn field(&self, row: usize, out: &mut Vec<u8>) {
+    /// Appends the field of row `row`: its length (or -1 for NULL), then its bytes; or says
+    /// why PostgreSQL's type cannot hold the value (the caller names the column).
+    pub fn field(&self, row: usize, out: &mut Vec<u8>) -> Conversion<()> {
         if self.array().is_null(row) {
             out.extend_from_slice(&(-1i32).to_be_bytes());
-            return;
+            return Ok(());
         }
-        let mut fixed = |bytes: &[u8]| {
-            out.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+        let mut fixed = |bytes: &[u8]| -> Conversion<()> {
+            let length = i32::try_from(bytes.len())
+                .map_err(|_| "a value of 2 GiB or more, past any field of COPY".to_string())?;
+            out.extend_from_slice(&length.to_be_bytes());
             out.extend_from_slice(bytes);
+            Ok(())
         };
         match self {
             Encoder::Bool(a) => fixed(&[u8::from(a.value(row))]),
@@ -620,8 +684,17 @@ impl<'a> Encoder<'a> {
             Encoder::Int64(a) => fixed(&a.value(row).to_be_bytes()),
             Encoder::Float32(a) => fixed(&a.value(row).to_be_bytes()),
             Encoder::Float64(a) => fixed(&a.value(row).to_be_bytes()),
-            Encoder::Date(a) => fixed(&(a.value(row) - EPOCH_DAYS).to_be_bytes()),
-            Encoder::Timestamp(a) => fixed(&(a.value(row) - EPOCH_MICROS).to_be_bytes()),
+            Encoder::Date(a) => {
+                let days = a.value(row);
+                let days = date_to_postgres(days).ok_or_else(|| date_out_of_range(days))?;
+                fixed(&days.to_be_bytes())
+            }
+            Encoder::Timestamp(a) => {
+                let micros = a.value(row);
+                let micros =
+                    timestamp_to_postgres(micros).ok_or_else(|| timestamp_out_of_range(micros))?;
+                fixed(&micros.to_be_bytes())
+            }
             Encoder::Text(a) => match a.as_string_opt::<i32>() {
                 Some(strings) => fixed(strings.value(row).as_bytes()),
                 None => fixed(a.as_string::<i64>().value(row).as_bytes()),
@@ -634,7 +707,7 @@ impl<'a> Encoder<'a> {
                 let start = out.len();
                 out.extend_from_slice(&[0; 4]);
                 decimal_to_numeric(a.value(row), *scale, out);
-                patch_length(out, start);
+                patch_length(out, start)
             }
             Encoder::List(list, element, oid) => {
                 let start = out.len();
@@ -647,22 +720,26 @@ impl<'a> Encoder<'a> {
                 out.extend_from_slice(&i32::from(has_nulls).to_be_bytes());
                 out.extend_from_slice(&oid.to_be_bytes());
                 if to > from {
-                    out.extend_from_slice(&((to - from) as i32).to_be_bytes());
+                    let count = i32::try_from(to - from)
+                        .map_err(|_| "an array of 2^31 elements or more".to_string())?;
+                    out.extend_from_slice(&count.to_be_bytes());
                     out.extend_from_slice(&1i32.to_be_bytes());
                 }
                 for i in from..to {
-                    element.field(i, out);
+                    element.field(i, out)?;
                 }
-                patch_length(out, start);
+                patch_length(out, start)
             }
         }
     }
 }
 
 /// Writes at `start` the length of what follows it.
-fn patch_length(out: &mut [u8], start: usize) {
-    let length = (out.len() - start - 4) as i32;
+fn patch_length(out: &mut [u8], start: usize) -> Conversion<()> {
+    let length = i32::try_from(out.len() - start - 4)
+        .map_err(|_| "a value of 2 GiB or more, past any field of COPY".to_string())?;
     out[start..start + 4].copy_from_slice(&length.to_be_bytes());
+    Ok(())
 }
 
 #[cfg(test)]
@@ -756,6 +833,36 @@ mod tests {
         bytes
     }
 
+    /// Decodes `chunks` into batches of `size`: the rows of each batch, and the decoders.
+    fn batches(
+        chunks: &[&[u8]],
+        kinds: &[Kind],
+        size: BatchSize,
+    ) -> Result<(Vec<usize>, Vec<Decoder>), String> {
+        let mut copy = CopyDecoder::new(size);
+        let mut decoders: Vec<Decoder> = kinds.iter().map(Decoder::new).collect();
+        let mut batches = Vec::new();
+        let failed = |e: ReadError| match e {
+            ReadError::Value { column, why } => format!("column {column}: {why}"),
+            ReadError::Format(why) => why,
+        };
+        for chunk in chunks {
+            let mut input = *chunk;
+            while copy.decode(input, &mut decoders).map_err(failed)? {
+                batches.push(copy.take_batch());
+                input = &[];
+            }
+        }
+        copy.finish().map_err(failed)?;
+        let last = copy.take_batch();
+        if last > 0 {
+            batches.push(last);
+        }
+        Ok((batches, decoders))
+    }
+
+    const ID_NAME: [Kind; 2] = [Kind::Int64, Kind::Text { padded: false }];
+
     #[test]
     fn rows_split_across_chunks_of_any_size_decode_whole() -> Result<(), String> {
         let rows = [
@@ -767,28 +874,16 @@ mod tests {
         let bytes = stream(&rows);
         for size in 1..=bytes.len() {
             for room in [1, 3, 100] {
-                let mut copy = CopyDecoder::default();
-                let mut decoders = [
-                    Decoder::new(&Kind::Int64),
-                    Decoder::new(&Kind::Text { padded: false }),
-                ];
-                let mut decoded = 0;
-                for chunk in bytes.chunks(size) {
-                    let mut input = chunk;
-                    loop {
-                        let n = copy
-                            .decode(input, &mut decoders, room)
-                            .map_err(|_| format!("chunks of {size}"))?;
-                        decoded += n;
-                        input = &[];
-                        if n < room {
-                            break;
-                        }
-                    }
-                }
-                copy.finish()
-                    .map_err(|_| format!("chunks of {size}: no trailer"))?;
+                let chunks: Vec<&[u8]> = bytes.chunks(size).collect();
+                let batch = BatchSize {
+                    rows: room,
+                    bytes: usize::MAX,
+                };
+                let (batches, mut decoders) = batches(&chunks, &ID_NAME, batch)
+                    .map_err(|e| format!("chunks of {size}: {e}"))?;
+                let decoded: usize = batches.iter().sum();
                 assert_eq!(decoded, rows.len(), "chunks of {size}, room {room}");
+                assert!(batches.iter().all(|&n| n <= room));
                 let ids = decoders[0].finish();
                 let names = decoders[1].finish();
                 let ids: Vec<i64> = ids.as_primitive::<Int64Type>().values().to_vec();
@@ -801,19 +896,157 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_closes_at_its_byte_budget_of_variable_width_values() -> Result<(), String> {
+        let text = "x".repeat(100);
+        let rows: Vec<(i64, Option<&str>)> = (0..10).map(|i| (i, Some(text.as_str()))).collect();
+        let bytes = stream(&rows);
+        let size = BatchSize {
+            rows: 1000,
+            bytes: 250,
+        };
+        // 100 bytes of text a row, 8 of id that do not count: the third row reaches 250.
+        let (batches, _) = batches(&[&bytes], &ID_NAME, size)?;
+        assert_eq!(batches, [3, 3, 3, 1]);
+        Ok(())
+    }
+
+    #[test]
     fn a_stream_without_its_trailer_is_refused() {
         let bytes = stream(&[(1, Some("one"))]);
-        let mut copy = CopyDecoder::default();
-        let mut decoders = [
-            Decoder::new(&Kind::Int64),
-            Decoder::new(&Kind::Text { padded: false }),
-        ];
         let cut = bytes.len() - TRAILER.len() - 2;
-        assert!(matches!(
-            copy.decode(&bytes[..cut], &mut decoders, 10),
-            Ok(0)
-        ));
-        assert!(copy.finish().is_err());
+        let size = BatchSize {
+            rows: 10,
+            bytes: usize::MAX,
+        };
+        assert!(batches(&[&bytes[..cut]], &ID_NAME, size)
+            .is_err_and(|e| e == "the stream ended before COPY's trailer, in the middle of a row"));
+    }
+
+    #[test]
+    fn bytes_after_the_trailer_and_bad_lengths_are_refused() {
+        let size = BatchSize {
+            rows: 10,
+            bytes: usize::MAX,
+        };
+        let mut bytes = stream(&[(1, Some("one"))]);
+        bytes.extend_from_slice(b"more");
+        assert_eq!(
+            batches(&[&bytes], &ID_NAME, size).err().as_deref(),
+            Some("4 bytes after COPY's trailer")
+        );
+        let mut bytes = HEADER.to_vec();
+        bytes.extend_from_slice(&2i16.to_be_bytes());
+        bytes.extend_from_slice(&(-2i32).to_be_bytes());
+        assert_eq!(
+            batches(&[&bytes], &ID_NAME, size).err().as_deref(),
+            Some("a field of length -2")
+        );
+    }
+
+    /// A stream of one `int4[]` column whose row holds `array`, the bytes of its value.
+    fn array_stream(array: &[u8]) -> Vec<u8> {
+        let mut bytes = HEADER.to_vec();
+        bytes.extend_from_slice(&1i16.to_be_bytes());
+        bytes.extend_from_slice(&(array.len() as i32).to_be_bytes());
+        bytes.extend_from_slice(array);
+        bytes.extend_from_slice(&TRAILER);
+        bytes
+    }
+
+    /// The binary form of a one-dimensional `int4[]` that declares `count` elements and holds
+    /// `values`.
+    fn int4_array(count: i32, values: &[i32]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for int in [1, 0, 23, count, 1] {
+            bytes.extend_from_slice(&i32::to_be_bytes(int));
+        }
+        for value in values {
+            bytes.extend_from_slice(&4i32.to_be_bytes());
+            bytes.extend_from_slice(&value.to_be_bytes());
+        }
+        bytes
+    }
+
+    #[test]
+    fn arrays_with_a_negative_count_or_bytes_after_their_elements_are_refused() {
+        let kinds = [Kind::List(Box::new(Kind::Int32))];
+        let size = BatchSize {
+            rows: 10,
+            bytes: usize::MAX,
+        };
+        let decode = |array: &[u8]| batches(&[&array_stream(array)], &kinds, size).err();
+        assert_eq!(decode(&int4_array(2, &[7, 8])), None);
+        // Once read as no element, then a decreasing offset that failed the batch's array.
+        assert_eq!(
+            decode(&int4_array(-3, &[])).as_deref(),
+            Some("column 0: an array that declares -3 elements, a negative count")
+        );
+        assert_eq!(
+            decode(&int4_array(1, &[7, 8])).as_deref(),
+            Some("column 0: an array with 8 bytes after the 1 elements it declares")
+        );
+        assert_eq!(
+            decode(&int4_array(3, &[7, 8])).as_deref(),
+            Some("column 0: a truncated array")
+        );
+        let mut bad_element = int4_array(1, &[]);
+        bad_element.extend_from_slice(&(-7i32).to_be_bytes());
+        assert_eq!(
+            decode(&bad_element).as_deref(),
+            Some("column 0: an array element of length -7")
+        );
+    }
+
+    #[test]
+    fn dates_and_timestamps_outside_sparks_range_are_refused() {
+        let size = BatchSize {
+            rows: 10,
+            bytes: usize::MAX,
+        };
+        let one = |kind: Kind, value: &[u8]| {
+            let mut bytes = HEADER.to_vec();
+            bytes.extend_from_slice(&1i16.to_be_bytes());
+            bytes.extend_from_slice(&(value.len() as i32).to_be_bytes());
+            bytes.extend_from_slice(value);
+            bytes.extend_from_slice(&TRAILER);
+            batches(&[&bytes], &[kind], size).err()
+        };
+        // PostgreSQL's last date and last timestamp.
+        assert_eq!(
+            one(Kind::Date, &2_145_031_948i32.to_be_bytes()).as_deref(),
+            Some(
+                "column 0: the date 5874897-12-31, outside Spark's range of 0001-01-01 to \
+                 9999-12-31"
+            )
+        );
+        assert_eq!(
+            one(
+                Kind::TimestampTz,
+                &9_223_371_331_199_999_999i64.to_be_bytes()
+            )
+            .as_deref(),
+            Some(
+                "column 0: the timestamp 294276-12-31 23:59:59.999999, outside Spark's range \
+                 of 0001-01-01 to 9999-12-31"
+            )
+        );
+    }
+
+    #[test]
+    fn values_that_postgresql_cannot_hold_are_refused_on_write() {
+        let dates = arrow_array::Date32Array::from(vec![0, i32::MAX]);
+        let encoder = Encoder::new(&dates, &Kind::Date);
+        let mut out = Vec::new();
+        assert_eq!(encoder.field(0, &mut out), Ok(()));
+        assert_eq!(out[4..], (-10_957i32).to_be_bytes());
+        assert!(encoder
+            .field(1, &mut out)
+            .is_err_and(|e| e.starts_with("the date 5881580-07-11, outside PostgreSQL's range")));
+        let instants = arrow_array::TimestampMicrosecondArray::from(vec![i64::MIN + 1]);
+        let encoder = Encoder::new(&instants, &Kind::Timestamp);
+        assert!(encoder
+            .field(0, &mut out)
+            .is_err_and(|e| e.contains("outside PostgreSQL's range")));
     }
 
     #[test]

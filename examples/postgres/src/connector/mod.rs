@@ -16,6 +16,7 @@ mod binary;
 mod connect;
 mod read;
 mod sql;
+mod time;
 mod types;
 mod write;
 
@@ -26,6 +27,7 @@ use postgres::Client;
 use serde::{Deserialize, Serialize};
 use spark_datasource::{DataSource, Error, Options, Result};
 
+use self::binary::BatchSize;
 use self::connect::{describe, Connection};
 use self::sql::ColumnInfo;
 
@@ -44,6 +46,7 @@ const OPTIONS: &[&str] = &[
     "upperBound",
     "numPartitions",
     "fetchsize",
+    "batchBytes",
     "sslmode",
     "connectTimeout",
     "pushDownPredicate",
@@ -57,6 +60,17 @@ const OPTIONS: &[&str] = &[
 /// batch pays fixed costs in Spark (and in a Python worker, through the bridge).
 const DEFAULT_BATCH_ROWS: usize = 65_536;
 
+/// Bytes of text, bytes and arrays at which a batch closes before `fetchsize` rows, when
+/// `batchBytes` is not set. Arrow addresses a column's values with 32-bit offsets, so a batch
+/// must stay below 2 GiB of them (65,536 rows of 1 MiB would not); a task holds about four
+/// batches at once (the one Spark reads, two ahead, one being filled), 128 MiB at this size;
+/// and at 32 MiB a batch's fixed costs are nothing next to its bytes.
+const DEFAULT_BATCH_BYTES: usize = 32 << 20;
+
+/// The largest `batchBytes`: a batch closes after the row that reaches the budget, and one
+/// value of PostgreSQL is at most 1 GiB, so a batch stays below Arrow's 2 GiB.
+const MAX_BATCH_BYTES: usize = 1 << 30;
+
 /// The data source: the options of the query, checked once.
 pub struct Source {
     settings: Settings,
@@ -68,7 +82,7 @@ pub struct Settings {
     connection: Connection,
     relation: Relation,
     partitioning: Option<read::PartitionOptions>,
-    batch_rows: usize,
+    batch_size: BatchSize,
     push_filters: bool,
     push_limit: bool,
 }
@@ -116,6 +130,13 @@ impl DataSource for Source {
             (None, None) => Relation::Table(String::new()),
         };
         let batch_rows = options.get_or("fetchsize", DEFAULT_BATCH_ROWS)?;
+        let batch_bytes = options.get_or("batchBytes", DEFAULT_BATCH_BYTES)?;
+        if !(1..=MAX_BATCH_BYTES).contains(&batch_bytes) {
+            return Err(Error::Option(format!(
+                "option `batchBytes` must be from 1 to {MAX_BATCH_BYTES} (1 GiB), got \
+                 {batch_bytes}"
+            )));
+        }
         // Spark creates a source without options to ask for its capabilities: only a source
         // that names what it reads or writes needs a `url`.
         let probe = options.iter().next().is_none();
@@ -128,10 +149,14 @@ impl DataSource for Source {
             connection: Connection::from_options(&connection)?,
             relation,
             partitioning: read::PartitionOptions::from_options(&options)?,
-            batch_rows: if batch_rows == 0 {
-                DEFAULT_BATCH_ROWS
-            } else {
-                batch_rows
+            batch_size: BatchSize {
+                // As Spark's JDBC source: 0 is the driver's default.
+                rows: if batch_rows == 0 {
+                    DEFAULT_BATCH_ROWS
+                } else {
+                    batch_rows
+                },
+                bytes: batch_bytes,
             },
             push_filters: options.get_or("pushDownPredicate", true)?,
             push_limit: options.get_or("pushDownLimit", true)?,

@@ -2,17 +2,22 @@
 //! `COPY (SELECT <columns> FROM <relation> WHERE <partition and filters> LIMIT <n>) TO STDOUT
 //! (FORMAT binary)` decoded into Arrow batches.
 //!
-//! A task reads on a thread of its own, which holds the connection and sends batches through a
-//! channel of two: the server streams and the decoder decodes while Spark consumes the previous
-//! batch. When Spark stops reading (a limit reached, a killed task: the SDK checks
-//! `is_interrupted` between batches and drops the stream), the channel closes, the thread
-//! returns and closing its connection ends the COPY on the server.
+//! A task reads on a thread of its own, the SDK's `Producer`, which holds the connection and
+//! sends batches two ahead of Spark: the server streams and the decoder decodes while Spark
+//! consumes the previous batch. The read ends only when the thread has read the COPY to its
+//! trailer; its error or panic fails the task. When Spark stops reading (a limit reached, a
+//! killed task), the thread's next send fails or its next check of `is_cancelled` says so, it
+//! returns, and closing its connection ends the COPY on the server.
+//!
+//! A batch closes at `fetchsize` rows or at `batchBytes` bytes of text, bytes and arrays,
+//! whichever comes first: Arrow's arrays of strings address their bytes with 32-bit offsets,
+//! so a batch of 65,536 rows of 1 MiB each would not fit one.
 
 use std::future::{poll_fn, Future};
 use std::pin::pin;
-use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
 use std::task::Poll;
+use std::time::Duration;
 
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::{Schema, SchemaRef};
@@ -20,16 +25,19 @@ use futures_util::StreamExt;
 use postgres::types::ToSql;
 use serde::{Deserialize, Serialize};
 use spark_datasource::filters::{decode, encode, Filter};
-use spark_datasource::{BatchRead, BatchReader, Batches, Error, Options, Result, TaskContext};
+use spark_datasource::{
+    BatchRead, BatchReader, BatchSender, Batches, Error, Options, Producer, Result, TaskContext,
+};
 
 use super::binary::{CopyDecoder, Decoder, ReadError};
 use super::connect::describe;
-use super::sql::{bind_statement, quote, ColumnInfo, Condition, Param};
+use super::sql::{bind_statement, quote, ColumnInfo, Condition, Param, MAX_PARAMS};
+use super::time::{parse_date, parse_timestamp};
 use super::types::{self, Kind};
 use super::{Settings, Source};
 
-/// Batches that a task's thread decodes ahead of Spark.
-const BATCHES_AHEAD: usize = 2;
+/// How often a thread that waits on the server checks whether Spark still reads.
+const CANCEL_CHECK: Duration = Duration::from_millis(100);
 
 /// The options of a partitioned read, as the query gave them.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -210,6 +218,14 @@ fn partitioning(options: &PartitionOptions, columns: &[ColumnInfo]) -> Result<Pa
     };
     let lower = bound("lowerBound", &options.lower)?;
     let upper = bound("upperBound", &options.upper)?;
+    for (key, value) in [("lowerBound", lower), ("upperBound", upper)] {
+        if !bound_param(&column.kind, value).is_some_and(|p| p.is_bindable()) {
+            return Err(Error::Option(format!(
+                "option `{key}` is outside the range of PostgreSQL's {}",
+                column.kind.sql_type()
+            )));
+        }
+    }
     if lower > upper {
         return Err(Error::Option(format!(
             "option `lowerBound` ({}) must not be above `upperBound` ({})",
@@ -242,18 +258,16 @@ impl Reader {
         if let (Some(p), Some((lower, upper))) = (&self.partitioning, partition.range) {
             let name = quote(&p.column.name);
             let mut bound = |value: i64| {
-                condition.bind(match p.column.kind {
-                    Kind::Date => Param::Date(value as i32),
-                    Kind::Timestamp => Param::Timestamp(value),
-                    Kind::TimestampTz => Param::TimestampTz(value),
-                    _ => Param::Int64(value),
-                })
+                // Strides lie between the bounds, which `partitioning` checked.
+                bound_param(&p.column.kind, value)
+                    .map(|param| condition.bind(param))
+                    .ok_or_else(|| Error::msg(format!("a partition bound {value} out of range")))
             };
             clauses.push(match (lower, upper) {
-                (None, Some(upper)) => format!("({name} < {} OR {name} IS NULL)", bound(upper)),
-                (Some(lower), None) => format!("{name} >= {}", bound(lower)),
+                (None, Some(upper)) => format!("({name} < {} OR {name} IS NULL)", bound(upper)?),
+                (Some(lower), None) => format!("{name} >= {}", bound(lower)?),
                 (Some(lower), Some(upper)) => {
-                    format!("{name} >= {} AND {name} < {}", bound(lower), bound(upper))
+                    format!("{name} >= {} AND {name} < {}", bound(lower)?, bound(upper)?)
                 }
                 (None, None) => "TRUE".to_string(),
             });
@@ -294,12 +308,20 @@ impl BatchReader for Reader {
             return Ok(vec![false; filters.len()]);
         }
         let mut accepted = decode(&self.filters)?;
+        // What the accepted filters bind, and the two bounds of a partition.
+        let mut bound = 2;
+        for filter in &accepted {
+            let mut condition = Condition::new(&self.columns, self.utf8);
+            condition.filter(filter);
+            bound += condition.params.len();
+        }
         let mut answers = Vec::with_capacity(filters.len());
         for filter in filters {
-            let answer = Condition::new(&self.columns, self.utf8)
-                .filter(filter)
-                .is_some();
+            let mut condition = Condition::new(&self.columns, self.utf8);
+            let answer =
+                condition.filter(filter).is_some() && bound + condition.params.len() <= MAX_PARAMS;
             if answer {
+                bound += condition.params.len();
                 accepted.push(filter.clone());
             }
             answers.push(answer);
@@ -345,7 +367,7 @@ impl BatchReader for Reader {
             .collect())
     }
 
-    fn read(&self, partition: Partition, _task: &TaskContext) -> Result<Batches> {
+    fn read(&self, partition: Partition, task: &TaskContext) -> Result<Batches> {
         let (statement, params) = self.statement(&partition)?;
         let schema = self.output();
         let columns: Vec<ColumnInfo> = self
@@ -353,25 +375,26 @@ impl BatchReader for Reader {
             .iter()
             .map(|&i| self.columns[i].clone())
             .collect();
-        let task = Task {
+        let read = Task {
             settings: self.settings.clone(),
             statement,
             params,
             schema: schema.clone(),
             columns,
         };
-        let (sender, receiver) = sync_channel(BATCHES_AHEAD);
-        std::thread::Builder::new()
-            .name("sparkds-postgres-read".to_string())
-            .spawn(move || {
-                if let Err(error) = task.run(&sender) {
-                    // The receiver is gone when Spark stopped reading: nothing to report.
-                    let _ = sender.send(Err(error));
-                }
-            })
-            .map_err(|e| Error::io("cannot start the thread of a read", e))?;
-        Ok(Batches::new(schema, receiver))
+        let batches = Producer::spawn(task, move |out| read.run(out))?;
+        Ok(Batches::new(schema, batches))
     }
+}
+
+/// The bound `value` of a partition column of `kind`, as a parameter; `None` past its type.
+fn bound_param(kind: &Kind, value: i64) -> Option<Param> {
+    Some(match kind {
+        Kind::Date => Param::Date(i32::try_from(value).ok()?),
+        Kind::Timestamp => Param::Timestamp(value),
+        Kind::TimestampTz => Param::TimestampTz(value),
+        _ => Param::Int64(value),
+    })
 }
 
 /// The ranges of Spark's JDBC source (`JDBCRelation.columnPartition`): `partitions` strides of
@@ -412,7 +435,7 @@ struct Task {
 impl Task {
     /// Reads on a runtime of this thread that drives the connection and the COPY together:
     /// a wake-up decodes every message that arrived, rather than entering a runtime per row.
-    fn run(self, sender: &SyncSender<Result<RecordBatch>>) -> Result<()> {
+    fn run(self, out: &BatchSender) -> Result<()> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -423,9 +446,17 @@ impl Task {
                 .connection
                 .connect_async("sparkds-read")
                 .await?;
-            let mut copy = pin!(self.copy(&client, sender));
+            let mut copy = pin!(self.copy(&client, out));
             let mut closed = false;
+            // A server that sends nothing for long (a slow query) wakes nobody: the timer
+            // does, to see whether Spark stopped reading.
+            let mut check = tokio::time::interval(CANCEL_CHECK);
             poll_fn(|cx| {
+                while check.poll_tick(cx).is_ready() {
+                    if out.is_cancelled() {
+                        return Poll::Ready(Err(Error::Cancelled));
+                    }
+                }
                 // The connection first: it reads the socket and hands the messages to the
                 // COPY; its own error (a server that goes away) is the task's.
                 while !closed {
@@ -449,12 +480,9 @@ impl Task {
         })
     }
 
-    /// Binds the values, runs the COPY and decodes its rows into batches of `fetchsize` rows.
-    async fn copy(
-        &self,
-        client: &tokio_postgres::Client,
-        sender: &SyncSender<Result<RecordBatch>>,
-    ) -> Result<()> {
+    /// Binds the values, runs the COPY and decodes its rows into batches of `fetchsize` rows
+    /// or `batchBytes` bytes.
+    async fn copy(&self, client: &tokio_postgres::Client, out: &BatchSender) -> Result<()> {
         let relation = self.settings.relation.describe();
         if !self.params.is_empty() {
             let params: Vec<&(dyn ToSql + Sync)> = self
@@ -484,11 +512,9 @@ impl Task {
             )),
             ReadError::Format(why) => Error::msg(format!("reading {relation} failed: {why}")),
         };
-        let mut decoder = CopyDecoder::default();
+        let mut decoder = CopyDecoder::new(self.settings.batch_size);
         let mut decoders: Vec<Decoder> =
             self.columns.iter().map(|c| Decoder::new(&c.kind)).collect();
-        let batch_rows = self.settings.batch_rows;
-        let mut rows = 0;
         let send = |decoders: &mut [Decoder], rows: usize| {
             let arrays = decoders.iter_mut().map(Decoder::finish).collect();
             let batch = RecordBatch::try_new_with_options(
@@ -496,27 +522,19 @@ impl Task {
                 arrays,
                 &RecordBatchOptions::new().with_row_count(Some(rows)),
             )?;
-            // An error: Spark stopped reading, and dropped the receiver.
-            Ok::<bool, Error>(sender.send(Ok(batch)).is_ok())
+            // An error once Spark stopped reading: the read returns it, and nobody reads it.
+            out.send(batch)
         };
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| self.failed(&e))?;
             let mut input: &[u8] = &chunk;
-            loop {
-                rows += decoder
-                    .decode(input, &mut decoders, batch_rows - rows)
-                    .map_err(failed)?;
+            while decoder.decode(input, &mut decoders).map_err(failed)? {
+                send(&mut decoders, decoder.take_batch())?;
                 input = &[];
-                if rows < batch_rows {
-                    break;
-                }
-                if !send(&mut decoders, rows)? {
-                    return Ok(());
-                }
-                rows = 0;
             }
         }
         decoder.finish().map_err(failed)?;
+        let rows = decoder.take_batch();
         if rows > 0 {
             send(&mut decoders, rows)?;
         }
@@ -531,48 +549,6 @@ impl Task {
             describe(error)
         ))
     }
-}
-
-/// Days since 1970-01-01 of `yyyy-mm-dd`.
-fn parse_date(text: &str) -> Option<i32> {
-    let mut parts = text.splitn(3, '-');
-    let year: i64 = parts.next()?.parse().ok()?;
-    let month: i64 = parts.next()?.parse().ok()?;
-    let day: i64 = parts.next()?.parse().ok()?;
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return None;
-    }
-    // Howard Hinnant's days_from_civil.
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    i32::try_from(era * 146_097 + doe - 719_468).ok()
-}
-
-/// Microseconds since 1970-01-01T00:00:00 of `yyyy-mm-dd[( |T)hh:mm[:ss[.ffffff]]]`, in UTC.
-fn parse_timestamp(text: &str) -> Option<i64> {
-    let (date, time) = match text.find([' ', 'T']) {
-        Some(at) => (&text[..at], Some(&text[at + 1..])),
-        None => (text, None),
-    };
-    let days = i64::from(parse_date(date)?);
-    let mut micros = 0i64;
-    if let Some(time) = time {
-        let (clock, fraction) = time.split_once('.').unwrap_or((time, ""));
-        let mut parts = clock.split(':');
-        let hours: i64 = parts.next()?.parse().ok()?;
-        let minutes: i64 = parts.next()?.parse().ok()?;
-        let seconds: i64 = parts.next().map_or(Some(0), |s| s.parse().ok())?;
-        if fraction.len() > 6 || !fraction.chars().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        let fraction: i64 = format!("{fraction:0<6}").parse().ok()?;
-        micros = ((hours * 60 + minutes) * 60 + seconds) * 1_000_000 + fraction;
-    }
-    days.checked_mul(86_400_000_000)?.checked_add(micros)
 }
 
 #[cfg(test)]
@@ -594,17 +570,5 @@ mod tests {
         // Fewer values than partitions: one partition per value.
         assert_eq!(ranges(0, 2, 10).len(), 2);
         assert_eq!(ranges(5, 5, 3), vec![None]);
-    }
-
-    #[test]
-    fn bounds_parse_as_dates_and_timestamps() {
-        assert_eq!(parse_date("1970-01-01"), Some(0));
-        assert_eq!(parse_date("2000-01-01"), Some(10_957));
-        assert_eq!(parse_date("1969-12-31"), Some(-1));
-        assert_eq!(
-            parse_timestamp("1970-01-02 00:00:01.5"),
-            Some(86_401_500_000)
-        );
-        assert_eq!(parse_timestamp("soon"), None);
     }
 }

@@ -26,8 +26,13 @@ use postgres::types::{IsNull, ToSql, Type};
 use serde::{Deserialize, Serialize};
 use spark_datasource::filters::{Column, Filter, Literal, Value};
 
-use super::binary::{EPOCH_DAYS, EPOCH_MICROS};
+use super::time::{date_to_postgres, timestamp_to_postgres};
 use super::types::Kind;
+
+/// The values that one read binds, at most: each is a column of the statement that binds
+/// them, where PostgreSQL allows 1,664 (`MaxTupleAttributeNumber`). A filter past it is left
+/// to Spark.
+pub const MAX_PARAMS: usize = 1_600;
 
 /// `name` as a quoted identifier.
 pub fn quote(name: &str) -> String {
@@ -69,6 +74,18 @@ impl Param {
         }
     }
 
+    /// Whether PostgreSQL holds the value: a date or a timestamp past its range cannot be
+    /// bound (shifted to its epoch, it would be another value, or fail the statement).
+    pub fn is_bindable(&self) -> bool {
+        match self {
+            Param::Date(days) => date_to_postgres(*days).is_some(),
+            Param::Timestamp(micros) | Param::TimestampTz(micros) => {
+                timestamp_to_postgres(*micros).is_some()
+            }
+            _ => true,
+        }
+    }
+
     /// The type that the query reads it back as.
     fn read_as(&self) -> &'static str {
         match self {
@@ -77,6 +94,9 @@ impl Param {
         }
     }
 }
+
+/// What binding a value that `Param::is_bindable` refuses says; the read checks first.
+const OUT_OF_RANGE: &str = "a date or timestamp outside PostgreSQL's range";
 
 impl ToSql for Param {
     fn to_sql(
@@ -91,9 +111,13 @@ impl ToSql for Param {
             Param::Bool(v) => out.extend_from_slice(&[u8::from(*v)]),
             Param::Text(v) | Param::Numeric(v) => out.extend_from_slice(v.as_bytes()),
             Param::Bytes(v) => out.extend_from_slice(v),
-            Param::Date(days) => out.extend_from_slice(&(days - EPOCH_DAYS).to_be_bytes()),
+            Param::Date(days) => {
+                let days = date_to_postgres(*days).ok_or(OUT_OF_RANGE)?;
+                out.extend_from_slice(&days.to_be_bytes())
+            }
             Param::Timestamp(micros) | Param::TimestampTz(micros) => {
-                out.extend_from_slice(&(micros - EPOCH_MICROS).to_be_bytes())
+                let micros = timestamp_to_postgres(*micros).ok_or(OUT_OF_RANGE)?;
+                out.extend_from_slice(&micros.to_be_bytes())
             }
         }
         Ok(IsNull::No)
@@ -280,7 +304,7 @@ impl<'a> Condition<'a> {
             Literal::TimestampNtz(Some(v)) => Param::Timestamp(*v),
             other => Param::Int64(other.as_i64()?),
         };
-        Some(self.bind(param))
+        param.is_bindable().then(|| self.bind(param))
     }
 }
 

@@ -175,6 +175,28 @@ impl Writer {
         Ok(())
     }
 
+    /// Publishes the staged rows and drops every staging table, in one transaction.
+    fn publish_staged(&self, client: &mut Client, messages: &[Staged]) -> Result<()> {
+        let failed = |e: postgres::Error| {
+            Error::msg(format!(
+                "cannot publish the write to {}: {}",
+                self.table,
+                describe(&e)
+            ))
+        };
+        let mut transaction = client.transaction().map_err(failed)?;
+        for statement in self.publish(messages) {
+            transaction.batch_execute(&statement).map_err(failed)?;
+        }
+        let staged = self.staging_tables(&mut transaction)?;
+        for table in staged {
+            transaction
+                .batch_execute(&format!("DROP TABLE IF EXISTS {}", quote(&table)))
+                .map_err(failed)?;
+        }
+        transaction.commit().map_err(failed)
+    }
+
     /// The statements of the commit, in order.
     fn publish(&self, messages: &[Staged]) -> Vec<String> {
         let table = &self.table;
@@ -244,6 +266,7 @@ impl spark_datasource::Writer for Writer {
             copy: format!("COPY {} FROM STDIN (FORMAT binary)", quote(&stage)),
             stage,
             kinds: self.columns.iter().map(|c| c.kind.clone()).collect(),
+            names: self.columns.iter().map(|c| c.source.clone()).collect(),
             buffer: Vec::new(),
             rows: 0,
         })
@@ -251,24 +274,14 @@ impl spark_datasource::Writer for Writer {
 
     fn commit(&mut self, _epoch: Option<u64>, messages: Vec<Staged>) -> Result<()> {
         let mut client = self.settings.connection.connect("sparkds-commit")?;
-        let failed = |e: postgres::Error| {
-            Error::msg(format!(
-                "cannot publish the write to {}: {}",
-                self.table,
-                describe(&e)
-            ))
-        };
-        let mut transaction = client.transaction().map_err(failed)?;
-        for statement in self.publish(&messages) {
-            transaction.batch_execute(&statement).map_err(failed)?;
+        let published = self.publish_staged(&mut client, &messages);
+        if published.is_err() {
+            // Nothing was published, and Spark does not commit a write twice: what was staged
+            // is of no use. Dropped here too, for a host that does not abort after a failed
+            // commit; the commit's own error is the one to report.
+            let _ = self.drop_staging(&mut client);
         }
-        let staged = self.staging_tables(&mut transaction)?;
-        for table in staged {
-            transaction
-                .batch_execute(&format!("DROP TABLE IF EXISTS {}", quote(&table)))
-                .map_err(failed)?;
-        }
-        transaction.commit().map_err(failed)
+        published
     }
 
     fn abort(&mut self, _epoch: Option<u64>, _messages: Vec<Option<Staged>>) -> Result<()> {
@@ -284,6 +297,8 @@ pub struct DataWriter {
     stage: String,
     copy: String,
     kinds: Vec<Kind>,
+    /// The DataFrame's names of the columns, for messages.
+    names: Vec<String>,
     buffer: Vec<u8>,
     rows: u64,
 }
@@ -327,11 +342,15 @@ impl spark_datasource::DataWriter for DataWriter {
             .zip(&self.kinds)
             .map(|(array, kind)| Encoder::new(array.as_ref(), kind))
             .collect();
-        let count = (encoders.len() as i16).to_be_bytes();
+        let count = i16::try_from(encoders.len())
+            .map_err(|_| Error::msg("a write of more than 32,767 columns, past COPY's rows"))?
+            .to_be_bytes();
         for row in 0..batch.num_rows() {
             self.buffer.extend_from_slice(&count);
-            for encoder in &encoders {
-                encoder.field(row, &mut self.buffer);
+            for (encoder, name) in encoders.iter().zip(&self.names) {
+                encoder.field(row, &mut self.buffer).map_err(|why| {
+                    Error::msg(format!("cannot write the column `{name}`: it holds {why}"))
+                })?;
             }
         }
         self.rows += batch.num_rows() as u64;

@@ -6,6 +6,7 @@
 
 mod failures;
 mod helpers;
+mod integrity;
 mod read;
 mod server;
 mod types;
