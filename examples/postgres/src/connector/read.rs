@@ -367,6 +367,7 @@ impl BatchReader for Reader {
             .collect())
     }
 
+    // ANCHOR: read
     fn read(&self, partition: Partition, task: &TaskContext) -> Result<Batches> {
         let (statement, params) = self.statement(&partition)?;
         let schema = self.output();
@@ -385,6 +386,7 @@ impl BatchReader for Reader {
         let batches = Producer::spawn(task, move |out| read.run(out))?;
         Ok(Batches::new(schema, batches))
     }
+    // ANCHOR_END: read
 }
 
 /// The bound `value` of a partition column of `kind`, as a parameter; `None` past its type.
@@ -512,6 +514,7 @@ impl Task {
             )),
             ReadError::Format(why) => Error::msg(format!("reading {relation} failed: {why}")),
         };
+        // ANCHOR: budget
         let mut decoder = CopyDecoder::new(self.settings.batch_size);
         let mut decoders: Vec<Decoder> =
             self.columns.iter().map(|c| Decoder::new(&c.kind)).collect();
@@ -539,6 +542,7 @@ impl Task {
             send(&mut decoders, rows)?;
         }
         Ok(())
+        // ANCHOR_END: budget
     }
 
     /// The error of a read that the client or the server stopped: the server's message.
