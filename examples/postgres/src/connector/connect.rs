@@ -3,7 +3,7 @@
 //! `sslmode`), turned into a connection. No message built here holds the password or the URL
 //! (both secret by Spark's redaction rule): errors name the option instead.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use postgres::config::SslMode;
@@ -158,7 +158,7 @@ impl Connection {
         let file = std::env::var_os("PGPASSFILE")
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")))?;
-        let text = std::fs::read_to_string(file).ok()?;
+        let text = read_password_file(&file)?;
         let port = self.port.to_string();
         let wanted = [
             self.host.as_str(),
@@ -180,6 +180,28 @@ impl Connection {
                 matches.then(|| Secret::new(password.clone()))
             })
     }
+}
+
+/// The text of the password file `path`, as libpq takes it: only a regular file that neither
+/// its group nor others may read or write (a warning names the file otherwise, as libpq's).
+fn read_password_file(path: &Path) -> Option<String> {
+    let metadata = std::fs::metadata(path).ok()?;
+    if !metadata.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if metadata.permissions().mode() & 0o077 != 0 {
+            spark_datasource::log::warn(&format!(
+                "the password file {} is ignored: it has group or world access; its \
+                 permissions should be u=rw (0600) or less",
+                path.display()
+            ));
+            return None;
+        }
+    }
+    std::fs::read_to_string(path).ok()
 }
 
 /// The fields of a line of a password file: separated by `:`, where `\:` and `\\` escape.
@@ -399,6 +421,20 @@ mod tests {
         assert!(check_sslmode(Some("prefer")).is_ok());
         assert!(check_sslmode(Some("require"))
             .is_err_and(|e| e.to_string().starts_with("option `sslmode` is `require`")));
+    }
+
+    #[test]
+    fn a_password_file_that_others_may_read_is_ignored_as_libpq_does() -> std::io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("pgpass");
+        std::fs::write(&file, "*:*:*:*:pw\n")?;
+        for (mode, read) in [(0o600, true), (0o400, true), (0o640, false), (0o604, false)] {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode))?;
+            assert_eq!(read_password_file(&file).is_some(), read, "mode {mode:o}");
+        }
+        assert_eq!(read_password_file(dir.path()), None);
+        Ok(())
     }
 
     #[test]

@@ -40,7 +40,11 @@ struct WriteColumn {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Writer {
     settings: Settings,
+    /// `dbtable` as the user wrote it, for messages.
     table: String,
+    /// The table, resolved once when the write is planned: schema-qualified and quoted, the
+    /// only form that any statement of the write uses.
+    target: String,
     columns: Vec<WriteColumn>,
     exists: bool,
     mode: WriteMode,
@@ -79,7 +83,7 @@ impl Write for Source {
             })
             .collect::<Result<Vec<_>>>()?;
         let mut client = self.settings.connection.connect("sparkds-write")?;
-        let existing = table_columns(&mut client, table)?;
+        let (target, existing) = resolve(&mut client, table)?;
         if let Some(existing) = &existing {
             for column in &mut columns {
                 // As Spark's JDBC source matches them: exactly, else in any case.
@@ -112,6 +116,7 @@ impl Write for Source {
         Ok(Writer {
             settings: self.settings.clone(),
             table: table.clone(),
+            target,
             columns,
             exists: existing.is_some(),
             mode: info.mode,
@@ -120,14 +125,108 @@ impl Write for Source {
     }
 }
 
-/// The columns of `table`, or `None` when there is no such table.
-fn table_columns(client: &mut Client, table: &str) -> Result<Option<Vec<String>>> {
+/// `dbtable` resolved as PostgreSQL resolves a table name, once: the schema-qualified quoted
+/// name of the table and its columns, or, when there is no such table, the quoted name it is
+/// created with (in the schema where an unqualified CREATE TABLE would put it) and `None`.
+fn resolve(client: &mut Client, table: &str) -> Result<(String, Option<Vec<String>>)> {
+    let parts = identifiers(table).ok_or_else(|| {
+        Error::Option(format!(
+            "option `dbtable` of a write must be a table name, [schema.]table, with \
+             double quotes around a part that has other characters, got `{table}`"
+        ))
+    })?;
+    let quoted: Vec<String> = parts.iter().map(|p| quote(p)).collect();
+    let quoted = quoted.join(".");
+    let failed = |e: postgres::Error| {
+        Error::msg(format!(
+            "cannot read the columns of the table {table}: {}",
+            describe(&e)
+        ))
+    };
+    let found = client
+        .query_opt(
+            "SELECT n.nspname::text, c.relname::text FROM pg_class c \
+             JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)",
+            &[&quoted],
+        )
+        .map_err(failed)?;
+    let Some(found) = found else {
+        let name = match parts.as_slice() {
+            [name] => {
+                let schema: Option<String> = client
+                    .query_one("SELECT current_schema()::text", &[])
+                    .and_then(|row| row.try_get(0))
+                    .map_err(failed)?;
+                let schema = schema.ok_or_else(|| {
+                    Error::msg(format!(
+                        "cannot create the table {table}: the search_path names no schema that \
+                         exists; qualify `dbtable` with its schema"
+                    ))
+                })?;
+                format!("{}.{}", quote(&schema), quote(name))
+            }
+            _ => quoted,
+        };
+        return Ok((name, None));
+    };
+    let (schema, name): (String, String) = (found.get(0), found.get(1));
+    let target = format!("{}.{}", quote(&schema), quote(&name));
+    table_columns(client, table, &target).map(|columns| (target, Some(columns)))
+}
+
+/// The parts of a qualified name as SQL reads it: unquoted parts (letters, digits, `_`, `$`)
+/// folded to lower case, quoted parts as they are, with `""` for a quote; `None` for anything
+/// else, such as a subquery or a second statement.
+fn identifiers(text: &str) -> Option<Vec<String>> {
+    let mut parts = Vec::new();
+    let mut chars = text.trim().chars().peekable();
+    loop {
+        let mut part = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next()? {
+                    '"' if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        part.push('"');
+                    }
+                    '"' => break,
+                    c => part.push(c),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if !(c.is_alphanumeric() || c == '_' || c == '$') {
+                    break;
+                }
+                part.extend(c.to_lowercase());
+                chars.next();
+            }
+            if part.is_empty() || part.starts_with(|c: char| c.is_ascii_digit() || c == '$') {
+                return None;
+            }
+        }
+        if part.is_empty() {
+            return None;
+        }
+        parts.push(part);
+        match chars.next() {
+            None => break,
+            Some('.') => {}
+            Some(_) => return None,
+        }
+    }
+    (parts.len() <= 3).then_some(parts)
+}
+
+/// The columns of the table `target`.
+fn table_columns(client: &mut Client, table: &str, target: &str) -> Result<Vec<String>> {
     let rows = client
         .query(
             "SELECT a.attname::text FROM pg_attribute a \
-             WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped \
+             WHERE a.attrelid = $1::text::regclass AND a.attnum > 0 AND NOT a.attisdropped \
              ORDER BY a.attnum",
-            &[&table],
+            &[&target],
         )
         .map_err(|e| {
             Error::msg(format!(
@@ -135,13 +234,9 @@ fn table_columns(client: &mut Client, table: &str) -> Result<Option<Vec<String>>
                 describe(&e)
             ))
         })?;
-    if rows.is_empty() {
-        return Ok(None);
-    }
     rows.iter()
         .map(|row| row.try_get::<_, String>(0))
         .collect::<std::result::Result<Vec<_>, _>>()
-        .map(Some)
         .map_err(|e| Error::msg(format!("cannot read the catalog: {}", describe(&e))))
 }
 
@@ -199,7 +294,7 @@ impl Writer {
 
     /// The statements of the commit, in order.
     fn publish(&self, messages: &[Staged]) -> Vec<String> {
-        let table = &self.table;
+        let table = &self.target;
         let mut statements = Vec::new();
         if !self.exists {
             let definitions: Vec<String> = self
@@ -207,10 +302,9 @@ impl Writer {
                 .iter()
                 .map(|c| format!("{} {}", quote(&c.target), c.kind.sql_type()))
                 .collect();
-            statements.push(format!(
-                "CREATE TABLE IF NOT EXISTS {table} ({})",
-                definitions.join(", ")
-            ));
+            // Not IF NOT EXISTS: a table that appeared since the write was planned has columns
+            // that nobody checked, and the commit fails rather than write into it.
+            statements.push(format!("CREATE TABLE {table} ({})", definitions.join(", ")));
         }
         if self.mode == WriteMode::Truncate {
             statements.push(format!("TRUNCATE {table}"));
@@ -379,5 +473,31 @@ impl spark_datasource::DataWriter for DataWriter {
                     describe(&e)
                 ))
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_name_is_read_as_sql_reads_it_and_nothing_else_is_taken() {
+        let parts = |text: &str| identifiers(text);
+        assert_eq!(parts("Orders"), Some(vec!["orders".to_string()]));
+        assert_eq!(
+            parts(r#"sales."Big ""Q"" Orders""#),
+            Some(vec!["sales".to_string(), r#"Big "Q" Orders"#.to_string()])
+        );
+        for refused in [
+            "t; DROP TABLE x",
+            "(SELECT 1) AS t",
+            "a..b",
+            "\"open",
+            "",
+            "1t",
+            "a.b.c.d",
+        ] {
+            assert_eq!(parts(refused), None, "{refused}");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Nothing lost: every row of a read arrives or the task fails, whatever the size of the rows;
 //! a value that one side cannot hold is an error naming its column, never another value; a
 //! filter whose literal PostgreSQL cannot hold is left to Spark; a failed write leaves no
-//! staging table behind.
+//! staging table behind; a write's table is one name, resolved once.
 
 use std::sync::Arc;
 
@@ -346,5 +346,68 @@ fn a_commit_that_fails_leaves_no_staging_table() -> sparkds::Result<()> {
     assert!(error.contains("violates check constraint"), "{error}");
     assert_eq!(staged(prefix), Vec::<String>::new());
     assert_eq!(ids_of(&t), Vec::<i64>::new());
+    Ok(())
+}
+
+#[test]
+fn a_table_that_appeared_after_the_write_was_planned_is_not_written_into() -> sparkds::Result<()> {
+    let t = table("appeared");
+    let source = OpenSource::create(library()?, "postgres", &options(&t))?;
+    let batch = instants(&[1, 2], &[0, 0]);
+    let writer = source.create_writer(&batch.schema(), "appeared-1", WriteMode::Append, false)?;
+    let state = writer.serialize()?;
+    let ids = TaskIds {
+        task_id: 0,
+        stage_id: 0,
+        partition_id: 0,
+        attempt_number: 0,
+    };
+    let mut task = DataWriter::create(
+        library()?,
+        HostTask::new(ids, None),
+        batch.schema(),
+        state.as_deref(),
+        -1,
+        Checks::default(),
+    )?;
+    task.write(data(batch))?;
+    let staged_rows = task.commit()?;
+    // Someone else creates the table, with columns of their own, before the commit.
+    sql(&format!(
+        "CREATE TABLE {t} (id bigint, at timestamp, owner text NOT NULL DEFAULT 'them')"
+    ));
+    let error = message(writer.commit(-1, &[staged_rows]));
+    assert!(error.contains("already exists"), "{error}");
+    assert_eq!(ids_of(&t), Vec::<i64>::new());
+    assert_eq!(staged("sparkds_appeared1_"), Vec::<String>::new());
+    Ok(())
+}
+
+#[test]
+fn the_table_of_a_write_is_one_name_resolved_once() -> sparkds::Result<()> {
+    let victim = table("victim");
+    sql(&format!("CREATE TABLE {victim} (id bigint)"));
+    let error = message(
+        library()?
+            .batch_write()
+            .options(options(&format!("{victim}; DROP TABLE {victim}")))
+            .task([instants(&[1], &[0])])
+            .run(),
+    );
+    assert!(
+        error.contains("option `dbtable` of a write must be a table name, [schema.]table"),
+        "{error}"
+    );
+    assert_eq!(ids_of(&victim), Vec::<i64>::new());
+    // A quoted name keeps its case and its spaces; a qualified one its schema.
+    let t = table("Mixed Case");
+    for dbtable in [format!("\"{t}\""), format!("public.\"{t}\"")] {
+        library()?
+            .batch_write()
+            .options(options(&dbtable))
+            .task([instants(&[1], &[0])])
+            .run()?;
+    }
+    assert_eq!(ids_of(&format!("\"{t}\"")), [1, 1]);
     Ok(())
 }
