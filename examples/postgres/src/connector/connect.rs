@@ -1,16 +1,31 @@
 //! Where the server is and who connects: the options `url`, `user` and `password`, with the
 //! fallbacks that libpq and PostgreSQL's JDBC driver have (`PGPASSWORD`, `~/.pgpass`, `PGUSER`,
-//! `sslmode`), turned into a connection. No message built here holds the password or the URL
-//! (both secret by Spark's redaction rule): errors name the option instead.
+//! `sslmode`, `sslrootcert`), turned into a connection, with TLS as `sslmode` says (`tls`). No
+//! message built here holds the password or the URL (both secret by Spark's redaction rule):
+//! errors name the option instead.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::pin;
 use std::time::Duration;
 
-use postgres::config::SslMode;
-use postgres::{Client, Config, NoTls};
+use bytes::Bytes;
+use futures_util::SinkExt;
 use serde::{Deserialize, Serialize};
 use spark_datasource::{Error, Options, Result, Secret};
-use tokio_postgres::tls::NoTlsStream;
+use tokio::net::{TcpStream, UnixStream};
+use tokio_postgres::config::SslMode as ClientSslMode;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Row, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+use super::tls::{connector, Socket, SslMode};
+
+/// A connection of the client, over a socket of `tls`.
+pub type ClientConnection = tokio_postgres::Connection<
+    Socket,
+    <MakeRustlsConnect as tokio_postgres::tls::MakeTlsConnect<Socket>>::Stream,
+>;
 
 /// The default port of PostgreSQL.
 const DEFAULT_PORT: u16 = 5432;
@@ -32,13 +47,20 @@ pub struct Connection {
     password: Option<Secret>,
     /// Seconds; 0 waits as long as the operating system does.
     connect_timeout: u64,
+    sslmode: SslMode,
+    /// `sslrootcert`: the certificate authority that the server's certificate must be signed
+    /// by, on every machine that connects.
+    root_cert: Option<PathBuf>,
+    /// `allowPasswordWithoutTls`: answer a request for the password in clear or as MD5 on a
+    /// connection without TLS.
+    password_without_tls: bool,
 }
 
 impl Connection {
     /// The connection that the options describe.
     ///
     /// # Errors
-    /// No `url`, a `url` that is not a PostgreSQL URL, an `sslmode` that needs TLS.
+    /// No `url`, a `url` that is not a PostgreSQL URL, an unknown `sslmode`.
     pub fn from_options(options: &Options) -> Result<Connection> {
         let url = options.secret("url").ok_or_else(|| {
             Error::Option(
@@ -55,14 +77,26 @@ impl Connection {
         if let Some(password) = options.secret("password") {
             connection.password = Some(password);
         }
-        let sslmode = options
-            .get("sslmode")
-            .map(str::to_string)
-            .or_else(|| connection_param(url.expose(), "sslmode"))
-            .or_else(|| std::env::var("PGSSLMODE").ok());
-        check_sslmode(sslmode.as_deref())?;
+        // As libpq: the option, the URL's, then the environment's.
+        let setting = |key: &str, variable: &str| {
+            options
+                .get(key)
+                .map(str::to_string)
+                .or_else(|| connection_param(url.expose(), key))
+                .or_else(|| std::env::var(variable).ok())
+        };
+        connection.sslmode = match setting("sslmode", "PGSSLMODE") {
+            Some(mode) => SslMode::parse(&mode)?,
+            None => SslMode::Prefer,
+        };
+        connection.root_cert = setting("sslrootcert", "PGSSLROOTCERT").map(PathBuf::from);
+        connection.password_without_tls = options.get_or("allowPasswordWithoutTls", false)?;
         connection.connect_timeout =
             options.get_or("connectTimeout", connection.connect_timeout)?;
+        // A bad root certificate file is an option error now, not a failed task later.
+        if connection.sslmode != SslMode::Disable {
+            connector(connection.sslmode, connection.root_cert.as_deref())?;
+        }
         Ok(connection)
     }
 
@@ -71,11 +105,15 @@ impl Connection {
     /// # Errors
     /// The server's message (a wrong password, an unknown database), or why it could not be
     /// reached; never the password.
-    pub fn connect(&self, application_name: &str) -> Result<Client> {
-        let (config, user, dbname) = self.config(application_name)?;
-        Config::from(config)
-            .connect(NoTls)
-            .map_err(|e| self.unreachable(&user, &dbname, &e))
+    pub fn connect(&self, application_name: &str) -> Result<Session> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::io("cannot start the runtime of a connection", e))?;
+        let (client, connection) = runtime.block_on(self.connect_async(application_name))?;
+        // Polled whenever the session waits on the runtime, as the synchronous client does.
+        runtime.spawn(connection);
+        Ok(Session { runtime, client })
     }
 
     /// [`Connection::connect`] on the caller's runtime, for a read that drives the
@@ -86,15 +124,61 @@ impl Connection {
     pub async fn connect_async(
         &self,
         application_name: &str,
-    ) -> Result<(
-        tokio_postgres::Client,
-        tokio_postgres::Connection<tokio_postgres::Socket, NoTlsStream>,
-    )> {
-        let (config, user, dbname) = self.config(application_name)?;
-        config
-            .connect(NoTls)
-            .await
-            .map_err(|e| self.unreachable(&user, &dbname, &e))
+    ) -> Result<(Client, ClientConnection)> {
+        let (mut config, user, dbname) = self.config(application_name)?;
+        let modes: &[ClientSslMode] = match self.sslmode {
+            SslMode::Disable => &[ClientSslMode::Disable],
+            // libpq's `allow`: plain first, TLS when the server refuses plain.
+            SslMode::Allow => &[ClientSslMode::Disable, ClientSslMode::Require],
+            SslMode::Prefer => &[ClientSslMode::Prefer],
+            _ => &[ClientSslMode::Require],
+        };
+        let tls = match self.sslmode {
+            SslMode::Disable | SslMode::Allow | SslMode::Prefer => SslMode::Prefer,
+            mode => mode,
+        };
+        let mut tls = connector(tls, self.root_cert.as_deref())?;
+        let mut failure = None;
+        for &mode in modes {
+            config.ssl_mode(mode);
+            let attempt = async {
+                let socket = self.socket().await.map_err(|e| e.to_string())?;
+                let Ok(connect) = tokio_postgres::tls::MakeTlsConnect::<Socket>::make_tls_connect(
+                    &mut tls, &self.host,
+                );
+                config
+                    .connect_raw(socket, connect)
+                    .await
+                    .map_err(|e| describe(&e))
+            };
+            let result = match self.connect_timeout {
+                0 => attempt.await,
+                seconds => tokio::time::timeout(Duration::from_secs(seconds), attempt)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(format!(
+                            "no answer within {seconds} seconds (option `connectTimeout`)"
+                        ))
+                    }),
+            };
+            match result {
+                Ok(connected) => return Ok(connected),
+                Err(why) => failure = Some(self.unreachable(&user, &dbname, &why)),
+            }
+        }
+        Err(failure.unwrap_or_else(|| Error::msg("no way to connect")))
+    }
+
+    /// The socket to the server: TCP, or a Unix socket in the directory `host`, as libpq
+    /// reads a host that starts with `/`.
+    async fn socket(&self) -> std::io::Result<Socket> {
+        if self.host.starts_with('/') {
+            let path = format!("{}/.s.PGSQL.{}", self.host, self.port);
+            return UnixStream::connect(path).await.map(Socket::unix);
+        }
+        let stream = TcpStream::connect((self.host.as_str(), self.port)).await?;
+        stream.set_nodelay(true)?;
+        Ok(Socket::tcp(stream, self.password_without_tls))
     }
 
     /// The client's configuration, with the user and the database it names.
@@ -119,24 +203,17 @@ impl Connection {
             .user(&user)
             .dbname(&dbname)
             .application_name(application_name)
-            .options(SESSION_OPTIONS)
-            // TLS is not built in (see `check_sslmode`): `prefer` connects in plain text.
-            .ssl_mode(SslMode::Disable);
-        if self.connect_timeout > 0 {
-            config.connect_timeout(Duration::from_secs(self.connect_timeout));
-        }
+            .options(SESSION_OPTIONS);
         if let Some(password) = self.password() {
             config.password(password.expose());
         }
         Ok((config, user, dbname))
     }
 
-    fn unreachable(&self, user: &str, dbname: &str, error: &postgres::Error) -> Error {
+    fn unreachable(&self, user: &str, dbname: &str, why: &str) -> Error {
         Error::msg(format!(
-            "cannot connect to PostgreSQL at {}:{} (database `{dbname}`, user `{user}`): {}",
-            self.host,
-            self.port,
-            describe(error)
+            "cannot connect to PostgreSQL at {}:{} (database `{dbname}`, user `{user}`): {why}",
+            self.host, self.port,
         ))
     }
 
@@ -226,21 +303,6 @@ fn pgpass_fields(line: &str) -> Vec<String> {
     fields
 }
 
-/// The sslmodes that a connection without TLS satisfies.
-fn check_sslmode(sslmode: Option<&str>) -> Result<()> {
-    match sslmode.unwrap_or("prefer") {
-        "disable" | "allow" | "prefer" => Ok(()),
-        mode @ ("require" | "verify-ca" | "verify-full") => Err(Error::Option(format!(
-            "option `sslmode` is `{mode}`, but this data source connects without TLS (sslmode \
-             disable, allow or prefer): reach the server over a trusted network or a Unix \
-             socket, or through a TLS tunnel on this host"
-        ))),
-        other => Err(Error::Option(format!(
-            "option `sslmode` must be disable, allow or prefer, got `{other}`"
-        ))),
-    }
-}
-
 /// The parts of `postgresql://[user[:password]@]host[:port][/database][?key=value&...]`, or of
 /// the JDBC form `jdbc:postgresql://...`. Query parameters `user`, `password`, `host`, `port`
 /// and `connectTimeout` (the JDBC driver's names) are taken; others are ignored.
@@ -291,6 +353,9 @@ fn parse_url(url: &str) -> Result<Connection> {
         user: None,
         password: None,
         connect_timeout: 10,
+        sslmode: SslMode::Prefer,
+        root_cert: None,
+        password_without_tls: false,
     };
     if let Some(userinfo) = userinfo {
         let (user, password) = match userinfo.split_once(':') {
@@ -351,9 +416,72 @@ fn decode(text: &str) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// A connection for the driver's planning and commits and a task's writes: the asynchronous
+/// client on a runtime of its own, which runs the connection while the session waits.
+pub struct Session {
+    runtime: tokio::runtime::Runtime,
+    client: Client,
+}
+
+/// The calls of the client that planning and writes make, each waited for.
+impl Session {
+    pub fn batch_execute(&self, statements: &str) -> Result<(), tokio_postgres::Error> {
+        self.wait(self.client.batch_execute(statements))
+    }
+
+    pub fn prepare(&self, query: &str) -> Result<Statement, tokio_postgres::Error> {
+        self.wait(self.client.prepare(query))
+    }
+
+    pub fn query(
+        &self,
+        query: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, tokio_postgres::Error> {
+        self.wait(self.client.query(query, params))
+    }
+
+    pub fn query_opt(
+        &self,
+        query: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, tokio_postgres::Error> {
+        self.wait(self.client.query_opt(query, params))
+    }
+
+    pub fn query_one(
+        &self,
+        query: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Row, tokio_postgres::Error> {
+        self.wait(self.client.query_one(query, params))
+    }
+
+    /// Runs `COPY ... FROM STDIN` with `chunks` as its data.
+    pub fn copy_in(
+        &self,
+        statement: &str,
+        chunks: impl IntoIterator<Item = Bytes>,
+    ) -> Result<u64, tokio_postgres::Error> {
+        self.wait(async {
+            let sink = self.client.copy_in::<_, Bytes>(statement).await?;
+            let mut sink = pin!(sink);
+            for chunk in chunks {
+                sink.feed(chunk).await?;
+            }
+            sink.flush().await?;
+            sink.as_mut().finish().await
+        })
+    }
+
+    fn wait<F: Future>(&self, future: F) -> F::Output {
+        self.runtime.block_on(future)
+    }
+}
+
 /// What a user needs from a client error: the server's message (with its detail and hint)
 /// when the server sent one, else the client's, with its cause.
-pub fn describe(error: &postgres::Error) -> String {
+pub fn describe(error: &tokio_postgres::Error) -> String {
     if let Some(db) = error.as_db_error() {
         let mut text = format!("{}: {}", db.severity(), db.message());
         if let Some(detail) = db.detail() {
@@ -414,13 +542,6 @@ mod tests {
                  jdbc:postgresql://host[:port]/database: it has another scheme"
             )
         );
-    }
-
-    #[test]
-    fn a_sslmode_that_needs_tls_is_refused() {
-        assert!(check_sslmode(Some("prefer")).is_ok());
-        assert!(check_sslmode(Some("require"))
-            .is_err_and(|e| e.to_string().starts_with("option `sslmode` is `require`")));
     }
 
     #[test]

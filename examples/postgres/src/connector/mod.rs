@@ -17,18 +17,18 @@ mod connect;
 mod read;
 mod sql;
 mod time;
+mod tls;
 mod types;
 mod write;
 
 use std::sync::Arc;
 
 use arrow_schema::{Schema, SchemaRef};
-use postgres::Client;
 use serde::{Deserialize, Serialize};
 use spark_datasource::{DataSource, Error, Options, Result};
 
 use self::binary::BatchSize;
-use self::connect::{describe, Connection};
+use self::connect::{describe, Connection, Session};
 use self::sql::ColumnInfo;
 
 pub use self::read::Reader;
@@ -48,6 +48,8 @@ const OPTIONS: &[&str] = &[
     "fetchsize",
     "batchBytes",
     "sslmode",
+    "sslrootcert",
+    "allowPasswordWithoutTls",
     "connectTimeout",
     "pushDownPredicate",
     "pushDownLimit",
@@ -202,12 +204,12 @@ impl Source {
     /// The columns of the relation, from the row description of `SELECT * FROM relation`.
     fn catalog(&self) -> Result<Catalog> {
         self.check()?;
-        let mut client = self.settings.connection.connect("sparkds-schema")?;
-        catalog(&mut client, &self.settings.relation)
+        let client = self.settings.connection.connect("sparkds-schema")?;
+        catalog(&client, &self.settings.relation)
     }
 }
 
-fn catalog(client: &mut Client, relation: &Relation) -> Result<Catalog> {
+fn catalog(client: &Session, relation: &Relation) -> Result<Catalog> {
     let statement = client
         .prepare(&format!("SELECT * FROM {}", relation.in_from()))
         .map_err(|e| {

@@ -22,12 +22,12 @@ use std::time::Duration;
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::{Schema, SchemaRef};
 use futures_util::StreamExt;
-use postgres::types::ToSql;
 use serde::{Deserialize, Serialize};
 use spark_datasource::filters::{decode, encode, Filter};
 use spark_datasource::{
     BatchRead, BatchReader, BatchSender, Batches, Error, Options, Producer, Result, TaskContext,
 };
+use tokio_postgres::types::ToSql;
 
 use super::binary::{CopyDecoder, Decoder, ReadError};
 use super::connect::describe;
@@ -546,7 +546,7 @@ impl Task {
     }
 
     /// The error of a read that the client or the server stopped: the server's message.
-    fn failed(&self, error: &postgres::Error) -> Error {
+    fn failed(&self, error: &tokio_postgres::Error) -> Error {
         Error::msg(format!(
             "reading {} failed: {}",
             self.settings.relation.describe(),

@@ -22,9 +22,9 @@
 use std::error::Error as StdError;
 
 use bytes::BytesMut;
-use postgres::types::{IsNull, ToSql, Type};
 use serde::{Deserialize, Serialize};
 use spark_datasource::filters::{Column, Filter, Literal, Value};
+use tokio_postgres::types::{IsNull, ToSql, Type};
 
 use super::time::{date_to_postgres, timestamp_to_postgres};
 use super::types::Kind;
@@ -128,7 +128,7 @@ impl ToSql for Param {
         true
     }
 
-    postgres::types::to_sql_checked!();
+    tokio_postgres::types::to_sql_checked!();
 }
 
 /// The statement that binds `params` before a read: `set_config('sparkds.p1', $1::int8::text,

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, TimeUnit};
-use postgres::types::Type;
 use serde::{Deserialize, Serialize};
 use spark_datasource::{Error, Result};
+use tokio_postgres::types::Type;
 
 /// Spark's largest decimal precision.
 pub const MAX_PRECISION: u8 = 38;
@@ -128,12 +128,12 @@ pub fn kind_of(column: &str, ty: &Type, typmod: i32) -> Result<Kind> {
     if let Some(kind) = scalar(ty, typmod)? {
         return Ok(kind);
     }
-    if let postgres::types::Kind::Array(element) = ty.kind() {
+    if let tokio_postgres::types::Kind::Array(element) = ty.kind() {
         if let Some(kind) = scalar(element, typmod)? {
             return Ok(Kind::List(Box::new(kind)));
         }
     }
-    if let postgres::types::Kind::Domain(base) = ty.kind() {
+    if let tokio_postgres::types::Kind::Domain(base) = ty.kind() {
         return kind_of(column, base, typmod);
     }
     Err(Error::msg(format!(

@@ -12,15 +12,13 @@
 //! the INSERT converts them to the target's with PostgreSQL's assignment casts, as an INSERT
 //! of Spark's JDBC source does.
 
-use std::io::Write as _;
-
 use arrow_array::RecordBatch;
-use postgres::{Client, GenericClient};
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use spark_datasource::{Error, Result, TaskContext, Write, WriteInfo, WriteMode};
 
 use super::binary::{Encoder, HEADER, TRAILER};
-use super::connect::describe;
+use super::connect::{describe, Session};
 use super::sql::quote;
 use super::types::{kind_of_arrow, Kind};
 use super::{Relation, Settings, Source};
@@ -82,8 +80,8 @@ impl Write for Source {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let mut client = self.settings.connection.connect("sparkds-write")?;
-        let (target, existing) = resolve(&mut client, table)?;
+        let client = self.settings.connection.connect("sparkds-write")?;
+        let (target, existing) = resolve(&client, table)?;
         if let Some(existing) = &existing {
             for column in &mut columns {
                 // As Spark's JDBC source matches them: exactly, else in any case.
@@ -128,7 +126,7 @@ impl Write for Source {
 /// `dbtable` resolved as PostgreSQL resolves a table name, once: the schema-qualified quoted
 /// name of the table and its columns, or, when there is no such table, the quoted name it is
 /// created with (in the schema where an unqualified CREATE TABLE would put it) and `None`.
-fn resolve(client: &mut Client, table: &str) -> Result<(String, Option<Vec<String>>)> {
+fn resolve(client: &Session, table: &str) -> Result<(String, Option<Vec<String>>)> {
     let parts = identifiers(table).ok_or_else(|| {
         Error::Option(format!(
             "option `dbtable` of a write must be a table name, [schema.]table, with \
@@ -137,7 +135,7 @@ fn resolve(client: &mut Client, table: &str) -> Result<(String, Option<Vec<Strin
     })?;
     let quoted: Vec<String> = parts.iter().map(|p| quote(p)).collect();
     let quoted = quoted.join(".");
-    let failed = |e: postgres::Error| {
+    let failed = |e: tokio_postgres::Error| {
         Error::msg(format!(
             "cannot read the columns of the table {table}: {}",
             describe(&e)
@@ -146,7 +144,7 @@ fn resolve(client: &mut Client, table: &str) -> Result<(String, Option<Vec<Strin
     let found = client
         .query_opt(
             "SELECT n.nspname::text, c.relname::text FROM pg_class c \
-             JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)",
+                 JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)",
             &[&quoted],
         )
         .map_err(failed)?;
@@ -220,12 +218,12 @@ fn identifiers(text: &str) -> Option<Vec<String>> {
 }
 
 /// The columns of the table `target`.
-fn table_columns(client: &mut Client, table: &str, target: &str) -> Result<Vec<String>> {
+fn table_columns(client: &Session, table: &str, target: &str) -> Result<Vec<String>> {
     let rows = client
         .query(
             "SELECT a.attname::text FROM pg_attribute a \
-             WHERE a.attrelid = $1::text::regclass AND a.attnum > 0 AND NOT a.attisdropped \
-             ORDER BY a.attnum",
+                 WHERE a.attrelid = $1::text::regclass AND a.attnum > 0 \
+                 AND NOT a.attisdropped ORDER BY a.attnum",
             &[&target],
         )
         .map_err(|e| {
@@ -243,20 +241,20 @@ fn table_columns(client: &mut Client, table: &str, target: &str) -> Result<Vec<S
 impl Writer {
     /// Every staging table of this write, whoever made it: they are in the schema that an
     /// unqualified CREATE TABLE uses, the first of the `search_path`.
-    fn staging_tables(&self, client: &mut impl GenericClient) -> Result<Vec<String>> {
+    fn staging_tables(&self, client: &Session) -> Result<Vec<String>> {
         let rows = client
             .query(
                 "SELECT c.relname::text FROM pg_class c \
-                 WHERE c.relnamespace = \
-                   (SELECT n.oid FROM pg_namespace n WHERE n.nspname = current_schema()) \
-                 AND c.relkind = 'r' AND left(c.relname, length($1)) = $1",
+                     WHERE c.relnamespace = \
+                       (SELECT n.oid FROM pg_namespace n WHERE n.nspname = current_schema()) \
+                     AND c.relkind = 'r' AND left(c.relname, length($1)) = $1",
                 &[&self.prefix],
             )
             .map_err(|e| Error::msg(format!("cannot list the staging tables: {}", describe(&e))))?;
         Ok(rows.iter().filter_map(|r| r.try_get(0).ok()).collect())
     }
 
-    fn drop_staging(&self, client: &mut Client) -> Result<()> {
+    fn drop_staging(&self, client: &Session) -> Result<()> {
         for table in self.staging_tables(client)? {
             client
                 .batch_execute(&format!("DROP TABLE IF EXISTS {}", quote(&table)))
@@ -271,25 +269,24 @@ impl Writer {
     }
 
     /// Publishes the staged rows and drops every staging table, in one transaction.
-    fn publish_staged(&self, client: &mut Client, messages: &[Staged]) -> Result<()> {
-        let failed = |e: postgres::Error| {
+    fn publish_staged(&self, client: &Session, messages: &[Staged]) -> Result<()> {
+        let failed = |e: tokio_postgres::Error| {
             Error::msg(format!(
                 "cannot publish the write to {}: {}",
                 self.table,
                 describe(&e)
             ))
         };
-        let mut transaction = client.transaction().map_err(failed)?;
-        for statement in self.publish(messages) {
-            transaction.batch_execute(&statement).map_err(failed)?;
+        let mut statements = vec!["BEGIN".to_string()];
+        statements.extend(self.publish(messages));
+        for statement in statements {
+            client.batch_execute(&statement).map_err(failed)?;
         }
-        let staged = self.staging_tables(&mut transaction)?;
-        for table in staged {
-            transaction
-                .batch_execute(&format!("DROP TABLE IF EXISTS {}", quote(&table)))
-                .map_err(failed)?;
+        for table in self.staging_tables(client)? {
+            let drop = format!("DROP TABLE IF EXISTS {}", quote(&table));
+            client.batch_execute(&drop).map_err(failed)?;
         }
-        transaction.commit().map_err(failed)
+        client.batch_execute("COMMIT").map_err(failed)
     }
 
     /// The statements of the commit, in order.
@@ -330,7 +327,7 @@ impl spark_datasource::Writer for Writer {
     type DataWriter = DataWriter;
 
     fn data_writer(&self, task: &TaskContext, _epoch: Option<u64>) -> Result<DataWriter> {
-        let mut client = self.settings.connection.connect("sparkds-write")?;
+        let client = self.settings.connection.connect("sparkds-write")?;
         let stage = format!(
             "{}{}_{}",
             self.prefix,
@@ -343,18 +340,17 @@ impl spark_datasource::Writer for Writer {
             .enumerate()
             .map(|(i, c)| format!("{} {}", quote(&format!("c{i}")), c.kind.sql_type()))
             .collect();
-        client
-            .batch_execute(&format!(
-                "DROP TABLE IF EXISTS {stage}; CREATE UNLOGGED TABLE {stage} ({})",
-                definitions.join(", "),
-                stage = quote(&stage)
+        let create = format!(
+            "DROP TABLE IF EXISTS {stage}; CREATE UNLOGGED TABLE {stage} ({})",
+            definitions.join(", "),
+            stage = quote(&stage)
+        );
+        client.batch_execute(&create).map_err(|e| {
+            Error::msg(format!(
+                "cannot create the staging table {stage}: {}",
+                describe(&e)
             ))
-            .map_err(|e| {
-                Error::msg(format!(
-                    "cannot create the staging table {stage}: {}",
-                    describe(&e)
-                ))
-            })?;
+        })?;
         Ok(DataWriter {
             client,
             copy: format!("COPY {} FROM STDIN (FORMAT binary)", quote(&stage)),
@@ -367,27 +363,28 @@ impl spark_datasource::Writer for Writer {
     }
 
     fn commit(&mut self, _epoch: Option<u64>, messages: Vec<Staged>) -> Result<()> {
-        let mut client = self.settings.connection.connect("sparkds-commit")?;
-        let published = self.publish_staged(&mut client, &messages);
+        let client = self.settings.connection.connect("sparkds-commit")?;
+        let published = self.publish_staged(&client, &messages);
         if published.is_err() {
             // Nothing was published, and Spark does not commit a write twice: what was staged
             // is of no use. Dropped here too, for a host that does not abort after a failed
             // commit; the commit's own error is the one to report.
-            let _ = self.drop_staging(&mut client);
+            let _ = client.batch_execute("ROLLBACK");
+            let _ = self.drop_staging(&client);
         }
         published
     }
 
     fn abort(&mut self, _epoch: Option<u64>, _messages: Vec<Option<Staged>>) -> Result<()> {
-        let mut client = self.settings.connection.connect("sparkds-abort")?;
-        self.drop_staging(&mut client)
+        let client = self.settings.connection.connect("sparkds-abort")?;
+        self.drop_staging(&client)
     }
 }
 
 /// One task attempt of a write: rows encoded into a buffer, sent to its staging table with
 /// one COPY per `FLUSH_BYTES`.
 pub struct DataWriter {
-    client: Client,
+    client: Session,
     stage: String,
     copy: String,
     kinds: Vec<Kind>,
@@ -405,16 +402,15 @@ impl DataWriter {
         let failed = |e: &dyn std::fmt::Display| {
             Error::msg(format!("cannot stage rows in {}: {e}", self.stage))
         };
-        let mut copy = self
-            .client
-            .copy_in(&self.copy)
+        let rows = Bytes::from(std::mem::take(&mut self.buffer));
+        let chunks = [
+            Bytes::from_static(HEADER),
+            rows,
+            Bytes::from_static(&TRAILER),
+        ];
+        self.client
+            .copy_in(&self.copy, chunks)
             .map_err(|e| failed(&describe(&e)))?;
-        copy.write_all(HEADER)
-            .and_then(|()| copy.write_all(&self.buffer))
-            .and_then(|()| copy.write_all(&TRAILER))
-            .map_err(|e| failed(&e))?;
-        copy.finish().map_err(|e| failed(&describe(&e)))?;
-        self.buffer.clear();
         Ok(())
     }
 }
@@ -464,15 +460,14 @@ impl spark_datasource::DataWriter for DataWriter {
 
     fn abort(&mut self) -> Result<()> {
         self.buffer.clear();
-        self.client
-            .batch_execute(&format!("DROP TABLE IF EXISTS {}", quote(&self.stage)))
-            .map_err(|e| {
-                Error::msg(format!(
-                    "cannot drop the staging table {}: {}",
-                    self.stage,
-                    describe(&e)
-                ))
-            })
+        let drop = format!("DROP TABLE IF EXISTS {}", quote(&self.stage));
+        self.client.batch_execute(&drop).map_err(|e| {
+            Error::msg(format!(
+                "cannot drop the staging table {}: {}",
+                self.stage,
+                describe(&e)
+            ))
+        })
     }
 }
 

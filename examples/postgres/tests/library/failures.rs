@@ -92,10 +92,6 @@ fn options_that_do_not_go_together_are_refused() {
         ),
         "{error}"
     );
-    let mut tls = options("t");
-    tls.push(("sslmode".into(), "require".into()));
-    let error = message(library().and_then(|l| l.batch_read().options(tls).run()));
-    assert!(error.contains("option `sslmode` is `require`"), "{error}");
 }
 
 #[test]

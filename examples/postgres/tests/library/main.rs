@@ -9,6 +9,7 @@ mod helpers;
 mod integrity;
 mod read;
 mod server;
+mod tls;
 mod types;
 mod write;
 

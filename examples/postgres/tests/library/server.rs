@@ -22,10 +22,21 @@ pub const DATABASE: &str = "sparkds";
 const SYSTEM_USER: &str = "sparkds-pg";
 const SUPERUSER_PASSWORD: &str = "superuser-pw";
 
+/// What a server starts with besides the defaults: settings (`-c name=value`, where `{dir}`
+/// is its directory), lines put first in `pg_hba.conf`, and files of its own (such as its certificate) written into its
+/// directory, with their mode, before it starts.
+#[derive(Default)]
+pub struct Setup {
+    pub settings: Vec<String>,
+    pub hba: Vec<String>,
+    pub files: Vec<(&'static str, Vec<u8>, u32)>,
+}
+
 /// A running server.
 pub struct Server {
     pub port: u16,
-    dir: PathBuf,
+    pub dir: PathBuf,
+    settings: Vec<String>,
     bin: PathBuf,
     run_as: Option<&'static str>,
     watchdog: Mutex<Option<Child>>,
@@ -43,6 +54,14 @@ impl Server {
     /// # Panics
     /// When PostgreSQL is not installed (`apt-get install postgresql`) or does not start.
     pub fn start() -> Server {
+        Server::start_with(Setup::default())
+    }
+
+    /// Starts a new server with `setup`.
+    ///
+    /// # Panics
+    /// As [`Server::start`], or when a file cannot be written.
+    pub fn start_with(setup: Setup) -> Server {
         let bin = bin_dir();
         let run_as = is_root().then(ensure_system_user);
         let dir = tempfile::Builder::new()
@@ -53,11 +72,30 @@ impl Server {
         let server = Server {
             port: free_port(),
             watchdog: Mutex::new(Some(watchdog(&dir, &bin, run_as))),
+            settings: setup
+                .settings
+                .iter()
+                .map(|setting| format!(" -c {}", setting.replace("{dir}", &dir.to_string_lossy())))
+                .collect(),
             dir,
             bin,
             run_as,
         };
+        for (name, bytes, mode) in &setup.files {
+            use std::os::unix::fs::PermissionsExt;
+            let path = server.dir.join(name);
+            std::fs::write(&path, bytes).expect("a file of the server");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(*mode))
+                .expect("the file's mode");
+        }
         server.init();
+        if !setup.hba.is_empty() {
+            // Written in place: the file keeps its owner, the server's user.
+            let hba = server.data().join("pg_hba.conf");
+            let rest = std::fs::read_to_string(&hba).expect("pg_hba.conf");
+            std::fs::write(&hba, format!("{}\n{rest}", setup.hba.join("\n")))
+                .expect("pg_hba.conf is written");
+        }
         server.pg_ctl(&["start"]);
         server.create_role();
         server
@@ -87,6 +125,13 @@ impl Server {
     /// takes connections again.
     pub fn restart(&self) {
         self.pg_ctl(&["restart", "-m", "fast"]);
+    }
+
+    /// Runs `statements` as the superuser, in the tests' database.
+    pub fn admin(&self, statements: &str) {
+        self.connect("postgres", SUPERUSER_PASSWORD, DATABASE)
+            .batch_execute(statements)
+            .unwrap_or_else(|e| panic!("{statements}: {e}"));
     }
 
     fn connect(&self, user: &str, password: &str, database: &str) -> postgres::Client {
@@ -122,9 +167,10 @@ impl Server {
 
     fn pg_ctl(&self, action: &[&str]) {
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off{}",
             self.port,
-            self.dir.display()
+            self.dir.display(),
+            self.settings.concat()
         );
         let mut pg_ctl = self.command("pg_ctl");
         pg_ctl
