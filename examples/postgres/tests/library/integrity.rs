@@ -261,6 +261,31 @@ fn data(batch: RecordBatch) -> arrow_data::ArrayData {
     StructArray::from(batch).into_data()
 }
 
+/// The data writer of attempt `attempt` of the task of `partition`, of a batch write whose
+/// writer serialized `state`, for batches like `like`.
+fn task_writer(
+    like: &RecordBatch,
+    state: Option<&[u8]>,
+    partition: i32,
+    attempt: i32,
+) -> sparkds::Result<DataWriter> {
+    let ids = TaskIds {
+        task_id: i64::from(partition * 10 + attempt),
+        stage_id: 0,
+        partition_id: partition,
+        attempt_number: attempt,
+    };
+    let task = HostTask::new(ids, None);
+    DataWriter::create(
+        library()?,
+        task,
+        like.schema(),
+        state,
+        -1,
+        Checks::default(),
+    )
+}
+
 #[test]
 fn an_abort_with_the_messages_spark_gives_drops_every_staging_table() -> sparkds::Result<()> {
     let t = table("aborted_steps");
@@ -270,22 +295,7 @@ fn an_abort_with_the_messages_spark_gives_drops_every_staging_table() -> sparkds
     let writer =
         source.create_writer(&batch.schema(), "abort-steps-1", WriteMode::Append, false)?;
     let state = writer.serialize()?;
-    let task = |partition_id, attempt_number| -> sparkds::Result<DataWriter> {
-        let ids = TaskIds {
-            task_id: i64::from(partition_id * 10 + attempt_number),
-            stage_id: 0,
-            partition_id,
-            attempt_number,
-        };
-        DataWriter::create(
-            library()?,
-            HostTask::new(ids, None),
-            batch.schema(),
-            state.as_deref(),
-            -1,
-            Checks::default(),
-        )
-    };
+    let task = |partition, attempt| task_writer(&batch, state.as_deref(), partition, attempt);
     // Task 0 commits.
     let mut committed = task(0, 0)?;
     committed.write(data(batch.clone()))?;
@@ -321,21 +331,9 @@ fn a_commit_that_fails_leaves_no_staging_table() -> sparkds::Result<()> {
     let state = writer.serialize()?;
     let mut messages = Vec::new();
     for (partition_id, ids) in [(0, [1, 2]), (1, [100, 101])] {
-        let ids_of_task = TaskIds {
-            task_id: i64::from(partition_id),
-            stage_id: 0,
-            partition_id,
-            attempt_number: 0,
-        };
-        let mut task = DataWriter::create(
-            library()?,
-            HostTask::new(ids_of_task, None),
-            schema.clone(),
-            state.as_deref(),
-            -1,
-            Checks::default(),
-        )?;
-        task.write(data(instants(&ids, &[0, 0])))?;
+        let rows = instants(&ids, &[0, 0]);
+        let mut task = task_writer(&rows, state.as_deref(), partition_id, 0)?;
+        task.write(data(rows))?;
         messages.push(task.commit()?);
     }
     let prefix = "sparkds_refusedcommit1_";
@@ -356,20 +354,7 @@ fn a_table_that_appeared_after_the_write_was_planned_is_not_written_into() -> sp
     let batch = instants(&[1, 2], &[0, 0]);
     let writer = source.create_writer(&batch.schema(), "appeared-1", WriteMode::Append, false)?;
     let state = writer.serialize()?;
-    let ids = TaskIds {
-        task_id: 0,
-        stage_id: 0,
-        partition_id: 0,
-        attempt_number: 0,
-    };
-    let mut task = DataWriter::create(
-        library()?,
-        HostTask::new(ids, None),
-        batch.schema(),
-        state.as_deref(),
-        -1,
-        Checks::default(),
-    )?;
+    let mut task = task_writer(&batch, state.as_deref(), 0, 0)?;
     task.write(data(batch))?;
     let staged_rows = task.commit()?;
     // Someone else creates the table, with columns of their own, before the commit.
