@@ -131,3 +131,27 @@ def test_errors_name_the_table_and_never_show_the_password(spark, pg):
     assert "password authentication failed" in str(caught.value)
     assert wrong not in str(caught.value)
 
+
+
+@pytest.mark.parametrize("path", ["jvm", "bridge"])
+def test_a_filter_at_the_edge_of_the_timestamp_range_keeps_the_rows_that_spark_keeps(spark, bridge, pg, path):
+    table = _table(pg, "edge", columns="id integer, tz timestamptz", rows=None)
+    pg.psql(
+        f"INSERT INTO {table} SELECT i, TIMESTAMPTZ '2024-01-01 00:00+00' + i * INTERVAL '1 minute' "
+        "FROM generate_series(1, 500) AS i"
+    )
+    ours = _native(spark, pg, dbtable=table) if path == "jvm" else _bridged(spark, bridge, pg, dbtable=table)
+    # Its literal, shifted to PostgreSQL's epoch, wrapped: the filter returned no row.
+    edge = "tz > timestamp_micros(-9223372036854775000)"
+    assert ours.where(edge).count() == 500
+    assert ours.where(f"NOT ({edge})").count() == 0
+
+
+@pytest.mark.parametrize("path", ["jvm", "bridge"])
+def test_rows_larger_than_a_batch_budget_all_arrive(spark, bridge, pg, path):
+    # A batch closes at batchBytes of text: 40 rows of 100 KB at 1 MB a batch make 4 batches or
+    # more, each under the budget's row.
+    query = "SELECT i AS id, repeat('x', 100000) AS body FROM generate_series(1, 40) AS i"
+    options = dict(query=query, batchBytes="1000000")
+    ours = _native(spark, pg, **options) if path == "jvm" else _bridged(spark, bridge, pg, **options)
+    assert ours.selectExpr("count(*)", "sum(length(body))").collect()[0][:] == (40, 4_000_000)
