@@ -138,6 +138,10 @@ impl Producer {
     /// # Errors
     /// The operating system cannot start a thread. Errors of `produce` are items of the
     /// iterator.
+    ///
+    /// # Panics
+    /// Never here; a panic of `produce`, on its thread, is caught there and becomes an
+    /// [`Error::Panic`] item of the iterator, with its message and location.
     pub fn spawn<F>(task: &TaskContext, produce: F) -> Result<Producer>
     where
         F: FnOnce(&BatchSender) -> Result<()> + Send + 'static,
