@@ -133,14 +133,15 @@ def test_errors_name_the_table_and_never_show_the_password(spark, pg):
 
 
 
-@pytest.mark.parametrize("path", ["jvm", "bridge"])
-def test_a_filter_at_the_edge_of_the_timestamp_range_keeps_the_rows_that_spark_keeps(spark, bridge, pg, path):
+def test_a_filter_at_the_edge_of_the_timestamp_range_keeps_the_rows_that_spark_keeps(spark, pg):
+    # The plugin only: through the bridge, Spark's own conversion of this literal for the
+    # Python Data Source API fails the query first (ArithmeticException: long overflow).
     table = _table(pg, "edge", columns="id integer, tz timestamptz", rows=None)
     pg.psql(
         f"INSERT INTO {table} SELECT i, TIMESTAMPTZ '2024-01-01 00:00+00' + i * INTERVAL '1 minute' "
         "FROM generate_series(1, 500) AS i"
     )
-    ours = _native(spark, pg, dbtable=table) if path == "jvm" else _bridged(spark, bridge, pg, dbtable=table)
+    ours = _native(spark, pg, dbtable=table)
     # Its literal, shifted to PostgreSQL's epoch, wrapped: the filter returned no row.
     edge = "tz > timestamp_micros(-9223372036854775000)"
     assert ours.where(edge).count() == 500
