@@ -178,6 +178,9 @@ impl Connection {
         }
         let stream = TcpStream::connect((self.host.as_str(), self.port)).await?;
         stream.set_nodelay(true)?;
+        // As the client's own sockets: a server that vanished without a word ends a read
+        // after the system's keepalive probes, not never.
+        socket2::SockRef::from(&stream).set_keepalive(true)?;
         Ok(Socket::tcp(stream, self.password_without_tls))
     }
 
