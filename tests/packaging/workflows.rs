@@ -16,7 +16,7 @@ use tempfile::TempDir;
 use crate::helpers::workflows::{
     actions_lock, cargo_generate_available, ci_template, ci_template_workflows,
     generate_with_cargo_generate, is_pinned_to_a_commit, lint, parse, render_from_git,
-    render_with_liquid, run_matrix_step, sdk_forms, shipped_workflows, template_workflow,
+    own_workflows, render_with_liquid, run_matrix_step, sdk_forms, shipped_workflows, template_workflow,
     uses_lines, workflow_copies, PinnedAction, ALLOWED_RUNTIMES, ALL_PLATFORMS, CALLED_WORKFLOWS,
     PLATFORM_CHOICES,
 };
@@ -84,6 +84,12 @@ fn generated_workflows_lint_clean_for_every_platform_choice_and_sdk() {
 fn ci_templates_and_their_copies_lint_clean() {
     let mut files = ci_template_workflows();
     files.extend(workflow_copies().into_iter().map(|(copy, _)| copy));
+    let own = own_workflows();
+    assert!(
+        own.iter().any(|f| f.ends_with("release.yml")),
+        "this repository's release workflow: {own:?}"
+    );
+    files.extend(own);
     assert_eq!(lint(&files), "");
 }
 
