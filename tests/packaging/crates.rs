@@ -453,7 +453,12 @@ fn the_crates_the_wheel_and_the_template_have_the_workspace_s_version() {
     let publishable = publishable_crates();
     assert_eq!(
         publishable,
-        ["spark-datasource", "sparkds", "sparkds-package", "cargo-sparkds"],
+        [
+            "spark-datasource",
+            "sparkds",
+            "sparkds-package",
+            "cargo-sparkds"
+        ],
         "the published crates"
     );
     for package in &packages {
@@ -478,7 +483,10 @@ fn the_crates_the_wheel_and_the_template_have_the_workspace_s_version() {
             .unwrap_or_else(|e| panic!("cannot read {relative}: {e}"))
     };
     let stated = [
-        ("python/pyproject.toml", format!("\nversion = \"{version}\"\n")),
+        (
+            "python/pyproject.toml",
+            format!("\nversion = \"{version}\"\n"),
+        ),
         (
             "template/cargo-generate.toml",
             format!("\ndefault = \"version:{version}\"\n"),
@@ -488,6 +496,14 @@ fn the_crates_the_wheel_and_the_template_have_the_workspace_s_version() {
             format!("variable::set(\"template_version\", \"{version}\");"),
         ),
     ];
+    // The rules' messages link to the book where the release publishes it.
+    let manifest = read("Cargo.toml");
+    let homepage = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("homepage = "))
+        .map(|v| v.trim_matches('"'))
+        .expect("a homepage in [workspace.package]");
+    assert_eq!(sparkds::rules::BOOK_URL, Some(homepage));
     for (file, wanted) in stated {
         assert!(
             read(file).contains(&wanted),

@@ -15,10 +15,10 @@ use tempfile::TempDir;
 
 use crate::helpers::workflows::{
     actions_lock, cargo_generate_available, ci_template, ci_template_workflows,
-    generate_with_cargo_generate, is_pinned_to_a_commit, lint, parse, render_from_git,
-    own_workflows, render_with_liquid, run_matrix_step, sdk_forms, shipped_workflows, template_workflow,
-    uses_lines, workflow_copies, PinnedAction, ALLOWED_RUNTIMES, ALL_PLATFORMS, CALLED_WORKFLOWS,
-    PLATFORM_CHOICES,
+    generate_with_cargo_generate, is_pinned_to_a_commit, lint, own_workflows, parse,
+    render_from_git, render_with_liquid, run_matrix_step, sdk_forms, shipped_workflows,
+    template_workflow, uses_lines, workflow_copies, PinnedAction, ALLOWED_RUNTIMES, ALL_PLATFORMS,
+    CALLED_WORKFLOWS, PLATFORM_CHOICES,
 };
 
 #[test]

@@ -271,7 +271,11 @@ fn the_maven_artifact_of_a_spark_line_has_its_jar_sources_javadoc_pom_and_checks
     }
     // The jar: the classes, the service registration, the JNI library and its hash.
     let jar = entries(&release.artifact(".jar"));
-    let library = format!("dev/sparkds/spark/native/{}/{}", platform(), jni_file_name());
+    let library = format!(
+        "dev/sparkds/spark/native/{}/{}",
+        platform(),
+        jni_file_name()
+    );
     let bytes = |name: &str| {
         jar.iter()
             .find(|(n, _)| n == name)
@@ -289,18 +293,29 @@ fn the_maven_artifact_of_a_spark_line_has_its_jar_sources_javadoc_pom_and_checks
     bytes("META-INF/services/org.apache.spark.sql.sources.DataSourceRegister");
     // The sources jar: every main source, at its package path.
     let sources = entries(&release.artifact("-sources.jar"));
-    let java_files = std::fs::read_dir(release.repository.path("jvm/src/main/java/dev/sparkds/spark"))
-        .expect("jvm/src")
-        .filter(|e| {
-            e.as_ref()
-                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "java"))
-        })
-        .count();
+    let java_files = std::fs::read_dir(
+        release
+            .repository
+            .path("jvm/src/main/java/dev/sparkds/spark"),
+    )
+    .expect("jvm/src")
+    .filter(|e| {
+        e.as_ref()
+            .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "java"))
+    })
+    .count();
     let packaged = sources
         .iter()
-        .filter(|(n, _)| n.starts_with("dev/sparkds/spark/") && !n["dev/sparkds/spark/".len()..].contains('/'))
+        .filter(|(n, _)| {
+            n.starts_with("dev/sparkds/spark/") && !n["dev/sparkds/spark/".len()..].contains('/')
+        })
         .count();
-    assert_eq!(packaged, java_files, "the sources jar: {:?}", sources.iter().map(|e| &e.0).collect::<Vec<_>>());
+    assert_eq!(
+        packaged,
+        java_files,
+        "the sources jar: {:?}",
+        sources.iter().map(|e| &e.0).collect::<Vec<_>>()
+    );
     let javadoc = entries(&release.artifact("-javadoc.jar"));
     assert!(javadoc.iter().any(|(n, _)| n == "index.html"));
 }
@@ -455,7 +470,11 @@ fn the_plugin_loads_its_jni_library_only_when_the_copy_has_the_recorded_hash() {
     let release = release();
     let jar = release.artifact(".jar");
     assert_eq!(load_jni(&jar), "LOADED");
-    let library = format!("dev/sparkds/spark/native/{}/{}", platform(), jni_file_name());
+    let library = format!(
+        "dev/sparkds/spark/native/{}/{}",
+        platform(),
+        jni_file_name()
+    );
     let changed = release.dir.path().join("changed.jar");
     rewrite_jar(&jar, &changed, |name, mut bytes| {
         if name == library {
@@ -496,7 +515,10 @@ fn the_maven_central_bundle_signs_every_artifact() {
     // A copy of the repository: the bundle writes signatures beside the artifacts.
     let repository = work.path().join("maven");
     checked(
-        Command::new("cp").arg("-R").arg(&release.maven).arg(&repository),
+        Command::new("cp")
+            .arg("-R")
+            .arg(&release.maven)
+            .arg(&repository),
         "cp -R maven",
     );
     let gnupg = work.path().join("gnupg");
@@ -511,7 +533,12 @@ fn the_maven_central_bundle_signs_every_artifact() {
         "gpg --quick-gen-key",
         Command::new("gpg")
             .args(["--batch", "--passphrase", "", "--quick-gen-key"])
-            .args(["release test <release-test@invalid>", "ed25519", "sign", "1d"])
+            .args([
+                "release test <release-test@invalid>",
+                "ed25519",
+                "sign",
+                "1d",
+            ])
             .env("GNUPGHOME", &gnupg),
     );
     let zip_file = work.path().join("bundle.zip");
@@ -557,7 +584,9 @@ fn the_release_records_every_line_s_jar_in_cargo_sparkds() {
     let work = tempfile::tempdir_in(release.dir.path()).expect("a work directory");
     let record = work.path().join("released-plugin.txt");
     std::fs::copy(
-        release.repository.path("crates/cargo-sparkds/released-plugin.txt"),
+        release
+            .repository
+            .path("crates/cargo-sparkds/released-plugin.txt"),
         &record,
     )
     .expect("copy the record");
@@ -608,7 +637,10 @@ fn the_release_records_every_line_s_jar_in_cargo_sparkds() {
     // Written twice, the record is the same: the entries are replaced, the comments kept.
     let output = record_plugin(&files);
     assert!(output.status.success(), "{output:?}");
-    assert_eq!(std::fs::read_to_string(&record).expect("the record"), written);
+    assert_eq!(
+        std::fs::read_to_string(&record).expect("the record"),
+        written
+    );
 }
 
 /// The crates publish in an order where each comes after every crate it depends on, and a tag
@@ -655,7 +687,9 @@ fn the_crates_publish_in_dependency_order_from_their_version_s_tag() {
             }
         }
     }
-    assert!(!order.iter().any(|n| n == "sparkds-jni" || n == "template-tests"));
+    assert!(!order
+        .iter()
+        .any(|n| n == "sparkds-jni" || n == "template-tests"));
     let version = workspace_version(&repository);
     assert!(run(&["check-tag", &format!("v{version}")]).status.success());
     let refused = run(&["check-tag", "v99.0.0"]);
@@ -742,7 +776,10 @@ fn the_bridge_s_wheel_installs_into_a_fresh_environment_and_reads_c_range() {
         "License-Expression: Apache-2.0".to_string(),
         "Requires-Dist: pyarrow>=11".to_string(),
     ] {
-        assert!(metadata.contains(&wanted), "METADATA has no {wanted}:\n{metadata}");
+        assert!(
+            metadata.contains(&wanted),
+            "METADATA has no {wanted}:\n{metadata}"
+        );
     }
     // A fresh environment that sees the machine's pyspark and pyarrow, and pip's install of
     // the wheel alone (--no-index: nothing else is fetched).
@@ -757,7 +794,14 @@ fn the_bridge_s_wheel_installs_into_a_fresh_environment_and_reads_c_range() {
     timed(
         "pip install spark-native-bridge",
         Command::new(&venv_python)
-            .args(["-m", "pip", "install", "--quiet", "--no-index", "--find-links"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-index",
+                "--find-links",
+            ])
             .arg(&wheels)
             .arg(format!("spark-native-bridge=={version}"))
             .env_remove("PYTHONPATH"),

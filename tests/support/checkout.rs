@@ -62,7 +62,13 @@ pub fn copy(root: &Path, destination: &Path) -> Result<(), String> {
         if let Ok(link) = std::fs::read_link(&source) {
             std::fs::create_dir_all(target.parent().unwrap_or(destination))
                 .and_then(|()| std::os::unix::fs::symlink(&link, &target))
-                .map_err(|e| format!("cannot link {} to {}: {e}", target.display(), link.display()))?;
+                .map_err(|e| {
+                    format!(
+                        "cannot link {} to {}: {e}",
+                        target.display(),
+                        link.display()
+                    )
+                })?;
             continue;
         }
         if !source.is_file() {
