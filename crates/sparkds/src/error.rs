@@ -94,8 +94,8 @@ fn context_suffix(context: &Option<String>) -> String {
 ///
 /// It displays as "`read` (partition 1): batch 0, column `id`: array offset is 3; exported
 /// arrays must have offset 0 (rule 13: offset 0 at every level; see
-/// https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-13)": the rule's number and title from [`crate::rules::RULES`],
-/// and where the book explains it.
+/// `<BOOK_URL>reference/rules.html#rule-13`)": the rule's number and title from
+/// [`crate::rules::RULES`], and where the book explains it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 pub struct Violation {
     /// The function of the table (or of an Arrow struct) that was called.

@@ -4,7 +4,7 @@
 //!
 //! A message names its rule by number and title and points to the rule's section of that
 //! chapter, as rustc's `error[E0308]` points to `--explain`: "... (rule 13: offset 0 at every
-//! level; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-13)".
+//! level; see <https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-13>)".
 //!
 //! [`Violation`]: crate::Violation
 
@@ -90,7 +90,7 @@ impl Rule {
 }
 
 /// How a message names rule `number`, with the address of its section: "rule 13: offset 0 at
-/// every level; see <BOOK_URL>reference/rules.html#rule-13". A number without a rule is named
+/// every level; see `<BOOK_URL>reference/rules.html#rule-13`". A number without a rule is named
 /// alone ("rule 99").
 ///
 /// ```
