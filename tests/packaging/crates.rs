@@ -432,15 +432,10 @@ fn publishable_crates() -> Vec<String> {
         .collect()
 }
 
-/// The `version` of `[workspace.package]`.
+/// The `version` of `[workspace.package]`, which this test crate inherits (a test below checks
+/// that it does).
 fn workspace_version() -> String {
-    let manifest = std::fs::read_to_string(repo_root().join("Cargo.toml")).expect("Cargo.toml");
-    manifest
-        .split("[workspace.package]")
-        .nth(1)
-        .and_then(|table| table.lines().find_map(|l| l.strip_prefix("version = ")))
-        .map(|v| v.trim_matches('"').to_string())
-        .expect("the root Cargo.toml has a version in [workspace.package]")
+    env!("CARGO_PKG_VERSION").to_string()
 }
 
 /// One release version: the publishable crates and the JNI crate take the workspace's, their
@@ -485,6 +480,10 @@ fn the_crates_the_wheel_and_the_template_have_the_workspace_s_version() {
         std::fs::read_to_string(repo_root().join(relative))
             .unwrap_or_else(|e| panic!("cannot read {relative}: {e}"))
     };
+    assert!(
+        read("tests/Cargo.toml").contains("\nversion.workspace = true\n"),
+        "tests/Cargo.toml must inherit the workspace's version, which these tests read"
+    );
     let stated = [
         (
             "python/pyproject.toml",

@@ -73,16 +73,9 @@ fn timed(step: &str, command: &mut Command) -> Output {
     output
 }
 
-/// The workspace's version (the root Cargo.toml's `[workspace.package]`).
-fn workspace_version(repository: &Repository) -> String {
-    let manifest = std::fs::read_to_string(repository.path("Cargo.toml")).expect("Cargo.toml");
-    manifest
-        .split("[workspace.package]")
-        .nth(1)
-        .and_then(|table| table.lines().find_map(|l| l.strip_prefix("version = ")))
-        .map(|v| v.trim_matches('"').to_string())
-        .expect("a version in [workspace.package]")
-}
+/// The workspace's version (the root Cargo.toml's `[workspace.package]`), which this test crate
+/// inherits.
+const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// python3's pyspark: its directory (bin/spark-submit, jars/).
 fn pyspark_home() -> PathBuf {
@@ -191,7 +184,7 @@ fn entries(archive: &Path) -> Vec<(String, Vec<u8>)> {
             let mut entry = zip.by_index(i).expect("an entry");
             let mut bytes = Vec::new();
             entry.read_to_end(&mut bytes).expect("read an entry");
-            (entry.name().to_string(), bytes)
+            (entry.name().expect("an entry name").to_string(), bytes)
         })
         .filter(|(name, _)| !name.ends_with('/'))
         .collect()
@@ -200,7 +193,7 @@ fn entries(archive: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn the_maven_artifact_of_a_spark_line_has_its_jar_sources_javadoc_pom_and_checksums() {
     let release = release();
-    let version = workspace_version(&release.repository);
+    let version = VERSION;
     let line_of_spark = release.record.split_whitespace().next().expect("a line");
     let scala = std::fs::read_to_string(release.repository.path("jvm/spark-lines.txt"))
         .expect("spark-lines.txt")
@@ -580,7 +573,7 @@ fn the_maven_central_bundle_signs_every_artifact() {
 #[test]
 fn the_release_records_every_line_s_jar_in_cargo_sparkds() {
     let release = release();
-    let version = workspace_version(&release.repository);
+    let version = VERSION;
     let work = tempfile::tempdir_in(release.dir.path()).expect("a work directory");
     let record = work.path().join("released-plugin.txt");
     std::fs::copy(
@@ -690,7 +683,7 @@ fn the_crates_publish_in_dependency_order_from_their_version_s_tag() {
     assert!(!order
         .iter()
         .any(|n| n == "sparkds-jni" || n == "template-tests"));
-    let version = workspace_version(&repository);
+    let version = VERSION;
     assert!(run(&["check-tag", &format!("v{version}")]).status.success());
     let refused = run(&["check-tag", "v99.0.0"]);
     assert!(!refused.status.success());
@@ -722,7 +715,7 @@ spark.stop()
 #[test]
 fn the_bridge_s_wheel_installs_into_a_fresh_environment_and_reads_c_range() {
     let release = release();
-    let version = workspace_version(&release.repository);
+    let version = VERSION;
     let work = tempfile::tempdir_in(release.dir.path()).expect("a work directory");
     // Built from a copy of python/: setuptools writes build/ and *.egg-info beside the sources.
     let python = work.path().join("python");
