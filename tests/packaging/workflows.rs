@@ -281,11 +281,12 @@ fn the_generated_workflow_gives_inputs_the_called_workflows_declare() {
             let wanted = match name {
                 "data-source" => "rust_range".to_string(),
                 "platforms" => r#"["linux-x86_64", "osx-aarch64"]"#.to_string(),
-                // Where the tool comes from is the project's answer `sdk`.
+                // Where the tool comes from is the project's answer `sdk`; for a checkout, which
+                // no runner has, the release of the template's version.
                 "sparkds-install" => match sdk.kind {
                     "git" => format!("--git {} --tag {} cargo-sparkds", sdk.location, sdk.tag),
                     "version" => format!("cargo-sparkds@{}", sdk.location),
-                    _ => format!("--path {}/crates/cargo-sparkds", sdk.location),
+                    _ => format!("cargo-sparkds@{}", env!("CARGO_PKG_VERSION")),
                 },
                 // A boolean input's default is the text the expression gives: `false`.
                 _ => {

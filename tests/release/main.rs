@@ -408,16 +408,25 @@ fn spark_submit_jars_with_the_released_jar_reads_c_range() {
     );
 }
 
-/// A Java program that loads the plugin's JNI library from the jar on its class path and says
-/// whether it could.
+/// A Java program that loads the plugin's JNI library from each jar it is given, each in a class
+/// loader of its own (as a JVM ties a library to one loader), and prints one line per jar:
+/// whether it could, or why not.
 const LOAD_JNI: &str = r#"
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Paths;
+
 public class LoadJni {
-  public static void main(String[] args) {
-    try {
-      dev.sparkds.spark.JniLibrary.ensureLoaded();
-      System.out.println("LOADED");
-    } catch (RuntimeException e) {
-      System.out.println("REFUSED " + e.getMessage());
+  public static void main(String[] jars) throws Exception {
+    for (String jar : jars) {
+      URL[] path = {Paths.get(jar).toUri().toURL()};
+      try (URLClassLoader loader = new URLClassLoader(path, LoadJni.class.getClassLoader())) {
+        Class<?> library = Class.forName("dev.sparkds.spark.JniLibrary", true, loader);
+        library.getMethod("ensureLoaded").invoke(null);
+        System.out.println("LOADED");
+      } catch (java.lang.reflect.InvocationTargetException e) {
+        System.out.println("REFUSED " + e.getCause().getMessage());
+      }
     }
   }
 }
@@ -437,22 +446,31 @@ fn rewrite_jar(jar: &Path, copy: &Path, replace: impl Fn(&str, Vec<u8>) -> Optio
     writer.finish().expect("finish the jar");
 }
 
-/// Runs LoadJni with `jar` and Spark's jars on the class path.
-fn load_jni(jar: &Path) -> String {
+/// Runs LoadJni, with Spark's jars on its class path, on `jars`: one JVM for them all.
+fn load_jni(jars: &[&Path]) -> Vec<String> {
     let release = release();
     let work = tempfile::tempdir_in(release.dir.path()).expect("a work directory");
     let source = work.path().join("LoadJni.java");
     std::fs::write(&source, LOAD_JNI).expect("write LoadJni.java");
-    let classpath = format!("{}:{}/jars/*", jar.display(), pyspark_home().display());
+    let classpath = format!("{}/jars/*", pyspark_home().display());
     let output = timed(
         "java LoadJni",
         Command::new("java")
-            .args(["-cp", &classpath])
+            .args([
+                "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC",
+                "-cp",
+                &classpath,
+            ])
             .arg(&source)
+            .args(jars)
             .env_remove("SPARKDS_JNI_LIBRARY")
             .current_dir(work.path()),
     );
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 /// The plugin loads the copy it extracted only when its bytes have the SHA-256 that the jar
@@ -462,7 +480,6 @@ fn load_jni(jar: &Path) -> String {
 fn the_plugin_loads_its_jni_library_only_when_the_copy_has_the_recorded_hash() {
     let release = release();
     let jar = release.artifact(".jar");
-    assert_eq!(load_jni(&jar), "LOADED");
     let library = format!(
         "dev/sparkds/spark/native/{}/{}",
         platform(),
@@ -475,29 +492,29 @@ fn the_plugin_loads_its_jni_library_only_when_the_copy_has_the_recorded_hash() {
         }
         Some(bytes)
     });
-    let said = load_jni(&changed);
-    assert!(
-        said.starts_with("REFUSED [INVALID_NATIVE_DATA_SOURCE_LIBRARY.INIT_FAILED]")
-            || said.starts_with("REFUSED "),
-        "{said}"
-    );
+    let unrecorded = release.dir.path().join("unrecorded.jar");
+    rewrite_jar(&jar, &unrecorded, |name, bytes| {
+        (!name.ends_with(".sha256")).then_some(bytes)
+    });
+    let said = load_jni(&[&jar, &changed, &unrecorded]);
+    let [whole, changed, unrecorded] = said.as_slice() else {
+        panic!("one line per jar: {said:?}");
+    };
+    assert_eq!(whole, "LOADED");
     let recorded = entries(&jar)
         .into_iter()
         .find(|(n, _)| *n == format!("{library}.sha256"))
         .map(|(_, b)| String::from_utf8(b).expect("UTF-8").trim().to_string())
         .expect("the record");
     assert!(
-        said.contains(&format!(", but the jar records {recorded} for /{library}")),
-        "{said}"
+        changed.starts_with("REFUSED ")
+            && changed.contains(&format!(", but the jar records {recorded} for /{library}")),
+        "{changed}"
     );
-    let unrecorded = release.dir.path().join("unrecorded.jar");
-    rewrite_jar(&jar, &unrecorded, |name, bytes| {
-        (!name.ends_with(".sha256")).then_some(bytes)
-    });
-    let said = load_jni(&unrecorded);
     assert!(
-        said.contains("this jar has no SHA-256 for its JNI library"),
-        "{said}"
+        unrecorded.starts_with("REFUSED ")
+            && unrecorded.contains("this jar has no SHA-256 for its JNI library"),
+        "{unrecorded}"
     );
 }
 

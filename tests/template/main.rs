@@ -391,11 +391,7 @@ fn a_path_sdk_project_says_ci_needs_a_released_sdk_and_its_ci_holds_no_local_pat
     let project = Generate::named("from_a_checkout")
         .define("sdk", &format!("path:{checkout}"))
         .project();
-    for file in project
-        .tree()
-        .lines()
-        .filter(|f| f.starts_with(".github/"))
-    {
+    for file in project.tree().lines().filter(|f| f.starts_with(".github/")) {
         assert!(
             !project.read(file).contains(checkout),
             "{file} holds the checkout's path"
@@ -405,7 +401,7 @@ fn a_path_sdk_project_says_ci_needs_a_released_sdk_and_its_ci_holds_no_local_pat
     assert!(ci.contains("# CI needs a git: or version: SDK."), "{ci}");
     let readme = project.read("README.md");
     assert!(
-        readme.contains("**CI needs a `git:` or `version:` SDK.**"),
+        readme.contains("**CI needs a `git:` or `version:` SDK**"),
         "{readme}"
     );
     // The project itself still builds from the checkout, where it was generated.
