@@ -792,26 +792,22 @@ fn the_bridge_s_wheel_installs_into_a_fresh_environment_and_reads_c_range() {
         );
     }
     // A fresh environment that sees the machine's pyspark and pyarrow, and pip's install of
-    // the wheel alone (--no-index: nothing else is fetched).
+    // the wheel alone (--no-index: nothing else is fetched), by the machine's pip (`--python`),
+    // which spares the environment a pip of its own.
     let venv = work.path().join("venv");
     timed(
         "python3 -m venv",
         Command::new("python3")
-            .args(["-m", "venv", "--system-site-packages"])
+            .args(["-m", "venv", "--system-site-packages", "--without-pip"])
             .arg(&venv),
     );
     let venv_python = venv.join("bin/python3");
     timed(
         "pip install spark-native-bridge",
-        Command::new(&venv_python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--no-index",
-                "--find-links",
-            ])
+        Command::new("python3")
+            .args(["-m", "pip", "--python"])
+            .arg(&venv_python)
+            .args(["install", "--quiet", "--no-index", "--find-links"])
             .arg(&wheels)
             .arg(format!("spark-native-bridge=={version}"))
             .env_remove("PYTHONPATH"),
