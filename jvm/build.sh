@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Builds the JVM plugin: the JNI library (crates/sparkds-jni) and the Java classes, packed into
 # target/jvm/spark-native-datasource.jar (target/jvm/<profile>/ for a profile other than
-# release), with the JNI library of this platform inside. Prints the jar's path, and only that,
-# on stdout. A jar works on the Spark line (3.5, 4.0, ...: jvm/spark-lines.txt) whose jars it
-# is compiled against, and refuses any other at its first use.
+# release), with the JNI library of this platform inside, each library beside the SHA-256 that
+# the plugin checks the extracted copy against before it loads it. Writes the sources it
+# compiled beside the jar (<jar name>-sources.jar). Prints the jar's path, and only that, on
+# stdout. A jar works on the Spark line (3.5, 4.0, ...: jvm/spark-lines.txt) whose jars it is
+# compiled against, and refuses any other at its first use. jvm/maven.sh makes Maven artifacts
+# of it.
 #
 #   jvm/build.sh                  release build of the JNI library, for the Spark found
 #   jvm/build.sh --profile dev    another Cargo profile (dev builds fastest, for tests)
@@ -48,7 +51,7 @@ while [ $# -gt 0 ]; do
       shift 2
       ;;
     -h | --help)
-      sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+      sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
       exit 0
       ;;
     *)
@@ -135,6 +138,18 @@ jni_file() {
   esac
 }
 
+# Writes <library>.sha256 beside a library of the jar: the lower-case hex SHA-256 of its bytes,
+# which JniLibrary compares with the copy it extracts before loading that copy.
+record_hash() {
+  local hash
+  if command -v sha256sum > /dev/null; then
+    hash="$(sha256sum "$1" | cut -d' ' -f1)"
+  else
+    hash="$(shasum -a 256 "$1" | cut -d' ' -f1)"
+  fi
+  printf '%s\n' "$hash" > "$1.sha256"
+}
+
 target="${CARGO_TARGET_DIR:-$root/target}"
 out="$target/jvm"
 [ "$profile" = release ] || out="$out/$profile"
@@ -168,6 +183,7 @@ if [ -n "$jni_dir" ]; then
     [ -f "$entry/$jni" ] || { echo "jvm/build.sh: $entry has no $jni" >&2; exit 1; }
     mkdir -p "$native/$platform"
     cp "$entry/$jni" "$native/$platform/$jni"
+    record_hash "$native/$platform/$jni"
     found=$((found + 1))
   done
   [ "$found" -gt 0 ] || { echo "jvm/build.sh: $jni_dir holds no <platform>/ folder" >&2; exit 1; }
@@ -205,6 +221,7 @@ else
       osx-*) strip -S "$native/$platform/$jni" 2> /dev/null || true ;;
     esac
   fi
+  record_hash "$native/$platform/$jni"
 fi
 
 # The sources of jvm/src/main/java, each replaced by the file of the same path in the line's
@@ -237,5 +254,17 @@ printf 'line=%s\nscala=%s\nspark=%s\nlines=%s\n' "$line" "$scala" "$version" "$l
   > "$classes/dev/sparkds/spark/spark-line.properties"
 jar="$out/$jar_name"
 jar --create --file "$build/$jar_name" -C "$classes" . 1>&2
+# The sources jar: the files compiled, at their package paths (an overlay's file in place of
+# the one it replaces).
+sources_dir="$build/sources"
+while IFS= read -r source; do
+  relative="${source#"$overlay/"}"
+  relative="${relative#"$root/jvm/src/main/java/"}"
+  mkdir -p "$sources_dir/$(dirname "$relative")"
+  cp "$source" "$sources_dir/$relative"
+done < "$sources"
+sources_jar="${jar_name%.jar}-sources.jar"
+jar --create --file "$build/$sources_jar" -C "$sources_dir" . 1>&2
+mv -f "$build/$sources_jar" "$out/$sources_jar"
 mv -f "$build/$jar_name" "$jar"
 echo "$jar"

@@ -166,7 +166,11 @@ fn the_chapter_has_a_section_for_each_rule_of_the_host_with_its_title_and_anchor
     for rule in RULES {
         assert_eq!(
             rule.link(),
-            format!("reference/rules.html#rule-{}", rule.number),
+            format!(
+                "{}reference/rules.html#rule-{}",
+                sparkds::rules::BOOK_URL.unwrap_or_default(),
+                rule.number
+            ),
             "the chapter moved: the messages point to {}",
             rule.link()
         );

@@ -77,9 +77,9 @@ fn show_reports_a_library_that_aborts_the_process() {
     let (code, stdout, stderr) = sparkds(&["show", "--lib", lib]);
     assert_eq!((code, stdout.as_str()), (2, ""));
     let expected = if cfg!(unix) {
-        "error: `create` aborted the process (signal 6): a panic or exception crossed the interface (rule 9: no panic or exception crosses the interface; see the book, reference/rules.html#rule-9)\n"
+        "error: `create` aborted the process (signal 6): a panic or exception crossed the interface (rule 9: no panic or exception crosses the interface; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-9)\n"
     } else {
-        "error: `create` aborted the process (exit code 0xc0000409): a panic or exception crossed the interface (rule 9: no panic or exception crosses the interface; see the book, reference/rules.html#rule-9)\n"
+        "error: `create` aborted the process (exit code 0xc0000409): a panic or exception crossed the interface (rule 9: no panic or exception crosses the interface; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-9)\n"
     };
     assert!(stderr.ends_with(expected), "{stderr}");
 }

@@ -11,9 +11,9 @@ fn an_escaping_panic_is_reported_not_fatal() {
         .isolated(sparkds_binary())
         .run();
     let expected = if cfg!(unix) {
-        "`create` aborted the process (signal 6): a panic or exception crossed the interface (rule 9: no panic or exception crosses the interface; see the book, reference/rules.html#rule-9)"
+        "`create` aborted the process (signal 6): a panic or exception crossed the interface (rule 9: no panic or exception crosses the interface; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-9)"
     } else {
-        "`create` aborted the process (exit code 0xc0000409): a panic or exception crossed the interface (rule 9: no panic or exception crosses the interface; see the book, reference/rules.html#rule-9)"
+        "`create` aborted the process (exit code 0xc0000409): a panic or exception crossed the interface (rule 9: no panic or exception crosses the interface; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-9)"
     };
     assert_eq!(
         report.results,

@@ -150,7 +150,7 @@ fn the_steps_refuse_a_message_that_does_not_decode() {
 fn a_row_that_breaks_an_accepted_filter_is_reported() {
     assert_eq!(
         read_error("FILTER_BROKEN_ROW"),
-        "`read` (partition 0): batch 0, row 0: the accepted filter `id >= 3` is not TRUE; return only rows where every accepted filter is TRUE, or answer 0 for it (rule 31: returned rows satisfy the accepted filters; see the book, reference/rules.html#rule-31)"
+        "`read` (partition 0): batch 0, row 0: the accepted filter `id >= 3` is not TRUE; return only rows where every accepted filter is TRUE, or answer 0 for it (rule 31: returned rows satisfy the accepted filters; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-31)"
     );
 }
 
@@ -158,7 +158,7 @@ fn a_row_that_breaks_an_accepted_filter_is_reported() {
 fn a_sink_called_twice_is_reported() {
     assert_eq!(
         read_error("FILTER_SINK_TWICE"),
-        "`push_filters`: called its sink 2 times; it must call it exactly once, with one byte per filter (rule 30: `push_filters` answers once, one byte per filter; see the book, reference/rules.html#rule-30)"
+        "`push_filters`: called its sink 2 times; it must call it exactly once, with one byte per filter (rule 30: `push_filters` answers once, one byte per filter; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-30)"
     );
 }
 
@@ -166,7 +166,7 @@ fn a_sink_called_twice_is_reported() {
 fn an_answer_of_the_wrong_length_is_reported() {
     assert_eq!(
         read_error("FILTER_WRONG_COUNT"),
-        "`push_filters`: answered 4 bytes for 3 filters; answer one byte per filter, in the order of the message (rule 30: `push_filters` answers once, one byte per filter; see the book, reference/rules.html#rule-30)"
+        "`push_filters`: answered 4 bytes for 3 filters; answer one byte per filter, in the order of the message (rule 30: `push_filters` answers once, one byte per filter; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-30)"
     );
 }
 
@@ -174,7 +174,7 @@ fn an_answer_of_the_wrong_length_is_reported() {
 fn an_answer_other_than_0_or_1_is_reported() {
     assert_eq!(
         read_error("FILTER_ANSWER_TWO"),
-        "`push_filters`: answered 2 for filter 0; answer 1 (accepted) or 0 (not accepted) (rule 30: `push_filters` answers once, one byte per filter; see the book, reference/rules.html#rule-30)"
+        "`push_filters`: answered 2 for filter 0; answer 1 (accepted) or 0 (not accepted) (rule 30: `push_filters` answers once, one byte per filter; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-30)"
     );
 }
 
@@ -182,7 +182,7 @@ fn an_answer_other_than_0_or_1_is_reported() {
 fn a_filter_table_too_small_is_reported_when_loading() {
     assert_eq!(
         Fixture::with_fault("FILTER_SMALL_TABLE").load_error(),
-        "`spark_ds_filters_init`: the table's size is 16; it must be a multiple of 8 and at least 24, sizeof(SparkDsFilterTable) of version 1 (rule 29: a valid filter table; see the book, reference/rules.html#rule-29)"
+        "`spark_ds_filters_init`: the table's size is 16; it must be a multiple of 8 and at least 24, sizeof(SparkDsFilterTable) of version 1 (rule 29: a valid filter table; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-29)"
     );
 }
 

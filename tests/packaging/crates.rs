@@ -405,3 +405,263 @@ fn locked_version(name: &str) -> String {
     }
     panic!("Cargo.lock has no {name}")
 }
+
+/// The workspace's packages from `cargo metadata --no-deps`.
+fn workspace_packages() -> Vec<serde_json::Value> {
+    let output = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
+        .current_dir(repo_root())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo metadata failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
+    metadata["packages"].as_array().expect("packages").clone()
+}
+
+/// The crates that crates.io takes: every member whose `publish` is not false.
+fn publishable_crates() -> Vec<String> {
+    workspace_packages()
+        .iter()
+        .filter(|p| p["publish"] != serde_json::json!([]))
+        .map(|p| p["name"].as_str().expect("a name").to_string())
+        .collect()
+}
+
+/// The `version` of `[workspace.package]`, which this test crate inherits (a test below checks
+/// that it does).
+fn workspace_version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+
+/// One release version: the publishable crates and the JNI crate take the workspace's, their
+/// dependencies on each other ask for it, and the Python bridge, the template's default `sdk`
+/// and the version it stamps into generated files say the same.
+#[test]
+fn the_crates_the_wheel_and_the_template_have_the_workspace_s_version() {
+    let version = workspace_version();
+    let packages = workspace_packages();
+    let publishable = publishable_crates();
+    assert_eq!(
+        publishable,
+        [
+            "spark-datasource",
+            "sparkds",
+            "sparkds-package",
+            "cargo-sparkds"
+        ],
+        "the published crates"
+    );
+    for package in &packages {
+        let name = package["name"].as_str().expect("a name");
+        if !publishable.iter().any(|p| p == name) && name != "sparkds-jni" {
+            continue;
+        }
+        assert_eq!(package["version"], version.as_str(), "{name}'s version");
+        if !publishable.iter().any(|p| p == name) {
+            continue;
+        }
+        for dependency in package["dependencies"].as_array().expect("dependencies") {
+            let other = dependency["name"].as_str().expect("a name");
+            if publishable.iter().any(|p| p == other) && dependency["kind"].is_null() {
+                assert_eq!(
+                    dependency["req"],
+                    format!("^{version}").as_str(),
+                    "{name} depends on {other}: ask for version {version}"
+                );
+            }
+        }
+    }
+    let read = |relative: &str| {
+        std::fs::read_to_string(repo_root().join(relative))
+            .unwrap_or_else(|e| panic!("cannot read {relative}: {e}"))
+    };
+    assert!(
+        read("tests/Cargo.toml").contains("\nversion.workspace = true\n"),
+        "tests/Cargo.toml must inherit the workspace's version, which these tests read"
+    );
+    let stated = [
+        (
+            "python/pyproject.toml",
+            format!("\nversion = \"{version}\"\n"),
+        ),
+        (
+            "template/cargo-generate.toml",
+            format!("\ndefault = \"version:{version}\"\n"),
+        ),
+        (
+            "template/hooks/validate.rhai",
+            format!("variable::set(\"template_version\", \"{version}\");"),
+        ),
+    ];
+    // The rules' messages link to the book where the release publishes it.
+    let manifest = read("Cargo.toml");
+    let homepage = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("homepage = "))
+        .map(|v| v.trim_matches('"'))
+        .expect("a homepage in [workspace.package]");
+    assert_eq!(sparkds::rules::BOOK_URL, Some(homepage));
+    for (file, wanted) in stated {
+        assert!(
+            read(file).contains(&wanted),
+            "{file} must state the workspace's version {version}: `{}`",
+            wanted.trim()
+        );
+    }
+}
+
+/// The files and sizes of a `.crate` archive (`tar -tvzf`), each `(path in the crate, bytes)`.
+fn crate_contents(archive: &Path) -> Vec<(String, u64)> {
+    let output = Command::new("tar")
+        .arg("-tvzf")
+        .arg(archive)
+        .output()
+        .expect("tar runs");
+    assert!(output.status.success(), "tar -tvzf {}", archive.display());
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let size = fields.get(2)?.parse().ok()?;
+            let path = fields.last()?.split_once('/')?.1.to_string();
+            Some((path, size))
+        })
+        .collect()
+}
+
+/// `cargo package` of every publishable crate together, as a release packages them (the crates
+/// they depend on here are not on crates.io yet: cargo resolves them from the packages it just
+/// made): each holds its README and sources, nothing of the repository around it, and stays
+/// small. cargo-sparkds holds what its build script embeds, and those files are byte for byte
+/// the repository's `jvm/` and `python/spark_native_bridge`. Building each package is the
+/// release workflow's dry run (`.github/release/crates.py publish --dry-run`), minutes of
+/// compilation that the suite leaves out (`--no-verify`).
+#[test]
+fn every_publishable_crate_packages_alone_small_and_with_what_it_needs() {
+    let root = repo_root();
+    let mut command = Command::new(env!("CARGO"));
+    command
+        .args(["package", "--locked", "--no-verify", "--allow-dirty"])
+        .current_dir(&root);
+    let crates = publishable_crates();
+    for name in &crates {
+        command.args(["-p", name]);
+    }
+    let output = command.output().expect("cargo runs");
+    let printed = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "cargo package failed:\n{printed}");
+    // Only the tests that need the repository (examples/) are left out, and said so.
+    for line in printed.lines().filter(|l| l.starts_with("warning")) {
+        assert!(
+            line.starts_with("warning: ignoring test `"),
+            "cargo package warned:\n{printed}"
+        );
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let mut report = String::new();
+    for name in &crates {
+        let archive = target
+            .join("package")
+            .join(format!("{name}-{}.crate", workspace_version()));
+        let contents = crate_contents(&archive);
+        let compressed = std::fs::metadata(&archive).expect("the .crate").len();
+        let total: u64 = contents.iter().map(|(_, size)| size).sum();
+        report.push_str(&format!(
+            "{name}: {} files, {total} bytes, {compressed} bytes compressed\n",
+            contents.len()
+        ));
+        for (path, size) in &contents {
+            report.push_str(&format!("  {size:>8} {path}\n"));
+        }
+        for needed in ["Cargo.toml", "README.md"] {
+            assert!(
+                contents.iter().any(|(p, _)| p == needed),
+                "{name} packages no {needed}"
+            );
+        }
+        assert!(
+            compressed < 200 * 1024,
+            "{name} is {compressed} bytes compressed: what grew?\n{report}"
+        );
+        assert!(
+            !contents
+                .iter()
+                .any(|(p, _)| p.contains("__pycache__") || p.starts_with("target/")),
+            "{name} packages build output:\n{report}"
+        );
+    }
+    println!("{report}");
+    // cargo-sparkds: the embedded files, and exactly those of the repository.
+    let unpacked = tempfile::tempdir().expect("a temporary directory");
+    let archive = target
+        .join("package")
+        .join(format!("cargo-sparkds-{}.crate", workspace_version()));
+    let status = Command::new("tar")
+        .arg("-xzf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(unpacked.path())
+        .status()
+        .expect("tar runs");
+    assert!(status.success());
+    let package = unpacked
+        .path()
+        .join(format!("cargo-sparkds-{}", workspace_version()));
+    let tracked = Command::new("git")
+        .args(["ls-files", "jvm/build.sh", "jvm/spark-lines.txt", "jvm/src"])
+        .args(["python/spark_native_bridge"])
+        .current_dir(&root)
+        .output()
+        .expect("git runs");
+    let tracked: Vec<String> = String::from_utf8_lossy(&tracked.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert!(tracked.len() > 30, "{tracked:?}");
+    let mut embedded: Vec<String> = crate_contents(&archive)
+        .into_iter()
+        .filter_map(|(p, _)| p.strip_prefix("embedded/").map(str::to_string))
+        .collect();
+    embedded.sort();
+    let mut wanted = tracked.clone();
+    wanted.sort();
+    assert_eq!(
+        embedded, wanted,
+        "cargo-sparkds must package exactly the plugin's build files and the bridge"
+    );
+    for file in &tracked {
+        assert_eq!(
+            std::fs::read(package.join("embedded").join(file)).expect("a packaged file"),
+            std::fs::read(root.join(file)).expect("a repository file"),
+            "the packaged {file} differs from the repository's"
+        );
+    }
+    assert!(package.join("released-plugin.txt").is_file());
+}
+
+/// The documentation of each published crate builds as docs.rs builds it: every feature, no
+/// dependency's documentation, and no warning (a broken intra-doc link fails).
+#[test]
+fn the_published_crates_documentation_builds_without_a_warning() {
+    let mut command = Command::new(env!("CARGO"));
+    command
+        .args(["doc", "--locked", "--no-deps", "--all-features"])
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .current_dir(repo_root());
+    for name in publishable_crates() {
+        command.args(["-p", &name]);
+    }
+    let output = command.output().expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo doc failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

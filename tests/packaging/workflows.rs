@@ -15,10 +15,10 @@ use tempfile::TempDir;
 
 use crate::helpers::workflows::{
     actions_lock, cargo_generate_available, ci_template, ci_template_workflows,
-    generate_with_cargo_generate, is_pinned_to_a_commit, lint, parse, render_from_git,
-    render_with_liquid, run_matrix_step, sdk_forms, shipped_workflows, template_workflow,
-    uses_lines, workflow_copies, PinnedAction, ALLOWED_RUNTIMES, ALL_PLATFORMS, CALLED_WORKFLOWS,
-    PLATFORM_CHOICES,
+    generate_with_cargo_generate, is_pinned_to_a_commit, lint, own_workflows, parse,
+    render_from_git, render_with_liquid, run_matrix_step, sdk_forms, shipped_workflows,
+    template_workflow, uses_lines, workflow_copies, PinnedAction, ALLOWED_RUNTIMES, ALL_PLATFORMS,
+    CALLED_WORKFLOWS, PLATFORM_CHOICES,
 };
 
 #[test]
@@ -84,6 +84,12 @@ fn generated_workflows_lint_clean_for_every_platform_choice_and_sdk() {
 fn ci_templates_and_their_copies_lint_clean() {
     let mut files = ci_template_workflows();
     files.extend(workflow_copies().into_iter().map(|(copy, _)| copy));
+    let own = own_workflows();
+    assert!(
+        own.iter().any(|f| f.ends_with("release.yml")),
+        "this repository's release workflow: {own:?}"
+    );
+    files.extend(own);
     assert_eq!(lint(&files), "");
 }
 
@@ -275,11 +281,12 @@ fn the_generated_workflow_gives_inputs_the_called_workflows_declare() {
             let wanted = match name {
                 "data-source" => "rust_range".to_string(),
                 "platforms" => r#"["linux-x86_64", "osx-aarch64"]"#.to_string(),
-                // Where the tool comes from is the project's answer `sdk`.
+                // Where the tool comes from is the project's answer `sdk`; for a checkout, which
+                // no runner has, the release of the template's version.
                 "sparkds-install" => match sdk.kind {
                     "git" => format!("--git {} --tag {} cargo-sparkds", sdk.location, sdk.tag),
                     "version" => format!("cargo-sparkds@{}", sdk.location),
-                    _ => format!("--path {}/crates/cargo-sparkds", sdk.location),
+                    _ => format!("cargo-sparkds@{}", env!("CARGO_PKG_VERSION")),
                 },
                 // A boolean input's default is the text the expression gives: `false`.
                 _ => {

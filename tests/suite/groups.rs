@@ -25,6 +25,7 @@ const LONGEST_FIRST: &[&str] = &[
     "jvm",
     "hardening",
     "spark",
+    "release",
     "postgres_example/spark",
     "template",
     "connect",

@@ -56,10 +56,24 @@ pub fn copy(root: &Path, destination: &Path) -> Result<(), String> {
     for file in listed.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
         let relative = Path::new(std::str::from_utf8(file).map_err(|e| e.to_string())?);
         let source = root.join(relative);
+        let target = destination.join(relative);
+        // A symbolic link stays one (cargo-sparkds's embedded/ links to jvm/ and python/).
+        #[cfg(unix)]
+        if let Ok(link) = std::fs::read_link(&source) {
+            std::fs::create_dir_all(target.parent().unwrap_or(destination))
+                .and_then(|()| std::os::unix::fs::symlink(&link, &target))
+                .map_err(|e| {
+                    format!(
+                        "cannot link {} to {}: {e}",
+                        target.display(),
+                        link.display()
+                    )
+                })?;
+            continue;
+        }
         if !source.is_file() {
             continue; // deleted in the work tree
         }
-        let target = destination.join(relative);
         let copied = std::fs::create_dir_all(target.parent().unwrap_or(destination))
             .and_then(|()| std::fs::copy(&source, &target))
             .and_then(|_| std::fs::metadata(&source)?.modified())

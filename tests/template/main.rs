@@ -360,6 +360,54 @@ fn the_sdk_comes_from_a_path_a_git_tag_or_a_crates_io_version() {
     }
 }
 
+/// Without `-d sdk`, a project takes the crates of the template's own release from crates.io,
+/// and its CI calls the workflows of that release's tag: the answer a user of a release needs.
+#[test]
+fn the_default_sdk_is_the_template_s_release_on_crates_io() {
+    let project = Generate::named("by_default")
+        .with_the_default_sdk()
+        .project();
+    let manifest = project.read("Cargo.toml");
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        manifest.contains(&format!("\nspark-datasource = \"{version}\"\n"))
+            && manifest.contains(&format!("\nsparkds = \"{version}\"\n")),
+        "{manifest}"
+    );
+    let ci = project.read(".github/workflows/ci.yml");
+    assert!(
+        ci.contains(&format!(
+            "uses: sparkds/spark-datasource-template/.github/workflows/native-datasource.yml@v{version}"
+        )) && ci.contains(&format!("sparkds-install: \"cargo-sparkds@{version}\"")),
+        "{ci}"
+    );
+}
+
+/// A project from a checkout says, in its workflow and its README, that CI needs a `git:` or
+/// `version:` SDK, and no file of its CI holds a path of the machine that generated it.
+#[test]
+fn a_path_sdk_project_says_ci_needs_a_released_sdk_and_its_ci_holds_no_local_path() {
+    let checkout = "/opt/checkouts/spark-datasource-template";
+    let project = Generate::named("from_a_checkout")
+        .define("sdk", &format!("path:{checkout}"))
+        .project();
+    for file in project.tree().lines().filter(|f| f.starts_with(".github/")) {
+        assert!(
+            !project.read(file).contains(checkout),
+            "{file} holds the checkout's path"
+        );
+    }
+    let ci = project.read(".github/workflows/ci.yml");
+    assert!(ci.contains("# CI needs a git: or version: SDK."), "{ci}");
+    let readme = project.read("README.md");
+    assert!(
+        readme.contains("**CI needs a `git:` or `version:` SDK**"),
+        "{readme}"
+    );
+    // The project itself still builds from the checkout, where it was generated.
+    assert!(project.read("Cargo.toml").contains(checkout));
+}
+
 #[test]
 fn a_batch_reader_without_pushdowns_for_one_platform() {
     let project = Generate::named("plain_reader")

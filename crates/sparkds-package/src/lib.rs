@@ -7,8 +7,8 @@
 //! - [`verify`]: every rule of a package, and [`verify::check_structure`], the part that a
 //!   reader runs before it opens the archive (limits, names, one reading of the central
 //!   directory);
-//! - [`write`] (feature `write`): writing a reproducible package, with the third-party notices
-//!   and the CycloneDX SBOM of the code compiled into its libraries.
+//! - [`write`](mod@write) (feature `write`): writing a reproducible package, with the
+//!   third-party notices and the CycloneDX SBOM of the code compiled into its libraries.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod error;

@@ -93,9 +93,9 @@ fn context_suffix(context: &Option<String>) -> String {
 /// A rule of the interface that a library broke, found while calling `function`.
 ///
 /// It displays as "`read` (partition 1): batch 0, column `id`: array offset is 3; exported
-/// arrays must have offset 0 (rule 13: offset 0 at every level; see the book,
-/// reference/rules.html#rule-13)": the rule's number and title from [`crate::rules::RULES`],
-/// and where the book explains it.
+/// arrays must have offset 0 (rule 13: offset 0 at every level; see
+/// `<BOOK_URL>reference/rules.html#rule-13`)": the rule's number and title from
+/// [`crate::rules::RULES`], and where the book explains it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 pub struct Violation {
     /// The function of the table (or of an Arrow struct) that was called.
@@ -149,7 +149,7 @@ mod tests {
             .within(Some("partition 1"));
         assert_eq!(
             v.to_string(),
-            "`read` (partition 1): batch 0, column `id`: array offset is 3 (rule 13: offset 0 at every level; see the book, reference/rules.html#rule-13)"
+            "`read` (partition 1): batch 0, column `id`: array offset is 3 (rule 13: offset 0 at every level; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-13)"
         );
     }
 
@@ -161,7 +161,7 @@ mod tests {
         };
         assert_eq!(
             e.to_string(),
-            "`get_next` aborted the process (signal 6): a panic or exception crossed the interface (rule 9: no panic or exception crosses the interface; see the book, reference/rules.html#rule-9)"
+            "`get_next` aborted the process (signal 6): a panic or exception crossed the interface (rule 9: no panic or exception crosses the interface; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-9)"
         );
     }
 

@@ -19,8 +19,9 @@
 //!
 //! Each violation names the function, the place and the rule, by number and title, with where
 //! the book explains it ([`rules`]), such as "`read` (partition 1): batch 0, column `id`: array
-//! offset is 3; exported arrays must have offset 0 (rule 13: offset 0 at every level; see the
-//! book, reference/rules.html#rule-13)". The host checks:
+//! offset is 3; exported arrays must have offset 0 (rule 13: offset 0 at every level; see
+//! `<BOOK_URL>reference/rules.html#rule-13`)", with the book's address ([`rules::BOOK_URL`]).
+//! The host checks:
 //!
 //! - loading (rules 1-4): `spark_ds_init` exported, returning 0 and the same table twice; the
 //!   table's `size` (at least up to `read`, pointer-aligned; functions beyond it are NULL); its

@@ -891,7 +891,7 @@ mod tests {
         let v = check_capabilities(&t, Capabilities(header::SPARK_DS_BATCH_READ)).err();
         assert_eq!(
             v.map(|v| v.to_string()),
-            Some("`create`: declares SPARK_DS_BATCH_READ, but `create_reader` is NULL; a source must not declare a capability whose required functions are NULL (rule 4: declared capabilities are implemented; see the book, reference/rules.html#rule-4)".to_string())
+            Some("`create`: declares SPARK_DS_BATCH_READ, but `create_reader` is NULL; a source must not declare a capability whose required functions are NULL (rule 4: declared capabilities are implemented; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-4)".to_string())
         );
     }
 

@@ -4,7 +4,7 @@
 //!
 //! A message names its rule by number and title and points to the rule's section of that
 //! chapter, as rustc's `error[E0308]` points to `--explain`: "... (rule 13: offset 0 at every
-//! level; see the book, reference/rules.html#rule-13)".
+//! level; see <https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-13>)".
 //!
 //! [`Violation`]: crate::Violation
 
@@ -17,10 +17,11 @@ pub struct Rule {
     pub title: &'static str,
 }
 
-/// The book is not published at a URL yet: messages give the chapter's path inside the book
-/// (what follows the book's root, such as `reference/rules.html`). Once it is published, this is
-/// the URL of its root, ending with `/`, and every message gives the full address.
-pub const BOOK_URL: Option<&str> = None;
+/// The root of the published book, ending with `/`: the release workflow publishes it to GitHub
+/// Pages (the `homepage` of the workspace's Cargo.toml), and every message gives the full
+/// address of its rule's section. `None` would make messages give the chapter's path inside the
+/// book instead (what follows the root, such as `reference/rules.html`).
+pub const BOOK_URL: Option<&str> = Some("https://sparkds.github.io/spark-datasource-template/");
 
 /// The chapter of the rules, relative to the root of the built book.
 pub const CHAPTER: &str = "reference/rules.html";
@@ -81,20 +82,21 @@ impl Rule {
         format!("rule-{}", self.number)
     }
 
-    /// Where the rule is explained: `reference/rules.html#rule-13` inside the book, or its full
-    /// URL once [`BOOK_URL`] is set.
+    /// Where the rule is explained: the address of its section in the published book
+    /// ([`BOOK_URL`]), or `reference/rules.html#rule-13` inside the book without one.
     pub fn link(&self) -> String {
         format!("{}{CHAPTER}#{}", BOOK_URL.unwrap_or(""), self.anchor())
     }
 }
 
-/// How a message names rule `number`: "rule 13: offset 0 at every level; see the book,
-/// reference/rules.html#rule-13". A number without a rule is named alone ("rule 99").
+/// How a message names rule `number`, with the address of its section: "rule 13: offset 0 at
+/// every level; see `<BOOK_URL>reference/rules.html#rule-13`". A number without a rule is named
+/// alone ("rule 99").
 ///
 /// ```
 /// assert_eq!(
 ///     sparkds::rules::cite(13),
-///     "rule 13: offset 0 at every level; see the book, reference/rules.html#rule-13"
+///     "rule 13: offset 0 at every level; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-13"
 /// );
 /// ```
 pub fn cite(number: u32) -> String {

@@ -239,7 +239,7 @@ mod tests {
         unsafe { callback(context, b"x".as_ptr(), 1) };
         assert_eq!(
             take_late_call(7).map(|v| v.to_string()),
-            Some("`partitions`: called its sink after it returned; call the sink only during the call, on the calling thread (rule 10: sinks are called only during the call; see the book, reference/rules.html#rule-10)".to_string())
+            Some("`partitions`: called its sink after it returned; call the sink only during the call, on the calling thread (rule 10: sinks are called only during the call; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-10)".to_string())
         );
     }
 

@@ -129,6 +129,23 @@ pub fn ci_template_workflows() -> Vec<PathBuf> {
     files
 }
 
+/// The workflows of this repository that are not copies of `ci-templates/`: its release.
+pub fn own_workflows() -> Vec<PathBuf> {
+    let copied: Vec<_> = ci_template_workflows()
+        .iter()
+        .filter_map(|p| p.file_name().map(|n| n.to_owned()))
+        .collect();
+    let dir = repo_root().join(".github/workflows");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect(".github/workflows exists")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yml"))
+        .filter(|p| !p.file_name().is_some_and(|n| copied.iter().any(|c| c == n)))
+        .collect();
+    files.sort();
+    files
+}
+
 /// The reusable workflow `name` of `ci-templates/workflows/`, parsed.
 pub fn ci_template(name: &str) -> Value {
     let path = repo_root().join("ci-templates/workflows").join(name);
@@ -393,11 +410,12 @@ pub fn uses_lines(workflow: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The workflows that ship: the reusable ones of `ci-templates/` and the template's, rendered
-/// for each form of the answer `sdk`, each with a name for messages.
+/// The workflows that ship: the reusable ones of `ci-templates/`, this repository's release and
+/// the template's, rendered for each form of the answer `sdk`, each with a name for messages.
 pub fn shipped_workflows() -> Vec<(String, String)> {
     let mut sources: Vec<(String, String)> = ci_template_workflows()
         .iter()
+        .chain(own_workflows().iter())
         .map(|p| {
             (
                 p.display().to_string(),

@@ -62,6 +62,7 @@ pub fn path_with_sparkds() -> std::ffi::OsString {
 pub struct Generate {
     name: String,
     defines: Vec<(String, String)>,
+    default_sdk: bool,
 }
 
 impl Generate {
@@ -70,7 +71,14 @@ impl Generate {
         Generate {
             name: name.to_string(),
             defines: Vec::new(),
+            default_sdk: false,
         }
+    }
+
+    /// No `-d sdk=...`: the template's default answer, as a user who does not say.
+    pub fn with_the_default_sdk(mut self) -> Self {
+        self.default_sdk = true;
+        self
     }
 
     /// `-d key=value`.
@@ -91,7 +99,7 @@ impl Generate {
         // The crates of the test runner's copy, which every group's projects use, else of this
         // checkout, unless the test says otherwise: one path for all projects, so the shared
         // target directory builds them once.
-        if !self.defines.iter().any(|(key, _)| key == "sdk") {
+        if !self.default_sdk && !self.defines.iter().any(|(key, _)| key == "sdk") {
             command.arg("-d").arg(format!(
                 "sdk=path:{}",
                 checkout::shared_or(&repo_root()).display()

@@ -88,7 +88,7 @@ fn a_missing_file_is_not_found_and_a_broken_library_is_invalid() {
 
     let e = load(&fixture(Some("SMALL_TABLE")), None).expect_err("a small table");
     assert_eq!(e.class, ErrorClass::InitFailed);
-    assert!(e.message.contains("(rule 2: the table's size covers version 1; see the book, reference/rules.html#rule-2)"), "{e}");
+    assert!(e.message.contains("(rule 2: the table's size covers version 1; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-2)"), "{e}");
 }
 
 #[test]

@@ -52,7 +52,7 @@ fn a_sliced_array_is_a_conformance_error_naming_the_function_the_column_and_the_
     assert_eq!(e.class, ErrorClass::Conformance);
     assert_eq!(
         e.message,
-        "native data source `range`: `read` (partition 0): batch 0, column `id`: array offset is 1; exported arrays must have offset 0 (rule 13: offset 0 at every level; see the book, reference/rules.html#rule-13)"
+        "native data source `range`: `read` (partition 0): batch 0, column `id`: array offset is 1; exported arrays must have offset 0 (rule 13: offset 0 at every level; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-13)"
     );
 }
 
@@ -63,7 +63,7 @@ fn invalid_utf8_is_found_only_with_full_checks() {
     assert_eq!(e.class, ErrorClass::Conformance);
     assert!(
         e.message.starts_with("native data source `range`: `read` (partition 0): batch 0, column `name`: fails full validation:")
-            && e.message.ends_with("(rule 12: batches pass full validation; see the book, reference/rules.html#rule-12)"),
+            && e.message.ends_with("(rule 12: batches pass full validation; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-12)"),
         "{e}"
     );
 }
@@ -91,7 +91,7 @@ fn a_stream_of_another_schema_than_asked_is_refused() {
     assert_eq!(e.class, ErrorClass::Conformance);
     assert_eq!(
         e.message,
-        "native data source `c_range`: `read` (partition 0): the stream's schema is `id Int64 not null, label Utf8` but `id Int64 not null` was asked for; return exactly the schema to read, after `prune_columns` (rule 19: the stream's schema is the one asked for; see the book, reference/rules.html#rule-19)"
+        "native data source `c_range`: `read` (partition 0): the stream's schema is `id Int64 not null, label Utf8` but `id Int64 not null` was asked for; return exactly the schema to read, after `prune_columns` (rule 19: the stream's schema is the one asked for; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-19)"
     );
 }
 
@@ -118,7 +118,7 @@ fn a_write_that_keeps_the_batch_without_taking_it_is_refused() {
     assert_eq!(e.class, ErrorClass::Conformance);
     assert_eq!(
         e.message,
-        "native data source `range`: `write` (task 0): batch 0 was not taken: its `release` is still set after the call; copy the struct out of `batch` and set `batch->release` to NULL, as the C data interface moves a struct (rule 11: each Arrow struct is released exactly once; see the book, reference/rules.html#rule-11)"
+        "native data source `range`: `write` (task 0): batch 0 was not taken: its `release` is still set after the call; copy the struct out of `batch` and set `batch->release` to NULL, as the C data interface moves a struct (rule 11: each Arrow struct is released exactly once; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-11)"
     );
 }
 

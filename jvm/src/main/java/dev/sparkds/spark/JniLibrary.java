@@ -3,10 +3,14 @@ package dev.sparkds.spark;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.Locale;
 import java.util.stream.Stream;
 
@@ -16,7 +20,13 @@ import java.util.stream.Stream;
  * <p>A JVM ties a native library to the class loader that loaded it, and refuses to load the
  * same file from a second loader (as Spark Connect's isolated sessions have). So each loader
  * gets its own copy of the library, extracted from the jar (or copied from the override) to a
- * file of its own.
+ * file of its own, in a directory that only this user can write.
+ *
+ * <p>The jar's library is checked as every library the plugin loads is: the bytes hashed are
+ * the bytes loaded. jvm/build.sh records the library's SHA-256 beside it in the jar
+ * ({@code <library>.sha256}); the copy is hashed after it is written, compared with that
+ * record, and only then loaded, so that a damaged jar or a copy changed on disk fails here, with
+ * both hashes, instead of loading.
  */
 public final class JniLibrary {
   /** Names a JNI library to use instead of the jar's (for tests and unusual platforms). */
@@ -37,7 +47,9 @@ public final class JniLibrary {
     String fileName = System.mapLibraryName("sparkds_jni");
     Path copy;
     try {
-      copy = Files.createTempFile("sparkds_jni_", "_" + fileName);
+      // A fresh directory of mode 0700 (what createTempDirectory gives on POSIX): nobody else
+      // can replace the copy between its hash and its load.
+      copy = Files.createTempDirectory("sparkds_jni_").resolve(fileName);
       String override = System.getProperty(OVERRIDE_PROPERTY, System.getenv(OVERRIDE_ENV));
       if (override != null && !override.isEmpty()) {
         Path source = Paths.get(override);
@@ -67,6 +79,7 @@ public final class JniLibrary {
           }
           Files.copy(in, copy, StandardCopyOption.REPLACE_EXISTING);
         }
+        checkRecordedHash(resource, copy);
       }
     } catch (IOException e) {
       throw new NativeDataSourceException(
@@ -84,10 +97,64 @@ public final class JniLibrary {
     // Windows, which does not delete a loaded library.
     if (!platform.startsWith("windows")) {
       copy.toFile().delete();
+      copy.getParent().toFile().delete();
     } else {
+      copy.getParent().toFile().deleteOnExit();
       copy.toFile().deleteOnExit();
     }
     loaded = true;
+  }
+
+  /**
+   * Compares the SHA-256 of {@code copy}, the library extracted from the jar's {@code resource},
+   * with the one recorded beside it in the jar, and throws when they differ or the jar records
+   * none.
+   */
+  static void checkRecordedHash(String resource, Path copy) throws IOException {
+    String recorded;
+    try (InputStream in = JniLibrary.class.getResourceAsStream(resource + ".sha256")) {
+      if (in == null) {
+        throw new NativeDataSourceException(
+            "INVALID_NATIVE_DATA_SOURCE_LIBRARY.INIT_FAILED",
+            "this jar has no SHA-256 for its JNI library (resource "
+                + resource
+                + ".sha256), so the library cannot be checked before it is loaded: use a jar"
+                + " built by jvm/build.sh.");
+      }
+      recorded = new String(in.readAllBytes(), StandardCharsets.US_ASCII).trim();
+    }
+    String actual = sha256(copy);
+    if (!actual.equals(recorded)) {
+      throw new NativeDataSourceException(
+          "INVALID_NATIVE_DATA_SOURCE_LIBRARY.INIT_FAILED",
+          "the JNI library extracted from this jar to "
+              + copy
+              + " has SHA-256 "
+              + actual
+              + ", but the jar records "
+              + recorded
+              + " for "
+              + resource
+              + ": the jar is damaged or the copy was changed on disk; it is not loaded."
+              + " Download the jar again (its Maven checksums say whether it is whole).");
+    }
+  }
+
+  /** The lower-case hex SHA-256 of the file at {@code path}. */
+  static String sha256(Path path) throws IOException {
+    MessageDigest digest;
+    try {
+      digest = MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every JVM has SHA-256", e);
+    }
+    try (InputStream in = Files.newInputStream(path)) {
+      byte[] buffer = new byte[1 << 16];
+      for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+        digest.update(buffer, 0, n);
+      }
+    }
+    return HexFormat.of().formatHex(digest.digest());
   }
 
   /**
