@@ -117,7 +117,8 @@ pub unsafe extern "C" fn serialize_writer<S: Write>(
     })
 }
 
-/// The commit messages of `commit` and `abort`: `None` for a NULL entry.
+/// The commit messages of `commit` and `abort`, each decoded apart: `Ok(None)` for a NULL
+/// entry, `Err` for one that does not decode.
 ///
 /// # Safety
 /// The arrays hold `count` entries, each null or readable for its length, for the call.
@@ -125,13 +126,13 @@ unsafe fn messages<S: Write>(
     messages: *const *const u8,
     lengths: *const i64,
     count: i64,
-) -> Result<Vec<Option<MessageOf<S>>>> {
+) -> Result<Vec<Result<Option<MessageOf<S>>>>> {
     let count = usize::try_from(count)
         .map_err(|_| Error::msg(format!("num_messages is negative: {count}")))?;
     if count > 0 && (messages.is_null() || lengths.is_null()) {
         return Err(Error::msg("the message arrays are NULL"));
     }
-    (0..count)
+    Ok((0..count)
         .map(|i| {
             // SAFETY: both arrays hold `count` entries (the caller's contract).
             let (data, length) = unsafe { (*messages.add(i), *lengths.add(i)) };
@@ -144,7 +145,7 @@ unsafe fn messages<S: Write>(
             }?)
             .map(Some)
         })
-        .collect()
+        .collect())
 }
 
 /// `commit`.
@@ -170,7 +171,7 @@ pub unsafe extern "C" fn commit<S: Write>(
             .into_iter()
             .enumerate()
             .map(|(task, message)| {
-                message
+                message?
                     .ok_or_else(|| Error::msg(format!("commit: task {task} has no commit message")))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -197,8 +198,42 @@ pub unsafe extern "C" fn abort<S: Write>(
                 self::messages::<S>(messages, message_lengths, num_messages)?,
             )
         };
-        writer.abort(epoch(epoch_id)?, messages)
+        abort_with(writer, epoch(epoch_id)?, messages)
     })
+}
+
+/// Runs the writer's abort even when some messages do not decode: it gets `None` for them, as
+/// for a task that never committed, and removes what it can find; the call then fails naming
+/// those messages, since what they staged may be left.
+fn abort_with<W: Writer>(
+    writer: &mut W,
+    epoch: Option<u64>,
+    messages: Vec<Result<Option<W::Message>>>,
+) -> Result<()> {
+    let mut undecoded = Vec::new();
+    let messages = messages
+        .into_iter()
+        .enumerate()
+        .map(|(task, message)| {
+            message.unwrap_or_else(|error| {
+                undecoded.push(format!("task {task}: {error}"));
+                None
+            })
+        })
+        .collect();
+    let aborted = writer.abort(epoch, messages);
+    if undecoded.is_empty() {
+        return aborted;
+    }
+    let mut why = format!(
+        "abort ran without the commit messages that did not decode, so what those tasks \
+         staged may be left ({})",
+        undecoded.join("; ")
+    );
+    if let Err(error) = aborted {
+        why.push_str(&format!("; the abort itself failed: {error}"));
+    }
+    Err(Error::msg(why))
 }
 
 /// `close_writer`.
@@ -303,4 +338,66 @@ pub unsafe extern "C" fn close_data_writer<S: Write>(data_writer: *mut c_void) {
     guard_close("close_data_writer", || unsafe {
         release::<DataWriterOf<S>>(data_writer)
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::{Deserialize, Serialize};
+
+    use super::*;
+    use crate::datasource::TaskContext;
+
+    /// Records what its abort was given.
+    #[derive(Serialize, Deserialize, Default)]
+    struct Recording {
+        aborted: Vec<Option<u32>>,
+    }
+
+    struct Never;
+
+    impl DataWriter for Never {
+        type Message = u32;
+        fn write(&mut self, _: arrow_array::RecordBatch) -> Result<()> {
+            unreachable!("not called")
+        }
+        fn commit(&mut self) -> Result<u32> {
+            unreachable!("not called")
+        }
+        fn abort(&mut self) -> Result<()> {
+            unreachable!("not called")
+        }
+    }
+
+    impl Writer for Recording {
+        type Message = u32;
+        type DataWriter = Never;
+        fn data_writer(&self, _: &TaskContext, _: Option<u64>) -> Result<Never> {
+            Ok(Never)
+        }
+        fn commit(&mut self, _: Option<u64>, _: Vec<u32>) -> Result<()> {
+            Ok(())
+        }
+        fn abort(&mut self, _: Option<u64>, messages: Vec<Option<u32>>) -> Result<()> {
+            self.aborted = messages;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_abort_with_a_message_that_does_not_decode_still_removes_what_the_others_staged() {
+        let mut writer = Recording::default();
+        let messages = vec![
+            Ok(Some(7)),
+            Err(Error::msg("not JSON")),
+            Ok(None),
+            Ok(Some(9)),
+        ];
+        let error = abort_with(&mut writer, None, messages).expect_err("a message was lost");
+        assert_eq!(writer.aborted, vec![Some(7), None, None, Some(9)]);
+        assert_eq!(
+            error.to_string(),
+            "abort ran without the commit messages that did not decode, so what those tasks \
+             staged may be left (task 1: not JSON)"
+        );
+    }
 }
