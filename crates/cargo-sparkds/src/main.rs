@@ -6,11 +6,12 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod bench;
 mod condition;
 mod drive;
+mod options;
 mod package;
 mod spark;
 mod verify;
@@ -74,8 +75,23 @@ fn arguments() -> Vec<OsString> {
     args
 }
 
+/// The command line's definition, which also tells a parent which arguments its child gets.
+fn definition() -> clap::Command {
+    Cli::command()
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(arguments());
+    let mut cli = Cli::parse_from(arguments());
+    let target = match &mut cli.command {
+        Command::Show(args) => Some(&mut args.target),
+        Command::Roundtrip(args) => Some(&mut args.target),
+        Command::Check(args) => Some(&mut args.target),
+        Command::Bench(args) => Some(&mut args.target),
+        _ => None,
+    };
+    if let Some(Err(e)) = target.map(drive::Target::read_options) {
+        return fail(&e);
+    }
     // A child that `show`, `roundtrip` or `check` started runs with breadcrumbs: its parent
     // has warned already.
     let child = std::env::var_os(sparkds::isolate::BREADCRUMBS_VAR).is_some();
