@@ -7,6 +7,8 @@
 
 mod cache;
 mod connect;
+mod listener;
+mod signals;
 mod tools;
 
 use std::path::{Path, PathBuf};
@@ -296,22 +298,52 @@ impl Session<'_> {
             "bridge": bridge.as_ref().map(|b| b.display().to_string()),
             "options": options.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
             "warehouse": self.scratch()?.join("warehouse").display().to_string(),
+            "redaction_regex": connect::REDACTION_REGEX,
         });
+        // The settings hold the options: in a file only this user reads, which session.py
+        // removes once read, not in an environment variable that every process Spark starts
+        // would inherit. Ctrl-C is the shell's (a cancel): only SIGTERM is passed on.
+        let signals = signals::Guard::install(false)?;
+        let settings_file = tempfile::Builder::new()
+            .prefix("sparkds-spark-session-")
+            .suffix(".json")
+            .tempfile()
+            .map_err(|e| Error::io("cannot create the session's settings file", e))?
+            .into_temp_path();
+        signals.remove_on_signal(&settings_file);
+        std::fs::write(&settings_file, settings.to_string()).map_err(|e| {
+            Error::io(
+                format!(
+                    "cannot write the session's settings to {}",
+                    settings_file.display()
+                ),
+                e,
+            )
+        })?;
         let mut command = Command::new(&self.spark.python);
         if interactive {
             command.arg("-i");
         }
         let extra: Vec<PathBuf> = bridge.into_iter().collect();
-        let status = command
+        let mut child = command
             .arg(script)
             .current_dir(dir)
-            .env("SPARKDS_SPARK_SESSION", settings.to_string())
+            .env("SPARKDS_SPARK_SESSION_FILE", &settings_file)
             .env("PYTHONPATH", self.spark.python_path_with(&extra)?)
             .envs(self.spark_env()?)
-            .status()
+            .spawn()
             .map_err(|e| {
                 Error::usage(format!("cannot run {}: {e}", self.spark.python.display()))
             })?;
+        signals.child(child.id());
+        let status = child.wait();
+        signals.child(0);
+        let status = status.map_err(|e| {
+            Error::usage(format!(
+                "cannot wait for {}: {e}",
+                self.spark.python.display()
+            ))
+        })?;
         Ok(ExitCode::from(
             u8::try_from(status.code().unwrap_or(1)).unwrap_or(1),
         ))
