@@ -31,6 +31,10 @@ enum Command {
     /// `df.show()`, through the whole batch read protocol and its checks.
     Show(drive::ShowArgs),
     /// Write sample rows through the whole write protocol, then read them back.
+    ///
+    /// Without options it writes into an empty directory that it creates (given as `path`) and
+    /// removes. With options it runs only with --scratch, which says that what they point at (a
+    /// directory, a table) may be overwritten: they may point at data of your own.
     Roundtrip(drive::RoundtripArgs),
     /// Run every protocol of every capability that the source declares, and report the rules
     /// it breaks.
@@ -38,7 +42,12 @@ enum Command {
     /// Each protocol runs in a child process, so that a library that aborts is reported. The
     /// exit code is 1 when a protocol breaks a rule or cannot run. An option `SCOPE:key=value`
     /// goes to some protocols only: SCOPE is `read`, `write` or a protocol name, as in
-    /// `write:path=/tmp/out batch-read:path=/tmp/out`.
+    /// `read:end=20`.
+    ///
+    /// The write protocols (truncate-write replaces what is there) write into empty directories
+    /// that check creates (given as `path`). A write protocol that an option reaches is not run,
+    /// since the option may point at data of your own, unless --scratch says that what the
+    /// options point at may be overwritten.
     Check(drive::CheckArgs),
     /// Measure the batch read and the micro-batch read that a source declares, through the C
     /// interface: rows/s, Arrow bytes/s, batches/s, the time inside the library and in the host,

@@ -34,7 +34,8 @@ pub struct SparkArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "connect")]
     pub python: Option<PathBuf>,
     /// Start a Spark Connect server with the data source on 127.0.0.1:PORT (15002 by default)
-    /// and print its URL; it runs until Ctrl-C.
+    /// and print its URL once it listens; it runs until Ctrl-C. The server takes only clients
+    /// that give the token made for this run, which the URL holds: keep it to yourself.
     #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "15002")]
     pub connect: Option<u16>,
     /// Run on a local cluster of N executor processes (`local-cluster[N,1,1024]`) rather than
