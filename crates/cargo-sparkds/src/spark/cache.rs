@@ -586,7 +586,7 @@ mod tests {
         let elsewhere = dir.path().join("elsewhere");
         std::os::unix::fs::symlink(&elsewhere, cache.root.join(".lock")).expect("a link");
         let entry = cache.root.join("entry");
-        let result = cache.entry(&entry, |scratch| create_dir(scratch));
+        let result = cache.entry(&entry, create_dir);
         assert!(result
             .err()
             .is_some_and(|e| e.to_string().contains("a link there is refused")),);
