@@ -35,9 +35,12 @@ pub fn listener(port: u16, child: u32) -> Listener {
 #[cfg(target_os = "linux")]
 fn listening_inodes(port: u16) -> Vec<u64> {
     // The address as the kernel prints it: the bytes of the address in the machine's order.
-    let loopback = format!("{:08X}", u32::from_ne_bytes([127, 0, 0, 1]));
+    let loopback = kernel_hex(&[127, 0, 0, 1]);
+    // A JVM listens on IPv6 sockets: 127.0.0.1 shows as the IPv4-mapped ::ffff:127.0.0.1.
+    let mapped = kernel_hex(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1]);
     let hosts = [
         loopback.as_str(),
+        mapped.as_str(),
         "00000000",
         "00000000000000000000000000000000",
     ];
@@ -61,6 +64,20 @@ fn listening_inodes(port: u16) -> Vec<u64> {
         }
     }
     inodes
+}
+
+/// An address as `/proc/net/tcp{,6}` prints it: each 32-bit word in the machine's byte order.
+#[cfg(target_os = "linux")]
+fn kernel_hex(address: &[u8]) -> String {
+    address
+        .chunks_exact(4)
+        .map(|word| {
+            format!(
+                "{:08X}",
+                u32::from_ne_bytes([word[0], word[1], word[2], word[3]])
+            )
+        })
+        .collect()
 }
 
 /// `pid` and the processes it started, at any depth, from the parent of each in `/proc`.
@@ -156,6 +173,16 @@ mod tests {
         assert_eq!(listener(port, std::process::id()), Listener::Nobody);
         let _ = sleeper.kill();
         let _ = sleeper.wait();
+    }
+
+    #[test]
+    fn a_listener_on_the_ipv4_mapped_loopback_of_an_ipv6_socket_is_seen() {
+        // As a JVM listens on 127.0.0.1: an IPv6 socket bound to ::ffff:127.0.0.1.
+        let Ok(listening) = std::net::TcpListener::bind("[::ffff:127.0.0.1]:0") else {
+            return; // no IPv6 on this machine
+        };
+        let port = listening.local_addr().expect("its address").port();
+        assert_eq!(listener(port, std::process::id()), Listener::Child);
     }
 
     #[test]
