@@ -20,6 +20,14 @@ mod embedded {
 /// The Python side of the session, written next to the sources.
 const SESSION_PY: &str = include_str!("session.py");
 
+/// What the venv of the cache installs, every package pinned with the hashes of its files
+/// (written by `pin_pyspark.py`), and what builds pyspark, which PyPI has as a source archive.
+const PYSPARK_REQUIREMENTS: &str = include_str!("pyspark-requirements.txt");
+const PYSPARK_BUILD_REQUIREMENTS: &str = include_str!("pyspark-build-requirements.txt");
+/// The Pythons that the pinned packages have wheels for (pyarrow 26: 3.11 and later; pandas
+/// 2.3: up to 3.14).
+const VENV_PYTHONS: std::ops::RangeInclusive<u32> = 11..=14;
+
 /// The cache: `$SPARKDS_CACHE_DIR`, else `$XDG_CACHE_HOME/sparkds`, else `~/.cache/sparkds`.
 pub struct Cache {
     root: PathBuf,
@@ -39,7 +47,22 @@ impl Cache {
                     "no cache directory: set SPARKDS_CACHE_DIR (or HOME) to a writable directory",
                 ));
             };
-        std::fs::create_dir_all(&root).map_err(|e| {
+        Cache::at(root)
+    }
+
+    /// The cache at `root`, created owner-only if missing. A cache that another user owns or
+    /// may write to is refused: whoever writes there changes the plugin and the Python that
+    /// Spark runs.
+    ///
+    /// # Errors
+    ///
+    /// When `root` cannot be created, or is not a directory of this user that only they write.
+    pub fn at(root: PathBuf) -> Result<Cache> {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&root).map_err(|e| {
             Error::io(
                 format!(
                     "cannot create the cache {} (set SPARKDS_CACHE_DIR to another)",
@@ -48,6 +71,8 @@ impl Cache {
                 e,
             )
         })?;
+        #[cfg(unix)]
+        check_private(&root)?;
         Ok(Cache { root })
     }
 
@@ -64,8 +89,7 @@ impl Cache {
             return Ok(());
         }
         let lock_path = self.root.join(".lock");
-        let lock = File::create(&lock_path)
-            .map_err(|e| Error::io(format!("cannot create {}", lock_path.display()), e))?;
+        let lock = open_lock(&lock_path)?;
         lock.lock()
             .map_err(|e| Error::io(format!("cannot lock {}", lock_path.display()), e))?;
         if entry.exists() {
@@ -138,38 +162,148 @@ impl Cache {
         Ok(jar_dir.join("spark-native-datasource.jar"))
     }
 
-    /// A venv of the cache with the pinned pyspark (and pyarrow and the Connect client's
-    /// packages), installed with pip on first use.
+    /// A venv of the cache with the pinned pyspark (and pyarrow, pandas and the Connect
+    /// client's packages), installed with pip on first use, every file checked against the
+    /// hashes of `pyspark-requirements.txt`. The venv's name holds the hash of that file, so a
+    /// command with other pins makes a new one.
     pub fn pyspark_venv(&self, python: &Path) -> Result<PathBuf> {
-        let venv = self.root.join(format!("venv-pyspark-{PINNED_PYSPARK}"));
+        let venv = self.root.join(format!(
+            "venv-pyspark-{PINNED_PYSPARK}-{:016x}",
+            fnv(PYSPARK_REQUIREMENTS.as_bytes())
+        ));
         let interpreter = venv.join("bin").join("python3");
         if interpreter.is_file() {
             return Ok(interpreter);
         }
+        check_venv_python(python)?;
         eprintln!(
             "sparkds: python3 has no pyspark: installing pyspark {PINNED_PYSPARK} into {} (once)",
             venv.display()
         );
         let fix = format!(
             "install pyspark for python3 (`python3 -m pip install 'pyspark[connect]=={PINNED_PYSPARK}' \
-             pyarrow`), or set SPARK_HOME to a Spark 4 distribution"
+             pyarrow 'pandas<3'`), or set SPARK_HOME to a Spark 4 distribution"
         );
         self.entry(&venv, |scratch| {
             run_quiet(
                 Command::new(python).args(["-m", "venv"]).arg(scratch),
                 &format!("python3 -m venv cannot create a venv ({fix}; on Debian, `apt-get install python3-venv`)"),
             )?;
-            run_quiet(
-                Command::new(scratch.join("bin").join("python3"))
+            let requirements = scratch.join("pyspark-requirements.txt");
+            let build = scratch.join("pyspark-build-requirements.txt");
+            write_file(&requirements, PYSPARK_REQUIREMENTS.as_bytes())?;
+            write_file(&build, PYSPARK_BUILD_REQUIREMENTS.as_bytes())?;
+            let pip = |requirements: &Path, extra: &[&str]| {
+                let mut command = Command::new(scratch.join("bin").join("python3"));
+                command
                     .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-                    .arg(format!("pyspark[connect]=={PINNED_PYSPARK}"))
-                    .arg("pyarrow"),
-                &format!("pip cannot install pyspark {PINNED_PYSPARK} (no network?): {fix}"),
-            )
+                    .arg("--require-hashes")
+                    .args(extra)
+                    .arg("-r")
+                    .arg(requirements);
+                command
+            };
+            let failed = format!("pip cannot install pyspark {PINNED_PYSPARK} (no network?): {fix}");
+            // pyspark is a source archive: it builds with the pinned setuptools, not with
+            // whatever an isolated build would fetch without a hash.
+            run_quiet(&mut pip(&build, &[]), &failed)?;
+            run_quiet(&mut pip(&requirements, &["--no-build-isolation"]), &failed)
         })?;
         // The interpreter finds its venv by the pyvenv.cfg beside it, renamed with it.
         Ok(interpreter)
     }
+}
+
+/// Refuses a Python for which the pinned packages have no wheels, before anything installs.
+fn check_venv_python(python: &Path) -> Result<()> {
+    let output = Command::new(python)
+        .args([
+            "-c",
+            "import sys; print(sys.version_info[0], sys.version_info[1])",
+        ])
+        .output()
+        .map_err(|e| Error::usage(format!("cannot run {}: {e}", python.display())))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut parts = text.split_whitespace().map(str::parse::<u32>);
+    match (parts.next(), parts.next()) {
+        (Some(Ok(3)), Some(Ok(minor))) if VENV_PYTHONS.contains(&minor) => Ok(()),
+        _ => Err(Error::usage(format!(
+            "{} is Python {}, and the pyspark {PINNED_PYSPARK} that cargo sparkds installs \
+             needs Python 3.{} to 3.{} (the wheels of pyarrow and pandas it pins): put such a \
+             python3 first on PATH, install pyspark for this one yourself, or set SPARK_HOME \
+             to a Spark 4 distribution",
+            python.display(),
+            text.trim().replace(' ', "."),
+            VENV_PYTHONS.start(),
+            VENV_PYTHONS.end()
+        ))),
+    }
+}
+
+/// Opens the cache's lock file, creating it owner-only, without following a link: a link
+/// planted there would have the command create or lock a file elsewhere.
+fn open_lock(path: &Path) -> Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path).map_err(|e| {
+        Error::io(
+            format!(
+                "cannot open the lock {} (a link there is refused: remove it)",
+                path.display()
+            ),
+            e,
+        )
+    })
+}
+
+/// Refuses a cache directory that another user owns or that others may write to, and a link
+/// to one, or a link that another user owns.
+#[cfg(unix)]
+fn check_private(root: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let fix = "set SPARKDS_CACHE_DIR to a directory of your own";
+    let link = std::fs::symlink_metadata(root)
+        .map_err(|e| Error::io(format!("cannot read {}", root.display()), e))?;
+    if link.file_type().is_symlink() && link.uid() != me {
+        return Err(Error::usage(format!(
+            "the cache {} is a link that another user owns (uid {}): {fix}",
+            root.display(),
+            link.uid()
+        )));
+    }
+    let meta = std::fs::metadata(root)
+        .map_err(|e| Error::io(format!("cannot read {}", root.display()), e))?;
+    if !meta.is_dir() {
+        return Err(Error::usage(format!(
+            "the cache {} is not a directory: {fix}",
+            root.display()
+        )));
+    }
+    if meta.uid() != me {
+        return Err(Error::usage(format!(
+            "the cache {} belongs to another user (uid {}), who could change the plugin and \
+             the Python that Spark runs: {fix}",
+            root.display(),
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(Error::usage(format!(
+            "other users may write to the cache {} (mode {:o}) and change the plugin and the \
+             Python that Spark runs: `chmod go-w {}`, or {fix}",
+            root.display(),
+            meta.mode() & 0o777,
+            root.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Where `sparkds-jni` comes from: the same place as the project's SDK.
@@ -399,4 +533,84 @@ fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_cache_that_others_may_write_to_is_refused() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let root = dir.path().join("cache");
+        Cache::at(root.clone()).expect("a new cache is the user's");
+        let mode = std::fs::metadata(&root).expect("made").permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let error = Cache::at(root.clone()).err().map(|e| e.to_string());
+        assert_eq!(
+            error,
+            Some(format!(
+                "other users may write to the cache {0} (mode 777) and change the plugin and \
+                 the Python that Spark runs: `chmod go-w {0}`, or set SPARKDS_CACHE_DIR to a \
+                 directory of your own",
+                root.display()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_cache_of_another_user_is_refused() {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return; // Only root can give a directory to another user.
+        }
+        let dir = tempfile::tempdir().expect("a directory");
+        let root = dir.path().join("cache");
+        std::fs::create_dir(&root).expect("mkdir");
+        std::os::unix::fs::chown(&root, Some(65534), None).expect("chown");
+        let error = Cache::at(root.clone()).err().map(|e| e.to_string());
+        assert!(
+            error
+                .as_deref()
+                .is_some_and(|e| e.contains("belongs to another user (uid 65534)")),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn the_lock_is_not_opened_through_a_link() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let cache = Cache::at(dir.path().join("cache")).expect("a cache");
+        let elsewhere = dir.path().join("elsewhere");
+        std::os::unix::fs::symlink(&elsewhere, cache.root.join(".lock")).expect("a link");
+        let entry = cache.root.join("entry");
+        let result = cache.entry(&entry, create_dir);
+        assert!(result
+            .err()
+            .is_some_and(|e| e.to_string().contains("a link there is refused")),);
+        assert!(!elsewhere.exists() && !entry.exists());
+    }
+
+    #[test]
+    fn every_pinned_package_has_a_version_and_hashes() {
+        for text in [PYSPARK_REQUIREMENTS, PYSPARK_BUILD_REQUIREMENTS] {
+            let requirements: Vec<&str> = text
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.starts_with(' '))
+                .collect();
+            assert!(!requirements.is_empty());
+            for requirement in &requirements {
+                assert!(
+                    requirement.contains("==") && requirement.ends_with('\\'),
+                    "{requirement}"
+                );
+            }
+            assert!(text.matches("--hash=sha256:").count() >= requirements.len());
+        }
+        for package in ["pyspark==4.3.0", "pyarrow==", "pandas==2.", "numpy=="] {
+            assert!(PYSPARK_REQUIREMENTS.contains(package), "{package}");
+        }
+    }
 }

@@ -7,6 +7,8 @@
 
 mod cache;
 mod connect;
+mod listener;
+mod signals;
 mod tools;
 
 use std::path::{Path, PathBuf};
@@ -32,7 +34,8 @@ pub struct SparkArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "connect")]
     pub python: Option<PathBuf>,
     /// Start a Spark Connect server with the data source on 127.0.0.1:PORT (15002 by default)
-    /// and print its URL; it runs until Ctrl-C.
+    /// and print its URL once it listens; it runs until Ctrl-C. The server takes only clients
+    /// that give the token made for this run, which the URL holds: keep it to yourself.
     #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "15002")]
     pub connect: Option<u16>,
     /// Run on a local cluster of N executor processes (`local-cluster[N,1,1024]`) rather than
@@ -45,7 +48,7 @@ pub struct SparkArgs {
     pub bridge: bool,
     /// The data source's options, for every read of the session (`end=20`): the plugin's
     /// catalog options, or the bridge's view options. They override those of --options-file.
-    #[arg(value_name = "KEY=VALUE", value_parser = crate::drive::parse_option)]
+    #[arg(value_name = "KEY=VALUE", value_parser = crate::options::OptionParser)]
     pub options: Vec<(String, String)>,
     /// Read options from this file, one KEY=VALUE a line (blank lines and lines that start with
     /// `#` are skipped; the value is the rest of the line, as written): for a password, which
@@ -129,39 +132,11 @@ pub fn run(args: &SparkArgs) -> Result<ExitCode> {
 /// key given twice keeps its last value, as `.option` does).
 fn options(args: &SparkArgs) -> Result<Vec<(String, String)>> {
     let mut options = match &args.options_file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                Error::io(
-                    format!("cannot read the options file {}", path.display()),
-                    e,
-                )
-            })?;
-            options_of_file(&text).map_err(|(line, message)| {
-                Error::usage(format!("{} line {line}: {message}", path.display()))
-            })?
-        }
+        Some(path) => crate::options::from_file(path)?,
         None => Vec::new(),
     };
     options.extend(args.options.iter().cloned());
     Ok(options)
-}
-
-/// The KEY=VALUE lines of an options file, or the number of the first line that is not one
-/// and why (never the line itself, which may hold a secret).
-fn options_of_file(text: &str) -> std::result::Result<Vec<(String, String)>, (usize, String)> {
-    text.lines()
-        .enumerate()
-        .map(|(i, line)| (i + 1, line.strip_suffix('\r').unwrap_or(line)))
-        .filter(|(_, line)| !line.trim().is_empty() && !line.trim_start().starts_with('#'))
-        .map(|(number, line)| match line.split_once('=') {
-            Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
-            _ => Err((
-                number,
-                "not KEY=VALUE, such as `end=20` (the line is not shown: it may hold a secret)"
-                    .to_string(),
-            )),
-        })
-        .collect()
 }
 
 /// Spark from SPARK_HOME, else from python3's pyspark, else the cache's pinned pyspark.
@@ -324,22 +299,52 @@ impl Session<'_> {
             "bridge": bridge.as_ref().map(|b| b.display().to_string()),
             "options": options.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
             "warehouse": self.scratch()?.join("warehouse").display().to_string(),
+            "redaction_regex": connect::REDACTION_REGEX,
         });
+        // The settings hold the options: in a file only this user reads, which session.py
+        // removes once read, not in an environment variable that every process Spark starts
+        // would inherit. Ctrl-C is the shell's (a cancel): only SIGTERM is passed on.
+        let signals = signals::Guard::install(false)?;
+        let settings_file = tempfile::Builder::new()
+            .prefix("sparkds-spark-session-")
+            .suffix(".json")
+            .tempfile()
+            .map_err(|e| Error::io("cannot create the session's settings file", e))?
+            .into_temp_path();
+        signals.remove_on_signal(&settings_file);
+        std::fs::write(&settings_file, settings.to_string()).map_err(|e| {
+            Error::io(
+                format!(
+                    "cannot write the session's settings to {}",
+                    settings_file.display()
+                ),
+                e,
+            )
+        })?;
         let mut command = Command::new(&self.spark.python);
         if interactive {
             command.arg("-i");
         }
         let extra: Vec<PathBuf> = bridge.into_iter().collect();
-        let status = command
+        let mut child = command
             .arg(script)
             .current_dir(dir)
-            .env("SPARKDS_SPARK_SESSION", settings.to_string())
+            .env("SPARKDS_SPARK_SESSION_FILE", &settings_file)
             .env("PYTHONPATH", self.spark.python_path_with(&extra)?)
             .envs(self.spark_env()?)
-            .status()
+            .spawn()
             .map_err(|e| {
                 Error::usage(format!("cannot run {}: {e}", self.spark.python.display()))
             })?;
+        signals.child(child.id());
+        let status = child.wait();
+        signals.child(0);
+        let status = status.map_err(|e| {
+            Error::usage(format!(
+                "cannot wait for {}: {e}",
+                self.spark.python.display()
+            ))
+        })?;
         Ok(ExitCode::from(
             u8::try_from(status.code().unwrap_or(1)).unwrap_or(1),
         ))
@@ -376,23 +381,6 @@ impl Session<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_options_file_holds_key_value_lines_and_comments() {
-        let text = "# the database\r\nhost=db.example.com\n\n  # port below\nport=5432\npassword= a=b #c\n";
-        assert_eq!(
-            options_of_file(text),
-            Ok(vec![
-                ("host".to_string(), "db.example.com".to_string()),
-                ("port".to_string(), "5432".to_string()),
-                ("password".to_string(), " a=b #c".to_string()),
-            ])
-        );
-        // A line that is not KEY=VALUE is named by its number, never shown.
-        let error = options_of_file("end=1\nhunter2\n").expect_err("a bad line");
-        assert_eq!(error.0, 2);
-        assert!(!error.1.contains("hunter2"), "{}", error.1);
-    }
 
     #[test]
     fn the_data_source_is_named_by_the_library_file() {
