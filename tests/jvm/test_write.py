@@ -193,3 +193,99 @@ def test_a_streaming_write_in_update_mode_appends_the_updated_rows(spark, tmp_pa
     assert len(written) >= 4 and len(written) % 2 == 0
     assert {row[0] for row in written} == {0, 1}
     assert sorted(int(row[1]) for row in written if row[0] == 0)[:2] == [2, 4]
+
+
+# -- the driver's calls, as a library records them --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def recording(dirs):
+    """tests/conformance/fixtures/range.c with RECORD_WRITES, as data source `recorded_writes`
+    in the session's library path: it appends each call of the driver's write protocol to the
+    file of its option `record`, and its commit fails with `fail_commit=true`."""
+    from library_fixtures import conformance_fixture
+
+    return conformance_fixture(dirs["scratch"], "recorded_writes", "RECORD_WRITES")
+
+
+def recorded(record):
+    """The calls the library recorded, as (call, writer, rest) in their order."""
+    calls = []
+    for line in record.read_text().splitlines():
+        call, writer, *rest = line.split(" ")
+        calls.append((call, writer, " ".join(rest)))
+    return calls
+
+
+def to_recorded_writes(writer, record, fail_commit):
+    return (
+        writer.format("native")
+        .option("source", "recorded_writes")
+        .option("record", str(record))
+        .option("fail_commit", "true" if fail_commit else "false")
+    )
+
+
+def rows_to_write(spark):
+    return spark.range(0, 10, 1, 2).selectExpr("id", "CAST(id AS STRING) AS name")
+
+
+def test_a_committed_write_closes_its_writer_once(spark, recording, tmp_path):
+    record = tmp_path / "record.txt"
+
+    to_recorded_writes(rows_to_write(spark).write, record, fail_commit=False).mode("append").save()
+
+    [created, committed, closed] = recorded(record)
+    writer = created[1]
+    assert created[0] == "create_writer" and created[2].startswith("query ")
+    assert committed == ("commit", writer, "epoch -1 messages 2/2")
+    assert closed == ("close_writer", writer, "")
+
+
+def test_a_failed_commit_is_aborted_on_its_open_writer_which_closes_once(
+    spark, recording, tmp_path
+):
+    record = tmp_path / "record.txt"
+
+    with pytest.raises(Exception) as raised:
+        to_recorded_writes(rows_to_write(spark).write, record, fail_commit=True).mode(
+            "append"
+        ).save()
+
+    text = str(raised.value)
+    assert "commit refused (the option fail_commit)" in text
+    assert "not an open writer handle" not in text
+    [created, committed, aborted, closed] = recorded(record)
+    writer = created[1]
+    assert committed == ("commit", writer, "epoch -1 messages 2/2")
+    # The abort reaches the same writer with the messages of every task, so that the library
+    # removes what they staged.
+    assert aborted == ("abort", writer, "epoch -1 messages 2/2")
+    assert closed == ("close_writer", writer, "")
+
+
+def test_a_failed_epoch_commit_is_aborted_on_its_open_writer(spark, recording, tmp_path):
+    record = tmp_path / "record.txt"
+    stream = (
+        spark.readStream.format("native")
+        .option("source", "c_range")
+        .option("rows_per_batch", 5)
+        .load()
+        .selectExpr("id", "label AS name")
+    )
+    query = (
+        to_recorded_writes(stream.writeStream, record, fail_commit=True)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(processingTime="100 milliseconds")
+        .start()
+    )
+
+    with pytest.raises(Exception) as raised:
+        query.awaitTermination(180)
+
+    assert "commit refused (the option fail_commit)" in str(raised.value)
+    [created, committed, aborted, closed] = recorded(record)
+    writer = created[1]
+    assert committed[:2] == ("commit", writer) and committed[2].startswith("epoch 0 ")
+    assert aborted == ("abort", writer, committed[2])
+    assert closed == ("close_writer", writer, "")
