@@ -28,8 +28,11 @@ fn read_outcome(fault: &str, checks: Checks) -> Option<Error> {
     let mut stream = match ops::read(
         library,
         &schema,
-        state.as_deref(),
-        &partitions[0],
+        ops::ReadInputs {
+            state: state.as_deref(),
+            partition: &partitions[0],
+            accepted_filters: None,
+        },
         TaskIds::default(),
         None,
         checks,
@@ -80,8 +83,11 @@ fn a_stream_of_another_schema_than_asked_is_refused() {
     let e = ops::read(
         library,
         &ipc(&id_only),
-        state.as_deref(),
-        &partitions[0],
+        ops::ReadInputs {
+            state: state.as_deref(),
+            partition: &partitions[0],
+            accepted_filters: None,
+        },
         TaskIds::default(),
         None,
         Checks::default(),
