@@ -119,8 +119,13 @@ def _candidates(path: Optional[str], name: str, package: Optional[str], director
         if candidate in seen:
             continue
         seen.add(candidate)
-        source = _private.open_regular(candidate)
-        if source is None:
+        try:
+            source = _private.open_regular(candidate)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            # Named with its reason (a named pipe, a directory), never read.
+            yield candidate, None, _private.reason(error)
             continue
         with source:
             copy, checksum, _ = _private.copy(source, directory, f"{index}-{file_name}")
@@ -135,15 +140,21 @@ def _resolve(
     directory: str,
 ) -> Tuple[str, str, str]:
     """The private copy to load, its checksum and where it came from: the first candidate whose
-    SHA-256 is `expected_sha256` (the driver's), or the first one at all without it."""
+    SHA-256 is `expected_sha256` (the driver's), or the first one at all without it. A candidate
+    that cannot be read (`copy` None) is named with its reason (`checksum`)."""
     seen = []
     for origin, copy, checksum in _candidates(path, name, package, directory):
+        if copy is None:
+            if expected_sha256 is None:
+                raise NativeDataSourceError(name, "load", f"cannot load {origin}: {checksum}")
+            seen.append(f"{origin} ({checksum})")
+            continue
         if expected_sha256 is None or checksum == expected_sha256:
             return copy, checksum, origin
         os.unlink(copy)
         seen.append(f"{origin} (SHA-256 {checksum})")
     if expected_sha256 is None:
-        raise NativeDataSourceError(name, "load", f"cannot load {path}: no such regular file")
+        raise NativeDataSourceError(name, "load", f"cannot load {path}: no such file")
     found = f"; found only {', '.join(seen)}" if seen else "; found no candidate at all"
     where = [f"the session's package {package}"] if package is not None else []
     where += [path] if path else []

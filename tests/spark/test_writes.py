@@ -155,3 +155,116 @@ def test_a_streaming_write_in_complete_mode_replaces_the_data_each_micro_batch(
     assert [row[0] for row in written] == [0, 1]
     total = sum(int(row[1]) for row in written)
     assert total >= rows_read and total % 4 == 0
+
+
+# -- the writers' calls, as a library records them ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def recording(spark, tmp_path_factory):
+    """tests/conformance/fixtures/range.c with RECORD_WRITES, registered as `recorded_writes`:
+    it appends each call of the driver's write protocol to the file of its option `record`,
+    and its commit fails with `fail_commit=true`."""
+    from library_fixtures import conformance_fixture
+    from spark_native_bridge import register
+
+    directory = str(tmp_path_factory.mktemp("recording"))
+    return register(spark, conformance_fixture(directory, "recorded_writes", "RECORD_WRITES")).name()
+
+
+def recorded_writers(record):
+    """{writer: [(call, rest), ...]} of the calls the library recorded, and the writers in the
+    order they were created. pyspark runs the driver's steps of a write (the writer's state, the
+    commit, the abort) in Python workers of their own, so each step creates its own writer."""
+    calls = {}
+    order = []
+    for line in record.read_text().splitlines():
+        call, writer, *rest = line.split(" ")
+        if call == "create_writer":
+            order.append(writer)
+        calls.setdefault(writer, []).append((call, " ".join(rest)))
+    return calls, order
+
+
+def to_recorded_writes(writer, name, record, fail_commit):
+    return (
+        writer.format(name)
+        .option("record", str(record))
+        .option("fail_commit", "true" if fail_commit else "false")
+    )
+
+
+def assert_aborted_after_the_failed_commit(record, epoch):
+    """The writers of a write whose commit failed: the state's, the commit's and the abort's,
+    each of the same query, used for its one call and closed once. Returns what the commit
+    got (`epoch E messages present/all`)."""
+    calls, order = recorded_writers(record)
+    [state, committing, aborting] = order
+    queries = {calls[writer][0][1] for writer in order}
+    assert len(queries) == 1, queries
+    assert [c for c, _ in calls[state]] == ["create_writer", "close_writer"]
+    [_, (commit, committed), closed] = calls[committing]
+    assert (commit, closed[0]) == ("commit", "close_writer")
+    assert committed.startswith(f"epoch {epoch} messages ")
+    # The abort gets the messages of every task, so that the library removes what they staged.
+    assert calls[aborting][1:] == [("abort", committed), ("close_writer", "")]
+    return committed
+
+
+def test_a_failed_commit_is_aborted_and_every_writer_closed_once(spark, recording, tmp_path):
+    record = tmp_path / "record.txt"
+    rows = spark.range(0, 10, 1, 2).selectExpr("id", "CAST(id AS STRING) AS name")
+
+    with pytest.raises(Exception) as raised:
+        to_recorded_writes(rows.write, recording, record, fail_commit=True).mode("append").save()
+
+    assert "commit refused (the option fail_commit)" in str(raised.value)
+    assert assert_aborted_after_the_failed_commit(record, -1) == "epoch -1 messages 2/2"
+
+
+def test_a_failed_epoch_commit_is_aborted_and_every_writer_closed_once(
+    spark, recording, c_range, tmp_path
+):
+    record = tmp_path / "record.txt"
+    stream = (
+        spark.readStream.format(c_range)
+        .option("rows_per_batch", 5)
+        .load()
+        .selectExpr("id", "label AS name")
+    )
+    query = (
+        to_recorded_writes(stream.writeStream, recording, record, fail_commit=True)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(processingTime="100 milliseconds")
+        .start()
+    )
+
+    with pytest.raises(Exception) as raised:
+        query.awaitTermination(180)
+
+    assert "commit refused (the option fail_commit)" in str(raised.value)
+    assert_aborted_after_the_failed_commit(record, 0)
+
+
+def test_the_streaming_query_id_holds_no_secret_option(writer_library):
+    """The bridge derives a streaming write's query ID from the sink's options, for every
+    process to agree on it: never from the value of a secret option (Spark's redaction rule),
+    which the library would receive hashed in every create_writer."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    from spark_native_bridge._datasource import NativeDataSource, _Library
+
+    schema = StructType([StructField("id", LongType())])
+    library = _Library(path=writer_library, sha256="0" * 64, name="e2e_rw",
+                       redaction=("(?i)tenant",))
+
+    def query_id(**options):
+        source = type("Sink", (NativeDataSource,), {"_library": library})(options)
+        return source._write_spec(schema, overwrite=False, streaming=True).query_id
+
+    with_secret = query_id(path="/t", password="hunter2", jdbcUrl="u://x:y@h", tenant="a")
+    assert with_secret == query_id(path="/t", password="other", jdbcUrl="u://z@h", tenant="b")
+    # The other options identify the sink, as before; the secret ones by their keys.
+    assert with_secret != query_id(path="/elsewhere", password="hunter2", jdbcUrl="u://x:y@h",
+                                   tenant="a")
+    assert with_secret != query_id(path="/t", jdbcUrl="u://x:y@h", tenant="a")
