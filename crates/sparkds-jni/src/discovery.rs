@@ -532,17 +532,32 @@ pub fn locate_build(wanted: &DriverBuild, library_dirs: &[PathBuf]) -> Result<Bu
     Err(Error::new(
         ErrorClass::NotFound,
         format!(
-            "native data source `{name}`: this executor has no build with the driver's SHA-256 {sha256}: {}; searched {}{} and the native library path ({}); install the driver's build on every node, at the same path or in the native library path, or add it in a package",
+            "native data source `{name}`: this executor has no build with the driver's SHA-256 {sha256}: {}; searched {}{}{} and the native library path ({}); install the driver's build on every node, at the same path or in the native library path, or add it in a package",
             if seen.is_empty() {
                 "it has none".to_string()
             } else {
                 format!("it has {}", seen.join(", "))
             },
+            session_copies(wanted),
             wanted.driver_path.display(),
             wanted.entry.as_ref().map(|e| format!(" (entry `{e}`)")).unwrap_or_default(),
             if dirs.is_empty() { "empty".to_string() } else { dirs.join(", ") },
         ),
     ))
+}
+
+/// The session's copies of the driver's package that an executor looked for, as the message of
+/// a missing build names them: "the session's copies a, b; ", or "" when there were none.
+fn session_copies(wanted: &DriverBuild) -> String {
+    if wanted.entry.is_none() || wanted.package_files.is_empty() {
+        return String::new();
+    }
+    let copies: Vec<String> = wanted
+        .package_files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    format!("the session's copies {}; ", copies.join(", "))
 }
 
 #[cfg(test)]
