@@ -116,6 +116,16 @@ def _conform(batch, target, library: _Library, function: str):
     as the time zone of a timestamp), and refuses nulls in a column declared not null."""
     import pyarrow as pa
 
+    if batch.num_columns == len(target):
+        # Checked even when the schemas are equal: the schema does not say what the data holds.
+        for column, field in zip(batch.columns, target):
+            if not field.nullable and column.null_count > 0:
+                raise NativeDataSourceError(
+                    library.name,
+                    function,
+                    f"returned {column.null_count} nulls in column "
+                    f"`{field.name}`, which is not nullable",
+                )
     if batch.schema.equals(target):
         return batch
     if batch.num_columns != len(target):
@@ -132,13 +142,6 @@ def _conform(batch, target, library: _Library, function: str):
                 library.name,
                 function,
                 f"returned column `{name}` where the schema has `{field.name}`",
-            )
-        if not field.nullable and column.null_count > 0:
-            raise NativeDataSourceError(
-                library.name,
-                function,
-                f"returned {column.null_count} nulls in column "
-                f"`{field.name}`, which is not nullable",
             )
         columns.append(column if column.type == field.type else column.cast(field.type))
     return pa.RecordBatch.from_arrays(columns, schema=target)
@@ -205,6 +208,7 @@ def _read_batches(
                 break
             except Exception as error:  # pyarrow's error carries the stream's get_last_error
                 raise NativeDataSourceError(library.name, "get_next", str(error)) from None
+            _check_structure(library, batch, index)
             batch = _conform(batch, target, library, "read")
             if checked:
                 _check_rows(library, checked, batch, index)
@@ -217,6 +221,22 @@ def _read_batches(
         # Releases the stream while `task` is still alive: the stream may use it until then.
         reader.close()
         del task
+
+
+def _check_structure(library: _Library, batch, index: int) -> None:
+    """The cheap checks of pyarrow's validate (a pass over the columns, not over their values):
+    every column as long as the batch (rule 16)."""
+    import pyarrow as pa
+
+    try:
+        batch.validate()
+    except pa.ArrowInvalid as error:
+        raise NativeDataSourceError(
+            library.name,
+            "get_next",
+            f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: batch {index} is not valid Arrow: "
+            f"{error}",
+        ) from None
 
 
 def _check_rows(library: _Library, checked: Sequence, batch, index: int) -> None:
@@ -650,6 +670,7 @@ def _write_batches(
         epoch_id,
         ctypes.byref(data_writer),
     )
+    native.check_handle("create_data_writer", data_writer.value)
     try:
         with native.exported_schema(target) as schema:
             for batch in _batches(batches, target):

@@ -400,6 +400,18 @@ class Library:
         if status != 0:
             raise NativeDataSourceError(self.name, function, self.last_error(), status)
 
+    def check_handle(self, create: str, handle: Optional[int]) -> None:
+        """Rule 21: a create function that succeeds returns a handle, never NULL (which every
+        later call would dereference)."""
+        if not handle:
+            raise NativeDataSourceError(
+                self.name,
+                create,
+                "INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: returned 0 but a NULL handle; "
+                "write a handle to the out-parameter (rule 21: each handle is closed exactly "
+                "once; see the book, reference/rules.html#rule-21)",
+            )
+
     def collect(self, function: str, *args) -> List[bytes]:
         """Calls a function that returns byte arrays through a sink, and returns them."""
         sink = _Sink()
@@ -440,6 +452,7 @@ class Library:
         capabilities = ctypes.c_uint64(0)
         handle = ctypes.c_void_p()
         self.call("create", ctypes.byref(info), ctypes.byref(capabilities), ctypes.byref(handle))
+        self.check_handle("create", handle.value)
         try:
             self._check_capabilities(capabilities.value)
             yield handle.value, capabilities.value
@@ -486,6 +499,7 @@ class Library:
         """Calls `create`(*args, &handle), yields the handle and closes it with `close`."""
         handle = ctypes.c_void_p()
         self.call(create, *args, ctypes.byref(handle))
+        self.check_handle(create, handle.value)
         try:
             yield handle.value
         finally:
