@@ -19,7 +19,8 @@ plugin then pushes no LIMIT). Three queries, each counting or collecting what it
 - limit: WHERE id >= rows / 2 LIMIT 10, collected (what a pushed limit saves).
 
 Each case runs once at a small size first (to load classes, libraries and workers), then
---repeat times; the best time counts. Every way must give the same answers.
+--repeat times, the ways taking turns; the best time of each counts. Every way must give the
+same answers.
 """
 
 import argparse
@@ -50,6 +51,10 @@ def log(message):
     print(message, file=sys.stderr, flush=True)
 
 
+# c_range's rows per batch (its option batch_rows), set by --batch-rows.
+BATCH_ROWS = 1024
+
+
 def reader(spark, runtime, rows, pushdown, accepted):
     """The DataFrame of c_range's `rows` rows through `runtime`, read the way given."""
     if runtime == "plugin":
@@ -64,7 +69,10 @@ def reader(spark, runtime, rows, pushdown, accepted):
         df = spark.read.format("c_range")
     if accepted is not None:
         df = df.option("acceptedFilters", accepted)
-    return df.option("end", str(rows)).option("num_partitions", "2").load()
+    return (
+        df.option("end", str(rows)).option("num_partitions", "2")
+        .option("batch_rows", str(BATCH_ROWS)).load()
+    )
 
 
 def query(spark, runtime, rows, way, name):
@@ -104,19 +112,23 @@ def expected(rows, name):
 
 
 def measure(spark, runtime, rows, repeat):
-    """{query: {way: seconds}}, checking every answer."""
+    """{query: {way: seconds}}, checking every answer. The ways take turns, round after round,
+    so that a busy moment of the machine falls on all of them."""
     results = {}
     for name in QUERIES:
-        results[name] = {}
         for way in WAYS:
             query(spark, runtime, 100_000, way, name)
-            runs = [query(spark, runtime, rows, way, name) for _ in range(repeat)]
-            answers = {answer for _, answer in runs}
+        runs = {way[0]: [] for way in WAYS}
+        for _ in range(repeat):
+            for way in WAYS:
+                runs[way[0]].append(query(spark, runtime, rows, way, name))
+        for way, timed in runs.items():
+            answers = {answer for _, answer in timed}
             if answers != {expected(rows, name)}:
-                sys.exit(f"{runtime}, {name}, {way[0]}: wrong answers {answers}, "
+                sys.exit(f"{runtime}, {name}, {way}: wrong answers {answers}, "
                          f"expected {expected(rows, name)}")
-            results[name][way[0]] = round(min(s for s, _ in runs), 4)
-            log(f"{runtime} {name} {way[0]}: {results[name][way[0]]:.3f} s")
+        results[name] = {way: round(min(s for s, _ in timed), 4) for way, timed in runs.items()}
+        log(f"{runtime} {name}: {results[name]}")
     return results
 
 
@@ -135,8 +147,18 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="timed queries per case (best)")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of tables")
     parser.add_argument("--jar", help="the plugin's jar (default: built with jvm/build.sh)")
+    parser.add_argument("--batch-rows", type=int, default=1024,
+                        help="c_range's rows per batch (default 1024, its own)")
+    parser.add_argument("--runtimes", default="plugin,bridge",
+                        help="the runtimes measured, of plugin and bridge (default both)")
     args = parser.parse_args()
+    global BATCH_ROWS
+    BATCH_ROWS = args.batch_rows
     sizes = {"plugin": int(args.rows), "bridge": int(args.bridge_rows)}
+    runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
+    if not runtimes or any(r not in sizes for r in runtimes):
+        parser.error("--runtimes is a comma-separated list of plugin and bridge")
+    sizes = {runtime: sizes[runtime] for runtime in runtimes}
     if min(sizes.values()) < 200_000:
         parser.error("--rows and --bridge-rows must be at least 200000: the warm-up reads 100000")
 
@@ -179,11 +201,12 @@ def main():
         spark.stop()
 
     if args.json:
-        print(json.dumps({"rows": sizes, "seconds": results}))
+        print(json.dumps({"rows": sizes, "batch_rows": BATCH_ROWS, "seconds": results}))
         return
     for runtime, rows in sizes.items():
         print(table(runtime, rows, results[runtime]))
         print()
+    print(f"c_range's batches: {BATCH_ROWS} rows")
 
 
 if __name__ == "__main__":
