@@ -21,7 +21,7 @@ import sys
 import tempfile
 
 import pytest
-from conftest import ROOT, spark_home_with_own_work_dir
+from conftest import ROOT, plugin_jar, spark_home_with_own_work_dir
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "jvm"))
 from jvm_helpers import install, make_package, platform_key  # noqa: E402
@@ -35,13 +35,6 @@ _spec.loader.exec_module(connect_server)
 
 NAME = "connect_pkg_range"
 ROWS = 100_000
-
-
-def jar() -> str:
-    path = os.environ.get("SPARKDS_JVM_JAR")
-    if not path or not os.path.isfile(path):
-        pytest.fail("SPARKDS_JVM_JAR must name the plugin's jar (tests/cluster/main.rs sets it)")
-    return path
 
 
 def namespace_flags() -> list:
@@ -102,7 +95,7 @@ def server(tmp_path_factory):
         os.path.join(home, "bin", "spark-submit"),
         "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
         "--master", "local-cluster[2,1,1024]",
-        "--conf", f"spark.jars={jar()}",
+        "--conf", f"spark.jars={plugin_jar()}",
         "--conf", f"spark.local.dir={local_dir}",
         "--conf", f"spark.executorEnv.JAVA_HOME={executor_java}",
         "--conf", "spark.executor.memory=768m",

@@ -8,6 +8,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from jvm_helpers import native
+from recorded_writes import failed_epoch_commit, recorded, recording
 
 SCHEMA = "id long, label string"
 
@@ -195,11 +196,11 @@ def test_a_streaming_write_in_update_mode_appends_the_updated_rows(spark, tmp_pa
     assert sorted(int(row[1]) for row in written if row[0] == 0)[:2] == [2, 4]
 
 
-# -- the driver's calls, as a library records them --------------------------------------------------
+# -- the driver's calls, as a library records them -----------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def recording(dirs):
+def recording_writes(dirs):
     """tests/conformance/fixtures/range.c with RECORD_WRITES, as data source `recorded_writes`
     in the session's library path: it appends each call of the driver's write protocol to the
     file of its option `record`, and its commit fails with `fail_commit=true`."""
@@ -208,29 +209,16 @@ def recording(dirs):
     return conformance_fixture(dirs["scratch"], "recorded_writes", "RECORD_WRITES")
 
 
-def recorded(record):
-    """The calls the library recorded, as (call, writer, rest) in their order."""
-    calls = []
-    for line in record.read_text().splitlines():
-        call, writer, *rest = line.split(" ")
-        calls.append((call, writer, " ".join(rest)))
-    return calls
-
-
 def to_recorded_writes(writer, record, fail_commit):
-    return (
-        writer.format("native")
-        .option("source", "recorded_writes")
-        .option("record", str(record))
-        .option("fail_commit", "true" if fail_commit else "false")
-    )
+    return recording(writer.format("native").option("source", "recorded_writes"), record,
+                     fail_commit)
 
 
 def rows_to_write(spark):
     return spark.range(0, 10, 1, 2).selectExpr("id", "CAST(id AS STRING) AS name")
 
 
-def test_a_committed_write_closes_its_writer_once(spark, recording, tmp_path):
+def test_a_committed_write_closes_its_writer_once(spark, recording_writes, tmp_path):
     record = tmp_path / "record.txt"
 
     to_recorded_writes(rows_to_write(spark).write, record, fail_commit=False).mode("append").save()
@@ -243,7 +231,7 @@ def test_a_committed_write_closes_its_writer_once(spark, recording, tmp_path):
 
 
 def test_a_failed_commit_is_aborted_on_its_open_writer_which_closes_once(
-    spark, recording, tmp_path
+    spark, recording_writes, tmp_path
 ):
     record = tmp_path / "record.txt"
 
@@ -264,7 +252,7 @@ def test_a_failed_commit_is_aborted_on_its_open_writer_which_closes_once(
     assert closed == ("close_writer", writer, "")
 
 
-def test_a_failed_epoch_commit_is_aborted_on_its_open_writer(spark, recording, tmp_path):
+def test_a_failed_epoch_commit_is_aborted_on_its_open_writer(spark, recording_writes, tmp_path):
     record = tmp_path / "record.txt"
     stream = (
         spark.readStream.format("native")
@@ -273,17 +261,13 @@ def test_a_failed_epoch_commit_is_aborted_on_its_open_writer(spark, recording, t
         .load()
         .selectExpr("id", "label AS name")
     )
-    query = (
-        to_recorded_writes(stream.writeStream, record, fail_commit=True)
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(processingTime="100 milliseconds")
-        .start()
+    error = failed_epoch_commit(
+        stream.writeStream.format("native").option("source", "recorded_writes"),
+        record,
+        tmp_path / "checkpoint",
     )
 
-    with pytest.raises(Exception) as raised:
-        query.awaitTermination(180)
-
-    assert "commit refused (the option fail_commit)" in str(raised.value)
+    assert "commit refused (the option fail_commit)" in error
     [created, committed, aborted, closed] = recorded(record)
     writer = created[1]
     assert committed[:2] == ("commit", writer) and committed[2].startswith("epoch 0 ")

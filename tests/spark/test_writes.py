@@ -7,6 +7,7 @@ import time
 
 import pytest
 from pyspark.sql import functions as F
+from recorded_writes import failed_epoch_commit, recorded, recording
 
 SCHEMA = "id long, label string"
 
@@ -161,7 +162,7 @@ def test_a_streaming_write_in_complete_mode_replaces_the_data_each_micro_batch(
 
 
 @pytest.fixture(scope="module")
-def recording(spark, tmp_path_factory):
+def recording_writes(spark, tmp_path_factory):
     """tests/conformance/fixtures/range.c with RECORD_WRITES, registered as `recorded_writes`:
     it appends each call of the driver's write protocol to the file of its option `record`,
     and its commit fails with `fail_commit=true`."""
@@ -178,52 +179,51 @@ def recorded_writers(record):
     commit, the abort) in Python workers of their own, so each step creates its own writer."""
     calls = {}
     order = []
-    for line in record.read_text().splitlines():
-        call, writer, *rest = line.split(" ")
+    for call, writer, rest in recorded(record):
         if call == "create_writer":
             order.append(writer)
-        calls.setdefault(writer, []).append((call, " ".join(rest)))
+        calls.setdefault(writer, []).append((call, rest))
     return calls, order
 
 
-def to_recorded_writes(writer, name, record, fail_commit):
-    return (
-        writer.format(name)
-        .option("record", str(record))
-        .option("fail_commit", "true" if fail_commit else "false")
-    )
-
-
 def assert_aborted_after_the_failed_commit(record, epoch):
-    """The writers of a write whose commit failed: the state's, the commit's and the abort's,
-    each of the same query, used for its one call and closed once. Returns what the commit
-    got (`epoch E messages present/all`)."""
+    """The writers of a write whose commit failed: each created and closed once, all of the
+    same query, one that commits, then one that aborts with what the commit got. pyspark creates
+    the writer again in every Python worker of a step, so some writers do nothing else. Returns
+    what the commit got (`epoch E messages present/all`)."""
     calls, order = recorded_writers(record)
-    [state, committing, aborting] = order
-    queries = {calls[writer][0][1] for writer in order}
-    assert len(queries) == 1, queries
-    assert [c for c, _ in calls[state]] == ["create_writer", "close_writer"]
-    [_, (commit, committed), closed] = calls[committing]
-    assert (commit, closed[0]) == ("commit", "close_writer")
+    for writer in order:
+        made = [call for call, _ in calls[writer]]
+        assert made[0] == "create_writer" and made[-1] == "close_writer", (writer, made)
+        assert made.count("create_writer") == made.count("close_writer") == 1, (writer, made)
+    assert len({calls[writer][0][1] for writer in order}) == 1, "one query ID"
+    [(commit, committed), (abort, aborted)] = [
+        step for writer in order for step in calls[writer][1:-1]
+    ]
+    assert (commit, abort) == ("commit", "abort")
     assert committed.startswith(f"epoch {epoch} messages ")
     # The abort gets the messages of every task, so that the library removes what they staged.
-    assert calls[aborting][1:] == [("abort", committed), ("close_writer", "")]
+    assert aborted == committed
     return committed
 
 
-def test_a_failed_commit_is_aborted_and_every_writer_closed_once(spark, recording, tmp_path):
+def test_a_failed_commit_is_aborted_and_every_writer_closed_once(
+    spark, recording_writes, tmp_path
+):
     record = tmp_path / "record.txt"
     rows = spark.range(0, 10, 1, 2).selectExpr("id", "CAST(id AS STRING) AS name")
 
     with pytest.raises(Exception) as raised:
-        to_recorded_writes(rows.write, recording, record, fail_commit=True).mode("append").save()
+        recording(rows.write.format(recording_writes), record, fail_commit=True).mode(
+            "append"
+        ).save()
 
     assert "commit refused (the option fail_commit)" in str(raised.value)
     assert assert_aborted_after_the_failed_commit(record, -1) == "epoch -1 messages 2/2"
 
 
 def test_a_failed_epoch_commit_is_aborted_and_every_writer_closed_once(
-    spark, recording, c_range, tmp_path
+    spark, recording_writes, c_range, tmp_path
 ):
     record = tmp_path / "record.txt"
     stream = (
@@ -232,17 +232,11 @@ def test_a_failed_epoch_commit_is_aborted_and_every_writer_closed_once(
         .load()
         .selectExpr("id", "label AS name")
     )
-    query = (
-        to_recorded_writes(stream.writeStream, recording, record, fail_commit=True)
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(processingTime="100 milliseconds")
-        .start()
+    error = failed_epoch_commit(
+        stream.writeStream.format(recording_writes), record, tmp_path / "checkpoint"
     )
 
-    with pytest.raises(Exception) as raised:
-        query.awaitTermination(180)
-
-    assert "commit refused (the option fail_commit)" in str(raised.value)
+    assert "commit refused (the option fail_commit)" in error
     assert_aborted_after_the_failed_commit(record, 0)
 
 
