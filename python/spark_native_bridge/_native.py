@@ -372,7 +372,7 @@ class Library:
                 _abi.SPARK_DS_LOG_INFO: logging.INFO,
                 _abi.SPARK_DS_LOG_DEBUG: logging.DEBUG,
             }.get(level, 5)
-            text = (message or b"").decode("utf-8", errors="replace")
+            text = scrub((message or b"").decode("utf-8", errors="replace"), _known_secrets())
             logger.log(python_level, "%s: %s", self.name, text)
         except BaseException:  # noqa: BLE001 - nothing may cross back into C
             pass
@@ -642,11 +642,27 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
+# Every secret value that this process has run a library with: the library's log messages are
+# scrubbed of them, whichever call they come from (a library may log an option later, from a
+# thread of its own). Values are only added, as the JVM plugin's JNI library keeps them.
+_SECRETS: set = set()
+# Not _LOCK, which a load holds while the library's spark_ds_init may log.
+_SECRETS_LOCK = threading.Lock()
+
+
+def _known_secrets() -> List[str]:
+    with _SECRETS_LOCK:
+        return sorted(_SECRETS, key=len, reverse=True)
+
+
 @contextmanager
 def redacting(name: str, secrets: Sequence[str]) -> Iterator[None]:
     """Re-raises any error whose message holds a secret value with that value redacted: a library
     may echo an option in its last_error, and Spark prints the message in the query's error, in
-    its logs and on the console."""
+    its logs and on the console. From now on, the library's log is scrubbed of `secrets` too."""
+    if secrets:
+        with _SECRETS_LOCK:
+            _SECRETS.update(secrets)
     try:
         yield
     except NativeDataSourceError as error:

@@ -678,3 +678,25 @@ def test_the_sessions_redaction_patterns_reach_the_workers(c_range_library, tmp_
     assert str(refused.value).endswith(
         f"(status 5): no route to {REDACTED} for {REDACTED} ({REDACTED}), end `ten`"
     )
+
+
+def test_a_library_that_logs_a_secret_option_has_it_scrubbed(tmp_path, caplog):
+    """The library's log reaches Python's logging (and Spark's worker logs) without the value of
+    a secret option, whichever call logs it."""
+    from library_fixtures import conformance_fixture
+    from spark_native_bridge._datasource import NativeDataSource, _Library
+
+    name = "trust_logs_secret"
+    path = conformance_fixture(str(tmp_path), name, "FAULT_ECHO_SECRETS")
+    native = _native.load(path, name)
+    library = _Library(path=path, sha256=native.sha256, name=name)
+    source = type("Source", (NativeDataSource,), {"_library": library})(
+        {"end": "4", "password": "open-sesame"}
+    )
+
+    with caplog.at_level("INFO", logger="spark_native_bridge"):
+        source.schema()
+
+    logged = [r.getMessage() for r in caplog.records if r.name == "spark_native_bridge"]
+    assert f"{name}: create: password `{REDACTED}`" in logged, logged
+    assert not any("open-sesame" in message for message in logged)
