@@ -24,6 +24,34 @@ public final class SourceOptions implements Serializable {
    */
   public static final String PUSH_DOWN_PREDICATE = "pushDownPredicate";
 
+  /**
+   * The plugin's option that says what becomes of the filters a library accepted (rule 31: the
+   * library returns only rows where they are TRUE): {@code check} (the default: each executor
+   * evaluates them on every row the library returns, and a row where one is not TRUE fails the
+   * task with INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE), {@code reevaluate} (Spark keeps
+   * them after the scan and evaluates them again, as it does the filters the library refused:
+   * rows that break them are dropped, and no LIMIT is pushed) or {@code trust} (neither: the
+   * library's rows are the query's). It does not reach the library.
+   */
+  public static final String ACCEPTED_FILTERS = "acceptedFilters";
+
+  /** What becomes of the filters a library accepted: see {@link #ACCEPTED_FILTERS}. */
+  enum AcceptedFilters {
+    CHECK,
+    REEVALUATE,
+    TRUST;
+
+    /** The option's value: check, reevaluate or trust. */
+    String value() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  /** The plugin's options: they configure the plugin, and the library never sees them. */
+  private static final Set<String> PLUGIN_OPTIONS =
+      Set.of(
+          PUSH_DOWN_PREDICATE.toLowerCase(Locale.ROOT), ACCEPTED_FILTERS.toLowerCase(Locale.ROOT));
+
   private final String name;
   private final LinkedHashMap<String, String> options;
 
@@ -47,6 +75,7 @@ public final class SourceOptions implements Serializable {
       }
     }
     checkPushDownPredicate(rest);
+    acceptedFilters(rest);
     if (name == null || name.trim().isEmpty()) {
       throw new NativeDataSourceException(
           "NATIVE_DATA_SOURCE_MISSING_SOURCE",
@@ -122,6 +151,36 @@ public final class SourceOptions implements Serializable {
     return true;
   }
 
+  /** What becomes of the filters the library accepts: the option {@code acceptedFilters}. */
+  AcceptedFilters acceptedFilters() {
+    return acceptedFilters(options);
+  }
+
+  /**
+   * The option {@code acceptedFilters} of {@code options} (any case), {@code check} without
+   * it; an IllegalArgumentException names a value that is none of the three.
+   */
+  private static AcceptedFilters acceptedFilters(Map<String, String> options) {
+    for (Map.Entry<String, String> entry : options.entrySet()) {
+      if (!entry.getKey().equalsIgnoreCase(ACCEPTED_FILTERS)) {
+        continue;
+      }
+      String value = entry.getValue().trim();
+      for (AcceptedFilters mode : AcceptedFilters.values()) {
+        if (mode.value().equalsIgnoreCase(value)) {
+          return mode;
+        }
+      }
+      throw new IllegalArgumentException(
+          "the option `"
+              + ACCEPTED_FILTERS
+              + "` must be `check`, `reevaluate` or `trust`, got `"
+              + value
+              + "`");
+    }
+    return AcceptedFilters.CHECK;
+  }
+
   private static void checkPushDownPredicate(Map<String, String> options) {
     for (Map.Entry<String, String> entry : options.entrySet()) {
       String value = entry.getValue().trim();
@@ -153,7 +212,7 @@ public final class SourceOptions implements Serializable {
 
   private LinkedHashMap<String, String> libraryOptions() {
     LinkedHashMap<String, String> library = new LinkedHashMap<>(options);
-    library.keySet().removeIf(key -> key.equalsIgnoreCase(PUSH_DOWN_PREDICATE));
+    library.keySet().removeIf(key -> PLUGIN_OPTIONS.contains(key.toLowerCase(Locale.ROOT)));
     return library;
   }
 }
