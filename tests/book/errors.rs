@@ -87,3 +87,33 @@ fn the_plugin_s_messages_link_to_the_book_s_errors_chapter() {
         "{java}: ERRORS_URL must be {url}, the errors chapter of the book"
     );
 }
+
+#[test]
+fn every_package_rule_has_a_row_with_its_anchor_in_the_manifest_chapter() {
+    let chapter_path = "book/src/reference/manifest.md";
+    let chapter =
+        std::fs::read_to_string(helpers::repo_root().join(chapter_path)).expect(chapter_path);
+    use sparkds_package::verify::Rule;
+    let missing: Vec<&str> = Rule::ALL
+        .iter()
+        .filter(|rule| {
+            !chapter.contains(&format!(
+                "| <a id=\"{}\"></a>`{}` |",
+                rule.anchor(),
+                rule.name()
+            ))
+        })
+        .map(|rule| rule.name())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{chapter_path}: no row `| <a id=\"package-<name>\"></a>`<name>` | what holds | fix |` for {missing:?}"
+    );
+    assert_eq!(
+        sparkds_package::verify::RULES_URL,
+        format!(
+            "{}reference/manifest.html",
+            sparkds::rules::BOOK_URL.unwrap_or_default()
+        )
+    );
+}
