@@ -2,7 +2,6 @@
 //! files, versions, the order of publication), and the dependency policy of `deny.toml`
 //! (`cargo deny`, offline) here and in a generated project.
 
-#[allow(dead_code)]
 #[path = "../packaging/helpers/mod.rs"]
 mod helpers;
 

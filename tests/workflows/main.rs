@@ -3,7 +3,6 @@
 //! they declare, the copies GitHub calls identical to `ci-templates/`, every action a recorded
 //! Node 24 release, and their build and package steps run on a library built here.
 
-#[allow(dead_code)]
 #[path = "../packaging/helpers/mod.rs"]
 mod helpers;
 mod workflows;
