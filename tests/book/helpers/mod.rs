@@ -209,7 +209,7 @@ fn without_code_spans(line: &str) -> String {
     out
 }
 
-/// The anchors of the headings of `text`, as mdBook makes them.
+/// The anchors of the headings of `text`, as mdBook makes them, and of its `<a id>` elements.
 pub fn heading_anchors(text: &str) -> Vec<String> {
     let mut anchors: Vec<String> = Vec::new();
     for (_, line) in prose_lines(text) {
@@ -234,6 +234,15 @@ pub fn heading_anchors(text: &str) -> Vec<String> {
             n += 1;
         }
         anchors.push(anchor);
+    }
+    // Rows of a table get anchors of their own as inline HTML: `<a id="x"></a>`.
+    for (_, line) in prose_lines(text) {
+        for (at, _) in line.match_indices("<a id=\"") {
+            let rest = &line[at + "<a id=\"".len()..];
+            if let Some((id, _)) = rest.split_once('"') {
+                anchors.push(id.to_string());
+            }
+        }
     }
     anchors
 }
