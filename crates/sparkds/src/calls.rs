@@ -144,7 +144,7 @@ pub(crate) struct ReadTasks<'a> {
     pub schema: &'a SchemaRef,
     pub limit: Option<i64>,
     /// The filters that `push_filters` accepted: every row read must satisfy them (rule 31).
-    pub accepted: &'a [spark_datasource::filters::Filter],
+    pub accepted: &'a [spark_datasource_core::filters::Filter],
     pub kill: Option<(usize, usize)>,
 }
 

@@ -5,8 +5,8 @@
 //!
 //! The extension lives outside the version-1 table of `spark_datasource.h`: a library opts in by
 //! exporting `spark_ds_filters_init`, and a library without it loads and runs as before. The
-//! predicates are the SDK's [`Filter`]s, sent in the header's binary encoding
-//! ([`spark_datasource::filters::encode`]).
+//! predicates are the [`Filter`]s of `spark-datasource-core` (the SDK's), sent in the header's
+//! binary encoding ([`encode`]).
 #![deny(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::{c_int, c_void};
@@ -18,11 +18,11 @@ use crate::error::{Error, Result, Violation};
 use crate::header::{self, SparkDsHost};
 use crate::library::Library;
 
-/// The SDK's predicates and their encoding, evaluation and SQL semantics, so that a host's
-/// users build filters with the same types.
-pub use spark_datasource::filters::{
-    col, decode, encode, evaluate, filter_batch, Column, Filter, Literal, Value,
-};
+/// The predicates and their encoding (`spark-datasource-core`, the SDK's), and their
+/// evaluation with SQL semantics (`spark-datasource-eval`), so that a host's users build filters
+/// with the same types.
+pub use spark_datasource_core::filters::{col, decode, encode, Column, Filter, Literal, Value};
+pub use spark_datasource_eval::{evaluate, filter_batch};
 
 /// The rule of the extension's table: `spark_ds_filters_init` succeeds with a table whose size
 /// and version are those of the header.

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+use spark_datasource_core::capabilities;
+
 use crate::error::{Error, Result, Violation};
 use crate::filters::{FilterTable, FiltersInitFunction};
 use crate::header::{self, SparkDsCreateInfo, SparkDsHost, SparkDsLibrary};
@@ -90,17 +92,6 @@ pub struct HostOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Capabilities(pub u64);
 
-const CAPABILITY_NAMES: [(u64, &str); 5] = [
-    (header::SPARK_DS_BATCH_READ, "SPARK_DS_BATCH_READ"),
-    (
-        header::SPARK_DS_MICRO_BATCH_READ,
-        "SPARK_DS_MICRO_BATCH_READ",
-    ),
-    (header::SPARK_DS_BATCH_WRITE, "SPARK_DS_BATCH_WRITE"),
-    (header::SPARK_DS_STREAMING_WRITE, "SPARK_DS_STREAMING_WRITE"),
-    (header::SPARK_DS_TRUNCATE, "SPARK_DS_TRUNCATE"),
-];
-
 impl Capabilities {
     /// Whether the source declares `SPARK_DS_BATCH_READ`.
     pub fn batch_read(self) -> bool {
@@ -124,11 +115,7 @@ impl Capabilities {
     }
     /// The names of the declared bits, in the header's order.
     pub fn names(self) -> Vec<&'static str> {
-        CAPABILITY_NAMES
-            .iter()
-            .filter(|(bit, _)| self.0 & bit != 0)
-            .map(|(_, name)| *name)
-            .collect()
+        capabilities::names(self.0)
     }
 }
 
@@ -746,44 +733,15 @@ unsafe fn read_table(table: *const SparkDsLibrary) -> Result<SparkDsLibrary> {
 }
 
 fn function_presence(t: &SparkDsLibrary) -> Vec<(&'static str, bool)> {
-    vec![
-        ("last_error", t.last_error.is_some()),
-        ("create", t.create.is_some()),
-        ("schema", t.schema.is_some()),
-        ("create_reader", t.create_reader.is_some()),
-        ("create_stream_reader", t.create_stream_reader.is_some()),
-        ("create_writer", t.create_writer.is_some()),
-        ("close", t.close.is_some()),
-        ("push_limit", t.push_limit.is_some()),
-        ("prune_columns", t.prune_columns.is_some()),
-        ("partitions", t.partitions.is_some()),
-        ("serialize_reader", t.serialize_reader.is_some()),
-        ("close_reader", t.close_reader.is_some()),
-        ("initial_offset", t.initial_offset.is_some()),
-        ("latest_offset", t.latest_offset.is_some()),
-        ("stream_partitions", t.stream_partitions.is_some()),
-        (
-            "serialize_stream_reader",
-            t.serialize_stream_reader.is_some(),
-        ),
-        ("commit_offset", t.commit_offset.is_some()),
-        ("close_stream_reader", t.close_stream_reader.is_some()),
-        ("read", t.read.is_some()),
-        ("serialize_writer", t.serialize_writer.is_some()),
-        ("commit", t.commit.is_some()),
-        ("abort", t.abort.is_some()),
-        ("close_writer", t.close_writer.is_some()),
-        ("create_data_writer", t.create_data_writer.is_some()),
-        ("write", t.write.is_some()),
-        ("commit_data_writer", t.commit_data_writer.is_some()),
-        ("abort_data_writer", t.abort_data_writer.is_some()),
-        ("close_data_writer", t.close_data_writer.is_some()),
-    ]
+    capabilities::FUNCTIONS
+        .into_iter()
+        .zip(t.set_functions())
+        .collect()
 }
 
 /// Rule 4: no capability whose required functions are NULL, no unknown bits.
 fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Violation> {
-    let unknown = caps.0 & !CAPABILITY_NAMES.iter().fold(0, |a, (bit, _)| a | bit);
+    let unknown = caps.0 & !capabilities::KNOWN_BITS;
     if unknown != 0 {
         return Err(Violation::new(
             "create",
@@ -791,10 +749,10 @@ fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Viol
             format!("declares capability bits {unknown:#x}, which version 1 does not define; declare only SPARK_DS_* bits"),
         ));
     }
-    // The specification's table of required functions, written once in the SDK.
+    // The specification's table of required functions, written once in the core.
     let present = function_presence(t);
     let is_set = |name: &str| present.iter().any(|(n, set)| *n == name && *set);
-    for capability in spark_datasource::capabilities::CAPABILITIES {
+    for capability in capabilities::CAPABILITIES {
         if caps.0 & capability.bit == 0 {
             continue;
         }
