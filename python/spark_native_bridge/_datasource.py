@@ -30,6 +30,7 @@ from pyspark.sql.types import StructType
 from . import _abi, _accepted, _filters
 from ._native import (
     REDACTED,
+    RULES_URL,
     NativeDataSourceError,
     TaskContext,
     load,
@@ -251,7 +252,7 @@ def _check_rows(library: _Library, checked: Sequence, batch, index: int) -> None
             f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: batch {index}, row {row}: the "
             f"accepted filter `{_accepted.sql(filter_)}` is not TRUE; return only rows where "
             f"every accepted filter is TRUE, or answer 0 for it (rule 31: returned rows satisfy "
-            f"the accepted filters; see the book, reference/rules.html#rule-31)",
+            f"the accepted filters; see {RULES_URL}#rule-31)",
         )
 
 

@@ -22,6 +22,9 @@ __all__ = ["NativeDataSourceError", "Library", "load", "library_file_name", "dat
 
 logger = logging.getLogger("spark_native_bridge")
 
+# The rules chapter of the book, as `sparkds::rules::BOOK_URL` gives it (a test holds them equal).
+RULES_URL = "https://sparkds.github.io/spark-datasource-template/reference/rules.html"
+
 
 class NativeDataSourceError(RuntimeError):
     """A function of a native data source failed, or the library broke the interface.
@@ -409,7 +412,7 @@ class Library:
                 create,
                 "INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: returned 0 but a NULL handle; "
                 "write a handle to the out-parameter (rule 21: each handle is closed exactly "
-                "once; see the book, reference/rules.html#rule-21)",
+                f"once; see {RULES_URL}#rule-21)",
             )
 
     def collect(self, function: str, *args) -> List[bytes]:

@@ -403,8 +403,8 @@ def ignored(spark, **options):
 IGNORED_ERROR = (
     "native data source `ignored_filters`: `read` (partition 0): batch 0, row 0: the accepted "
     "filter `id >= 15` is not TRUE; return only rows where every accepted filter is TRUE, or "
-    "answer 0 for it (rule 31: returned rows satisfy the accepted filters; see the book, "
-    "reference/rules.html#rule-31)"
+    "answer 0 for it (rule 31: returned rows satisfy the accepted filters; see "
+    "https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-31)"
 )
 
 

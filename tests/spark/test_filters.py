@@ -472,8 +472,8 @@ def test_checked_filters_fail_the_read_naming_the_filter_and_the_row(spark, push
         "The native data source `ignored_filters` failed in `read`: "
         "INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: batch 0, row 0: the accepted filter "
         "`id >= 15` is not TRUE; return only rows where every accepted filter is TRUE, or answer "
-        "0 for it (rule 31: returned rows satisfy the accepted filters; see the book, "
-        "reference/rules.html#rule-31)"
+        "0 for it (rule 31: returned rows satisfy the accepted filters; see "
+        "https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-31)"
     ) in str(raised.value)
 
 

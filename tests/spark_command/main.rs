@@ -8,12 +8,13 @@
 //! `roundtrip` on the generated project, which leave a table they did not create as it is.
 //!
 //! The tests share one generated project (the read-write variant with `push_filters`) and one
-//! cache (`SPARKDS_CACHE_DIR`, under `target/spark_command`), so the plugin is built by the
-//! first command that needs it and reused by the others, as on a user's machine. The tool
-//! installs from the checkout's target directory, as the README's command does (so after it,
-//! nothing is rebuilt), the JNI library builds there too (the command's way for an SDK from a
-//! checkout) and the project in `target/generated` beside the template's tests' projects, so a
-//! second run rebuilds nothing and a first one builds each dependency as few times as it can.
+//! cache (`SPARKDS_CACHE_DIR`: the test runner's, else `target/spark_command/cache`), so the
+//! plugin is built by the first command that needs it and reused by the others, as on a user's
+//! machine. The command, installed from this checkout, records no released plugin: it builds
+//! the JNI library of the project's SDK (a path) in the cache's target directory, which is where
+//! the tool is installed from too, so that the JNI build reuses the dependencies they share; the
+//! project builds in `target/generated` beside the template's tests' projects, so a second run
+//! rebuilds nothing and a first one builds each dependency as few times as it can.
 //! Each test starts one Spark at most; they run in parallel.
 
 #![cfg(unix)]
@@ -42,7 +43,8 @@ struct Fixture {
     /// The `bin` directory of the install root, first on PATH.
     bin: PathBuf,
     project: PathBuf,
-    base: PathBuf,
+    /// The cache of `cargo sparkds spark`.
+    cache: PathBuf,
     _run: tempfile::TempDir,
 }
 
@@ -59,13 +61,18 @@ fn fixture() -> &'static Fixture {
     FIXTURE.get_or_init(|| {
         let started = Instant::now();
         let base = repo_root().join("target").join("spark_command");
+        let cache = std::env::var_os("SPARKDS_CACHE_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| base.join("cache"));
         let root = base.join("tool");
         checked(
             Command::new("cargo")
                 .args(["install", "--locked", "--quiet", "--path"])
                 .arg(repo_root().join("crates/cargo-sparkds"))
                 .arg("--root")
-                .arg(&root),
+                .arg(&root)
+                .arg("--target-dir")
+                .arg(cache.join("jni-target")),
             "cargo install --path crates/cargo-sparkds",
         );
         let run = run_dir::new_run_dir(&base, "run-");
@@ -93,8 +100,7 @@ fn fixture() -> &'static Fixture {
             "cargo generate (is cargo-generate installed?)",
         );
         // The project builds where the template's tests build theirs, so that its release
-        // build reuses their dependencies: set in its cargo configuration, as a user would,
-        // since CARGO_TARGET_DIR would also move the JNI library's build out of the checkout.
+        // build reuses their dependencies: set in its cargo configuration, as a user would.
         let project = run.path().join(NAME);
         std::fs::create_dir_all(project.join(".cargo")).expect("create .cargo");
         std::fs::write(
@@ -109,7 +115,7 @@ fn fixture() -> &'static Fixture {
         Fixture {
             bin: root.join("bin"),
             project,
-            base,
+            cache,
             _run: run,
         }
     })
@@ -124,7 +130,7 @@ impl Fixture {
             .args(args)
             .current_dir(&self.project)
             .env("PATH", self.path())
-            .env("SPARKDS_CACHE_DIR", self.base.join("cache"))
+            .env("SPARKDS_CACHE_DIR", &self.cache)
             .env_remove("CARGO_TARGET_DIR")
             .stdin(Stdio::null());
         command
@@ -179,7 +185,7 @@ fn sql_prints_the_rows_of_a_read_as_show_does() {
 /// of `dev.sparkds.spark.jni.Native`.
 fn assert_the_cached_jni_library_exports_the_native_methods() {
     use object::{Object, ObjectSymbol};
-    let cache = fixture().base.join("cache");
+    let cache = fixture().cache.clone();
     let library = std::fs::read_dir(&cache)
         .expect("the cache exists")
         .flatten()
@@ -690,7 +696,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
             .arg(driver)
             .current_dir(&fixture.project)
             .env("PATH", fixture.path())
-            .env("SPARKDS_CACHE_DIR", fixture.base.join("cache"))
+            .env("SPARKDS_CACHE_DIR", &fixture.cache)
             .env_remove("CARGO_TARGET_DIR"),
         "the shell in a pseudo-terminal",
     );
@@ -727,7 +733,7 @@ fn refused_with_only(tools: &[&str]) -> String {
         .current_dir(&fixture.project)
         .env("PATH", bin.path())
         .env_remove("JAVA_HOME")
-        .env("SPARKDS_CACHE_DIR", fixture.base.join("cache"))
+        .env("SPARKDS_CACHE_DIR", &fixture.cache)
         .output()
         .expect("run cargo-sparkds");
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();

@@ -67,8 +67,11 @@ enum Command {
     /// The JVM plugin loads the library (`--bridge`: the Python bridge): read it with
     /// `spark.read.format("native").option("source", NAME)` or `SELECT * FROM native.NAME`.
     /// Spark comes from SPARK_HOME, else python3's pyspark, else a pinned pyspark installed in
-    /// the cache (~/.cache/sparkds, or SPARKDS_CACHE_DIR), where the plugin is built on first
-    /// use. Builds the `release` profile unless `--profile` says otherwise.
+    /// the cache (~/.cache/sparkds, or SPARKDS_CACHE_DIR), which keeps the plugin: the released
+    /// jar of the Spark's line, fetched once from Maven Central (SPARKDS_MAVEN_REPOSITORY names
+    /// a mirror) and checked against the SHA-256 this command records, or, for a command built
+    /// from a checkout, one built there from the project's SDK. Builds the `release` profile
+    /// unless `--profile` says otherwise.
     Spark(spark::SparkArgs),
     /// Check a `.sparkpkg`: manifest, entries, and each library's format, architecture,
     /// `spark_ds_init` export, dependencies and glibc versions; prints each library's SHA-256.

@@ -1,9 +1,10 @@
-//! The cache of `cargo sparkds spark`: the sources embedded in the command (the JVM plugin's
-//! `jvm/` and the Python bridge), the JNI library and the plugin's jar built from them, and the
-//! pyspark that the command installs when python3 has none. The JNI library's key is the
-//! command's version, where the SDK comes from and the platform; the jar's adds the hash of the
-//! embedded sources and the Spark version. An entry is built in a scratch directory and renamed
-//! into place, under a lock, so that a second run finds it whole and builds nothing.
+//! The cache of `cargo sparkds spark`: the released plugin's jars (`plugin/<sha256>.jar`), the
+//! sources embedded in the command (the JVM plugin's `jvm/` and the Python bridge), the JNI
+//! library and the plugin's jar that a command built from a checkout builds from them (its JNI
+//! library keyed by its content, the jar by that, the embedded sources and the Spark version),
+//! and the pyspark that the command installs when python3 has none. Nothing is written outside
+//! it: an SDK's checkout may be read-only or shared. An entry is made under a scratch name and
+//! renamed into place, under a lock, so that a second run finds it whole and makes nothing.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -85,6 +86,15 @@ impl Cache {
     /// Runs `build` into a scratch directory renamed to `entry`, unless `entry` exists: under
     /// the cache's lock, so that concurrent runs build it once.
     fn entry(&self, entry: &Path, build: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        self.locked(entry, |scratch| {
+            create_dir(scratch)?;
+            build(scratch)
+        })
+    }
+
+    /// Runs `build` with a scratch path (nothing there yet) renamed to `entry`, unless `entry`
+    /// exists: under the cache's lock, so that concurrent runs make it once.
+    fn locked(&self, entry: &Path, build: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         if entry.exists() {
             return Ok(());
         }
@@ -95,12 +105,10 @@ impl Cache {
         if entry.exists() {
             return Ok(());
         }
-        let scratch = entry.with_extension(format!("partial-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&scratch);
-        create_dir(&scratch)?;
-        build(&scratch).inspect_err(|_| {
-            let _ = std::fs::remove_dir_all(&scratch);
-        })?;
+        let name = entry.file_name().unwrap_or_default().to_string_lossy();
+        let scratch = entry.with_file_name(format!("{name}.partial-{}", std::process::id()));
+        remove(&scratch);
+        build(&scratch).inspect_err(|_| remove(&scratch))?;
         std::fs::rename(&scratch, entry)
             .map_err(|e| Error::io(format!("cannot move {} into place", scratch.display()), e))
     }
@@ -121,34 +129,37 @@ impl Cache {
         Ok(dir)
     }
 
-    /// The plugin's jar for `spark`, with the JNI library built from `jni` (the `sparkds-jni`
-    /// of the project's SDK): built on first use, with the embedded `jvm/build.sh`.
+    /// The released plugin's jar whose SHA-256 is `sha256`: `plugin/<sha256>.jar`, which
+    /// `fetch` writes (and checks) on first use.
+    pub fn released_jar(
+        &self,
+        sha256: &str,
+        fetch: impl FnOnce(&Path) -> Result<()>,
+    ) -> Result<PathBuf> {
+        let jar = self.root.join("plugin").join(format!("{sha256}.jar"));
+        self.locked(&jar, |partial| {
+            create_dir(partial.parent().expect("a file has a directory"))?;
+            fetch(partial)
+        })?;
+        Ok(jar)
+    }
+
+    /// The plugin's jar for `spark`, built from the embedded sources with the JNI library of
+    /// `jni` (the `sparkds-jni` of the project's SDK), by the embedded `jvm/build.sh`: for a
+    /// command that records no released plugin. The JNI library is built on every call (cargo
+    /// has nothing to do when the SDK did not change) and kept by its content, so that an SDK
+    /// that moves on gets a new plugin.
     pub fn plugin_jar(&self, spark: &Spark, jni: &JniSource) -> Result<PathBuf> {
         let platform = platform()?;
-        // An SDK from a checkout: cargo builds the JNI library there on every run (nothing to
-        // do when it is fresh), and the cache keeps it by its content, so that a checkout that
-        // moves on gets a new plugin. A git source is pinned to a commit: its key is enough.
         // The bytes are read once: what is keyed is what is cached.
-        let checkout_build = match jni {
-            JniSource::Path(crate_dir) if in_checkout(crate_dir) => {
-                Some(build_and_read_in_checkout(crate_dir)?)
-            }
-            _ => None,
-        };
-        let key = match &checkout_build {
-            Some(bytes) => format!("{:016x}", fnv(bytes)),
-            None => jni.key(),
-        };
+        let bytes = self.build_jni(jni)?;
+        let key = format!("{:016x}", fnv(&bytes));
         // The JNI library depends on the SDK's sources only, not on the embedded ones.
         let jni_dir = self.root.join(format!(
             "jni-{}-{key}-{platform}",
             env!("CARGO_PKG_VERSION")
         ));
         self.entry(&jni_dir, |scratch| {
-            let bytes = match checkout_build {
-                Some(bytes) => bytes,
-                None => read_file(&build_wrapper(self, jni, scratch)?)?,
-            };
             write_file(&scratch.join(platform).join(jni_file_name()), &bytes)
         })?;
         let jar_dir = self.versioned().join(format!(
@@ -160,6 +171,79 @@ impl Cache {
             build_jar(&sources, spark, &jni_dir, scratch)
         })?;
         Ok(jar_dir.join("spark-native-datasource.jar"))
+    }
+
+    /// Builds the JNI library of `jni` in the cache and returns its bytes: a cdylib crate that
+    /// wraps `sparkds-jni` (whose `#[no_mangle]` JNI functions the cdylib exports), in
+    /// `jni-build-<key of the source>/`, with the checkout's Cargo.lock for a path SDK (the
+    /// versions its tests ran with), built into `jni-target/`, which every source shares. Never
+    /// in the SDK's checkout, which may be read-only or someone else's.
+    fn build_jni(&self, jni: &JniSource) -> Result<Vec<u8>> {
+        let krate = self.root.join(format!("jni-build-{}", jni.key()));
+        // Written only when they change: cargo rebuilds a crate whose files are newer.
+        write_if_changed(
+            &krate.join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"sparkds-jni-cache\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\
+                 publish = false\n\n[lib]\nname = \"sparkds_jni_cache\"\ncrate-type = [\"cdylib\"]\n\n\
+                 [dependencies]\nsparkds-jni = {}\n\n[profile.release]\npanic = \"unwind\"\n\n[workspace]\n",
+                jni.dependency()
+            )
+            .as_bytes(),
+        )?;
+        write_if_changed(
+            &krate.join("src/lib.rs"),
+            b"//! The JNI library of the JVM plugin: sparkds-jni, linked whole into a cdylib.\nextern crate sparkds_jni;\n",
+        )?;
+        if let Some(lock) = jni.checkout_lock() {
+            // The checkout's lock, each time it changes; cargo then adds the wrapper to it.
+            let bytes = read_file(&lock)?;
+            let mark = krate.join("Cargo.lock.source");
+            let hash = format!("{:016x}", fnv(&bytes));
+            if std::fs::read_to_string(&mark).ok().as_deref() != Some(hash.as_str()) {
+                write_file(&krate.join("Cargo.lock"), &bytes)?;
+                write_file(&mark, hash.as_bytes())?;
+            }
+        }
+        let target = self.root.join("jni-target");
+        let library = target.join("release").join(format!(
+            "{}sparkds_jni_cache.{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_EXTENSION
+        ));
+        eprintln!(
+            "sparkds: building the JVM plugin's JNI library, sparkds-jni of {}, in {} \
+             (this cargo-sparkds is built from a checkout and records no released plugin){}",
+            jni.describe(),
+            target.display(),
+            if library.is_file() {
+                ""
+            } else {
+                ": the first build compiles about 100 crates, minutes on two cores"
+            }
+        );
+        // Another build into the same target directory (a second `cargo sparkds spark`) may
+        // replace the library between the end of this build and the read: cargo removes the old
+        // file before it links the new one. The read then finds no file, and the build runs
+        // again (a no-op, or the other build's result), at most three times.
+        let mut attempt = 1;
+        loop {
+            run_shown(
+                Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+                    .args(["build", "--release"])
+                    .current_dir(&krate)
+                    .env("CARGO_TARGET_DIR", &target),
+                "cargo cannot build the JVM plugin's JNI library (its errors are above); use \
+                 --bridge to run through the Python bridge instead",
+            )?;
+            match std::fs::read(&library) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt < 3 => attempt += 1,
+                read => {
+                    return read
+                        .map_err(|e| Error::io(format!("cannot read {}", library.display()), e))
+                }
+            }
+        }
     }
 
     /// A venv of the cache with the pinned pyspark (and pyarrow, pandas and the Connect
@@ -327,82 +411,26 @@ impl JniSource {
     fn key(&self) -> String {
         format!("{:016x}", fnv(self.dependency().as_bytes()))
     }
-}
 
-/// Builds the JNI library in the checkout of `crate_dir` (`crates/sparkds-jni`), as
-/// `jvm/build.sh` does: with the checkout's Cargo.lock (the versions its tests ran with) and in
-/// its target directory, where `cargo install --path crates/cargo-sparkds` already built most of
-/// the dependencies.
-fn build_in_checkout(crate_dir: &Path) -> Result<PathBuf> {
-    sparkds::build_current_cdylib(crate_dir, "release").map_err(|e| {
-        Error::usage(format!(
-            "cannot build the JVM plugin's JNI library in {}: {e}; use --bridge to run through \
-             the Python bridge instead",
-            crate_dir.display()
-        ))
-    })
-}
-
-/// Builds the JNI library in the checkout and reads it. Another build in the same target
-/// directory (a second `cargo sparkds spark`, or `jvm/build.sh`) may replace the library
-/// between the end of this build and the read: cargo removes the old file before it links the
-/// new one in place. The read then finds no file, and the build runs again (a no-op, or the
-/// other build's result), at most three times.
-fn build_and_read_in_checkout(crate_dir: &Path) -> Result<Vec<u8>> {
-    let mut attempt = 1;
-    loop {
-        let built = build_in_checkout(crate_dir)?;
-        match std::fs::read(&built) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt < 3 => attempt += 1,
-            read => {
-                return read.map_err(|e| Error::io(format!("cannot read {}", built.display()), e))
-            }
+    /// The source, as a message names it.
+    fn describe(&self) -> String {
+        match self {
+            JniSource::Path(path) => format!("the SDK's checkout ({})", path.display()),
+            JniSource::Git { url, rev } => format!("{url} at {rev}"),
         }
     }
-}
 
-/// Whether `crate_dir` (`crates/sparkds-jni`) is in a checkout that has its Cargo.lock.
-fn in_checkout(crate_dir: &Path) -> bool {
-    crate_dir
-        .parent()
-        .and_then(Path::parent)
-        .is_some_and(|root| root.join("Cargo.lock").is_file())
-}
-
-/// Builds a cdylib crate that wraps `sparkds-jni` (whose `#[no_mangle]` JNI functions the
-/// cdylib exports) in the cache, and returns the library it built.
-fn build_wrapper(cache: &Cache, jni: &JniSource, out: &Path) -> Result<PathBuf> {
-    eprintln!("sparkds: building the JVM plugin's JNI library (once; it takes a few minutes)");
-    let krate = out.join("crate");
-    write_file(
-        &krate.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"sparkds-jni-cache\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\
-             publish = false\n\n[lib]\nname = \"sparkds_jni_cache\"\ncrate-type = [\"cdylib\"]\n\n\
-             [dependencies]\nsparkds-jni = {}\n\n[profile.release]\npanic = \"unwind\"\n\n[workspace]\n",
-            jni.dependency()
-        )
-        .as_bytes(),
-    )?;
-    write_file(
-        &krate.join("src/lib.rs"),
-        b"//! The JNI library of the JVM plugin: sparkds-jni, linked whole into a cdylib.\nextern crate sparkds_jni;\n",
-    )?;
-    let target = cache.root.join("jni-target");
-    run_shown(
-        Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-            .args(["build", "--release", "--quiet"])
-            .current_dir(&krate)
-            .env("CARGO_TARGET_DIR", &target),
-        "cargo cannot build the JVM plugin's JNI library (its errors are above); use --bridge to \
-         run through the Python bridge instead",
-    )?;
-    let _ = std::fs::remove_dir_all(&krate);
-    Ok(target.join("release").join(format!(
-        "{}sparkds_jni_cache.{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_EXTENSION
-    )))
+    /// The Cargo.lock of the checkout of a path source (`<checkout>/crates/sparkds-jni`).
+    fn checkout_lock(&self) -> Option<PathBuf> {
+        match self {
+            JniSource::Path(crate_dir) => crate_dir
+                .parent()
+                .and_then(Path::parent)
+                .map(|root| root.join("Cargo.lock"))
+                .filter(|lock| lock.is_file()),
+            JniSource::Git { .. } => None,
+        }
+    }
 }
 
 /// Runs the embedded `jvm/build.sh --jni-dir` with Spark's jars, and keeps its jar in `out`.
@@ -411,7 +439,8 @@ fn build_jar(sources: &Path, spark: &Spark, jni_dir: &Path, out: &Path) -> Resul
         tools::java_tool(tool)?;
     }
     eprintln!(
-        "sparkds: building the JVM plugin for Spark {} (once)",
+        "sparkds: compiling the JVM plugin for Spark {} with javac, from the sources this \
+         command carries (once per Spark version and JNI library)",
         spark.version
     );
     let script = sources.join("jvm").join("build.sh");
@@ -485,6 +514,23 @@ fn create_dir(dir: &Path) -> Result<()> {
 
 fn read_file(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))
+}
+
+/// Removes a file or a directory, if there is one.
+fn remove(path: &Path) {
+    if path.is_dir() {
+        let _ = std::fs::remove_dir_all(path);
+    } else {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Writes `bytes` to `path` unless it holds them already.
+fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
+    if std::fs::read(path).ok().as_deref() == Some(bytes) {
+        return Ok(());
+    }
+    write_file(path, bytes)
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {

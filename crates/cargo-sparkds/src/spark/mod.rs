@@ -2,12 +2,15 @@
 //! session in which its data source is ready, through the JVM plugin (by default) or the Python
 //! bridge: an interactive PySpark shell, one SQL statement (`--sql`), a script (`--python`), or
 //! a Spark Connect server (`--connect`). Spark comes from SPARK_HOME, else python3's pyspark,
-//! else a pinned pyspark that the command installs in its cache; the plugin's jar is built
-//! once per command version, Spark version and platform, from sources the command embeds.
+//! else a pinned pyspark that the command installs in its cache. The plugin's jar of a released
+//! command is the released one of the Spark's line, fetched once from Maven and checked against
+//! the SHA-256 the command records; a command built from a checkout builds it in its cache from
+//! the sources it embeds (`plugin.rs`).
 
 mod cache;
 mod connect;
 mod listener;
+mod plugin;
 mod signals;
 mod tools;
 
@@ -16,7 +19,7 @@ use std::process::{Command, ExitCode};
 
 use sparkds::{Error, Result};
 
-use cache::{Cache, JniSource};
+use cache::Cache;
 use tools::Spark;
 
 /// Arguments of `sparkds spark`.
@@ -98,7 +101,7 @@ pub fn run(args: &SparkArgs) -> Result<ExitCode> {
     let loader = if args.bridge {
         Loader::Bridge(cache.sources()?.join("python"))
     } else {
-        Loader::Plugin(cache.plugin_jar(&spark, &jni_source(&dir)?)?)
+        Loader::Plugin(plugin::jar(&cache, &spark, &dir)?)
     };
     eprintln!(
         "sparkds: Spark {} from {}; {} loads {} (built with the `{}` profile)",
@@ -179,75 +182,6 @@ fn data_source_name(library: &Path) -> Result<String> {
                 library.display()
             ))
         })
-}
-
-/// `sparkds-jni` from where the project's `spark-datasource` comes from, per `cargo metadata`.
-fn jni_source(dir: &Path) -> Result<JniSource> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1"])
-        .current_dir(dir)
-        .output()
-        .map_err(|e| Error::usage(format!("cannot run cargo metadata: {e}")))?;
-    if !output.status.success() {
-        return Err(Error::usage(format!(
-            "cargo metadata failed in {}: {}",
-            dir.display(),
-            String::from_utf8_lossy(&output.stderr).trim()
-        )));
-    }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| Error::usage(format!("cannot read cargo metadata's output: {e}")))?;
-    let sdk = metadata["packages"]
-        .as_array()
-        .and_then(|packages| packages.iter().find(|p| p["name"] == "spark-datasource"))
-        .ok_or_else(|| {
-            Error::usage(format!(
-                "the project in {} does not depend on spark-datasource, whose sources build the \
-                 JVM plugin's JNI library: use --bridge",
-                dir.display()
-            ))
-        })?;
-    jni_source_of(
-        sdk["source"].as_str(),
-        Path::new(sdk["manifest_path"].as_str().unwrap_or_default()),
-    )
-}
-
-/// `sparkds-jni` for an SDK from `source` (cargo metadata's: none for a path) whose manifest is
-/// `manifest`.
-fn jni_source_of(source: Option<&str>, manifest: &Path) -> Result<JniSource> {
-    match source {
-        None => {
-            let crates = manifest
-                .parent()
-                .and_then(Path::parent)
-                .unwrap_or(Path::new("."));
-            let jni = crates.join("sparkds-jni");
-            if jni.join("Cargo.toml").is_file() {
-                Ok(JniSource::Path(jni))
-            } else {
-                Err(Error::usage(format!(
-                    "the SDK at {} has no sparkds-jni next to it ({}): point the project's \
-                     spark-datasource at a checkout of spark-datasource-template, or use --bridge",
-                    manifest.display(),
-                    jni.display()
-                )))
-            }
-        }
-        Some(git) if git.starts_with("git+") => {
-            let (location, rev) = git["git+".len()..].split_once('#').unwrap_or((git, ""));
-            let url = location.split('?').next().unwrap_or(location);
-            Ok(JniSource::Git {
-                url: url.to_string(),
-                rev: rev.to_string(),
-            })
-        }
-        Some(other) => Err(Error::usage(format!(
-            "the project's spark-datasource comes from {other}, which does not publish the JVM \
-             plugin's JNI library (sparkds-jni): use --bridge, or depend on the SDK by git or path"
-        ))),
-    }
 }
 
 /// The session that the Python side opens.
@@ -397,31 +331,5 @@ mod tests {
             .err()
             .map(|e| e.to_string());
         assert!(error.is_some_and(|e| e.contains("spark_datasource_<name>")));
-    }
-
-    #[test]
-    fn the_jni_library_comes_from_where_the_sdk_comes_from() {
-        let git = jni_source_of(
-            Some("git+https://example.com/sdk.git?tag=v0.1.0#0123abcd"),
-            Path::new("/x/Cargo.toml"),
-        );
-        assert!(matches!(
-            git,
-            Ok(JniSource::Git { ref url, ref rev }) if url == "https://example.com/sdk.git" && rev == "0123abcd"
-        ));
-        let registry = jni_source_of(
-            Some("registry+https://github.com/rust-lang/crates.io-index"),
-            Path::new("/x/Cargo.toml"),
-        );
-        assert!(registry
-            .err()
-            .is_some_and(|e| e.to_string().contains("--bridge")));
-        let missing = jni_source_of(
-            None,
-            Path::new("/nonexistent/crates/spark-datasource/Cargo.toml"),
-        );
-        assert!(missing
-            .err()
-            .is_some_and(|e| e.to_string().contains("sparkds-jni")));
     }
 }

@@ -143,7 +143,7 @@ fn a_row_that_breaks_an_accepted_filter_fails_the_read_that_checks_it() {
     assert_eq!(error.class, sparkds_jni::error::ErrorClass::Conformance);
     assert_eq!(
         error.message,
-        "native data source `range`: `read` (partition 0): batch 0, row 0: the accepted filter `id >= 4` is not TRUE; return only rows where every accepted filter is TRUE, or answer 0 for it (rule 31: returned rows satisfy the accepted filters; see the book, reference/rules.html#rule-31)"
+        "native data source `range`: `read` (partition 0): batch 0, row 0: the accepted filter `id >= 4` is not TRUE; return only rows where every accepted filter is TRUE, or answer 0 for it (rule 31: returned rows satisfy the accepted filters; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-31)"
     );
 }
 

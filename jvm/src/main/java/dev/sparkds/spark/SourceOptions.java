@@ -1,7 +1,9 @@
 package dev.sparkds.spark;
 
 import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -124,15 +126,45 @@ public final class SourceOptions implements Serializable {
     return new SourceOptions(name.toLowerCase(Locale.ROOT), copy);
   }
 
-  /** The options with {@code other}'s added (a write's options over a table's). */
+  /**
+   * The options with {@code other}'s added: a query's options (a read's or a write's) over a
+   * table's. A table whose options hold a secret (a password, a token, a URL that may carry
+   * either) takes no option from a query but the plugin's own: one more option could send its
+   * credentials elsewhere (another {@code url} or host, no TLS), and the query's user may not be
+   * the one who configured the table. Throws NATIVE_DATA_SOURCE_UNSUPPORTED_OPERATION, naming
+   * the keys and never their values.
+   */
   public SourceOptions with(Map<String, String> other) {
     LinkedHashMap<String, String> merged = new LinkedHashMap<>(options);
+    List<String> refused = new ArrayList<>();
+    boolean credentials = options.keySet().stream().anyMatch(Redaction::isSecretKey);
     for (Map.Entry<String, String> entry : other.entrySet()) {
-      if (entry.getKey().equalsIgnoreCase(SOURCE)) {
+      String key = entry.getKey();
+      if (key.equalsIgnoreCase(SOURCE)) {
         continue;
       }
-      merged.keySet().removeIf(key -> key.equalsIgnoreCase(entry.getKey()));
-      merged.put(entry.getKey(), entry.getValue());
+      boolean same =
+          options.entrySet().stream()
+              .anyMatch(
+                  own -> own.getKey().equalsIgnoreCase(key) && own.getValue().equals(entry.getValue()));
+      if (credentials && !same && !PLUGIN_OPTIONS.contains(key.toLowerCase(Locale.ROOT))) {
+        refused.add(key);
+        continue;
+      }
+      merged.keySet().removeIf(own -> own.equalsIgnoreCase(key));
+      merged.put(key, entry.getValue());
+    }
+    if (!refused.isEmpty()) {
+      throw new NativeDataSourceException(
+          "NATIVE_DATA_SOURCE_UNSUPPORTED_OPERATION",
+          "the table of data source `"
+              + name
+              + "` holds credentials in its options, so a query may not add or change its "
+              + "options, and this one gives "
+              + String.join(", ", refused)
+              + ": set them where the table is configured (the catalog's options, or CREATE "
+              + "TABLE ... OPTIONS), or read with spark.read.format(\"native\") and options of "
+              + "your own.");
     }
     return new SourceOptions(name, merged);
   }
