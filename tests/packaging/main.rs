@@ -7,6 +7,7 @@
 
 mod crates;
 mod deny;
+mod file_names;
 mod helpers;
 mod hostile_packages;
 mod package_and_verify;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use spark_datasource_core::capabilities;
+use spark_datasource_core::{capabilities, library_file};
 
 use crate::error::{Error, Result, Violation};
 use crate::filters::{FilterTable, FiltersInitFunction};
@@ -830,13 +830,11 @@ fn file_kind(file_type: &std::fs::FileType) -> &'static str {
 
 /// The name Spark derives from a library file: `libspark_datasource_x.so` is `x`.
 fn data_source_name(path: &Path) -> String {
-    let stem = path
-        .file_stem()
+    let file = path
+        .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let stem = stem.strip_prefix("lib").unwrap_or(&stem);
-    let stem = stem.strip_prefix("spark_datasource_").unwrap_or(stem);
-    stem.to_lowercase()
+    library_file::name_for_create(&file)
 }
 
 /// # Safety

@@ -107,9 +107,8 @@ fn library_name() -> Result<String> {
         .and_then(|text| lib_name(&text));
     match named {
         Some(name) => Ok(name),
-        None => Ok(format!(
-            "spark_datasource_{}",
-            package_variable("CARGO_PKG_NAME")?.replace('-', "_")
+        None => Ok(spark_datasource_core::library_file::library_name(
+            &package_variable("CARGO_PKG_NAME")?.replace('-', "_"),
         )),
     }
 }
