@@ -92,7 +92,6 @@ mod calls;
 pub mod check;
 pub mod ddl;
 mod error;
-mod exported;
 pub mod filters;
 pub mod header;
 mod import;
@@ -119,7 +118,6 @@ pub use artifacts::{
 };
 pub use batch_read::{BatchRead, BatchReadOutcome, PartitionRead};
 pub use error::{Error, Result, Violation};
-pub use exported::exported_names;
 pub use library::{
     open_regular, Capabilities, HostOptions, Library, LogFunction, LogLevel, LogMessage,
     SPARK_VERSION,

@@ -34,6 +34,8 @@ pub struct Library {
     /// The table of the filter pushdown extension, when the library exports
     /// `spark_ds_filters_init`.
     filters: Option<FilterTable>,
+    /// The names of the `export!` line, when the library was made with it.
+    exported: Option<Vec<String>>,
     log: &'static LogCollector,
     handles: Mutex<HashSet<(HandleKind, usize)>>,
     /// Options given to every `create`, before those of each call.
@@ -259,6 +261,7 @@ impl Library {
         let filters_init = unsafe { loaded.get::<FiltersInitFunction>(b"spark_ds_filters_init\0") }
             .ok()
             .map(|symbol| *symbol);
+        let exported = exported_names(&loaded);
         // Never unloaded: see the type's documentation. The symbols stay valid for the process.
         std::mem::forget(loaded);
 
@@ -293,6 +296,7 @@ impl Library {
             name,
             table,
             filters,
+            exported,
             log,
             handles: Mutex::new(HashSet::new()),
             options: Vec::new(),
@@ -338,6 +342,13 @@ impl Library {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The names of the library's `spark_datasource::export!` line, in their order: its
+    /// capabilities and pushdowns (`batch_read`, `push_limit`, ...). `None` for a library made
+    /// otherwise (in C, or by hand), which states them only through `create` and its table.
+    pub fn exported(&self) -> Option<&[String]> {
+        self.exported.as_deref()
     }
 
     /// The names of the functions of the table that are not NULL, in the header's order.
@@ -835,6 +846,29 @@ fn data_source_name(path: &Path) -> String {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     library_file::name_for_create(&file)
+}
+
+/// The names that `spark_ds_exported_v1` (made by the SDK's `export!`, outside the header)
+/// returns, comma separated; `None` when the library does not export it.
+fn exported_names(loaded: &libloading::Library) -> Option<Vec<String>> {
+    // SAFETY: `spark_ds_exported_v1` is the SDK's `extern "C" fn() -> *const c_char`.
+    let function =
+        unsafe { loaded.get::<extern "C" fn() -> *const c_char>(b"spark_ds_exported_v1\0") }
+            .ok()?;
+    let names = function();
+    if names.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL, the function returns a static NUL-terminated string (the SDK's
+    // `concat!` of the names), which stays valid while the library is loaded: for ever.
+    let names = unsafe { CStr::from_ptr(names) }.to_string_lossy();
+    Some(
+        names
+            .split(',')
+            .filter(|name| !name.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
 }
 
 /// # Safety

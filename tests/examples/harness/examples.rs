@@ -192,7 +192,7 @@ fn every_rust_example_names_its_capabilities_in_one_export_line_and_has_no_featu
             .join("src")
             .join("lib.rs");
         let text = std::fs::read_to_string(&lib).unwrap_or_default();
-        match sparkds::exported_names(&text) {
+        match helpers::exported_names(&text) {
             Ok(names) if !names.is_empty() => {}
             Ok(_) => wrong.push(format!(
                 "examples/{}/src/lib.rs: the `export!` line names no capability",
