@@ -6,6 +6,7 @@
 //! - [`capabilities`]: the specification's table of capabilities and the functions each
 //!   requires, and the functions of `SparkDsLibrary` in the header's order;
 //! - [`secret`]: which option keys hold secrets, by Spark's redaction rule;
+//! - [`file::open_regular`]: opening a library or a package without waiting on a named pipe;
 //! - [`library_file`]: the file name of a data source's library, and the data source of a file;
 //!
 //! The SDK (`spark-datasource`) re-exports what a data source uses of it; the host (`sparkds`),
@@ -17,6 +18,7 @@
 
 pub mod capabilities;
 mod error;
+pub mod file;
 pub mod filters;
 pub mod library_file;
 pub mod secret;
