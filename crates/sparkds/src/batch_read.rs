@@ -250,7 +250,7 @@ impl<'l> BatchRead<'l> {
             let encoded = crate::filters::encode_all(filters)?;
             // SAFETY: the reader is open until the caller drops it.
             answers = Some(unsafe {
-                crate::filters::push(
+                crate::calls::push_filters(
                     self.library,
                     push_filters,
                     reader.ptr(),

@@ -253,7 +253,7 @@ impl Reader {
         };
         // SAFETY: the reader is open, held by `self`.
         let answers = unsafe {
-            crate::filters::push(
+            crate::calls::push_filters(
                 library,
                 push_filters,
                 self.handle.ptr(),
