@@ -7,6 +7,7 @@ mod helpers;
 
 mod broken_libraries;
 mod command_line;
+mod coverage;
 mod crash_isolation;
 mod filter_compatibility;
 mod filter_pushdown;
