@@ -577,12 +577,32 @@ def unsafe_path(name: str) -> Optional[str]:
 _DATA_SOURCE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 
 
+# The file name rule of libraries, the bridge's copy of `spark_datasource_core::library_file`
+# (tests/packaging/file_names.rs holds the two equal): the platform's prefix and suffix, by the
+# start of a manifest's platform key.
+_FILE_AFFIXES = (("windows", "", ".dll"), ("osx", "lib", ".dylib"), ("linux", "lib", ".so"))
+_LIBRARY_NAME_PREFIX = "spark_datasource_"
+
+
 def library_file_name(platform: str, data_source: str) -> str:
-    if platform.startswith("windows"):
-        return f"spark_datasource_{data_source}.dll"
-    if platform.startswith("osx"):
-        return f"libspark_datasource_{data_source}.dylib"
-    return f"libspark_datasource_{data_source}.so"
+    """The file Spark looks for on `platform` (a manifest key, or just `linux`, `osx`,
+    `windows`) to load `data_source`: `libspark_datasource_<name>.so` and so on."""
+    for os_name, prefix, suffix in _FILE_AFFIXES:
+        if platform.startswith(os_name):
+            return f"{prefix}{_LIBRARY_NAME_PREFIX}{data_source}{suffix}"
+    return f"lib{_LIBRARY_NAME_PREFIX}{data_source}.so"
+
+
+def data_source_of_file(file_name: str) -> Optional[str]:
+    """The data source of the library file `file_name`, lower case, whatever platform's suffix
+    it has, with or without `lib`; None when the name does not follow the rule."""
+    for _, _, suffix in _FILE_AFFIXES:
+        if file_name.endswith(suffix):
+            stem = file_name[: -len(suffix)]
+            stem = stem[3:] if stem.startswith("lib") else stem
+            name = stem[len(_LIBRARY_NAME_PREFIX) :] if stem.startswith(_LIBRARY_NAME_PREFIX) else ""
+            return name.lower() if name else None
+    return None
 
 
 def parse_manifest(data: bytes, limits: Limits = LIMITS) -> Tuple[Optional[dict], List[Finding]]:

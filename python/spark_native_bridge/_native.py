@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from . import _abi, _private
+from . import _abi, _archive, _private
 from ._abi import ArrowArray, ArrowArrayStream, ArrowSchema
 
 __all__ = ["NativeDataSourceError", "Library", "load", "library_file_name", "data_source_name"]
@@ -52,30 +52,18 @@ class NativeDataSourceError(RuntimeError):
         )
 
 
-_PREFIXES = ("lib", "")
-_SUFFIXES = (".so", ".dylib", ".dll")
-
-
 def library_file_name(name: str) -> str:
     """The file name of the library of data source `name` on this platform."""
-    if sys.platform == "win32":
-        return f"spark_datasource_{name}.dll"
-    if sys.platform == "darwin":
-        return f"libspark_datasource_{name}.dylib"
-    return f"libspark_datasource_{name}.so"
+    this_os = {"win32": "windows", "darwin": "osx"}.get(sys.platform, "linux")
+    return _archive.library_file_name(this_os, name)
 
 
 def data_source_name(library_path: str) -> str:
     """The data source name of a library file: `libspark_datasource_<name>.so` gives `<name>`."""
     base = os.path.basename(library_path)
-    for suffix in _SUFFIXES:
-        if base.endswith(suffix):
-            stem = base[: -len(suffix)]
-            for prefix in _PREFIXES:
-                if stem.startswith(prefix + "spark_datasource_"):
-                    name = stem[len(prefix + "spark_datasource_") :]
-                    if name:
-                        return name.lower()
+    name = _archive.data_source_of_file(base)
+    if name:
+        return name
     raise ValueError(
         f"cannot derive a data source name from `{base}`: a native data source library is named "
         f"libspark_datasource_<name>.so, libspark_datasource_<name>.dylib or "

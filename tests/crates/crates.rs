@@ -50,6 +50,8 @@ fn the_sdk_crate_packages_with_its_header_and_readme_without_a_warning() {
 #[test]
 fn the_host_the_package_format_and_the_command_package_with_their_readmes_without_a_warning() {
     for (package, files_needed) in [
+        ("spark-datasource-core", &["README.md", "src/lib.rs"][..]),
+        ("spark-datasource-eval", &["README.md", "src/lib.rs"][..]),
         ("sparkds", &["README.md", "src/lib.rs"][..]),
         ("sparkds-package", &["README.md", "src/lib.rs"][..]),
         ("cargo-sparkds", &["README.md", "src/main.rs"][..]),
@@ -202,6 +204,8 @@ fn every_manifest_the_template_and_the_book_state_the_same_rust_version() {
     };
     // The crates of the workspace inherit it.
     for inherits in [
+        "crates/spark-datasource-core/Cargo.toml",
+        "crates/spark-datasource-eval/Cargo.toml",
         "crates/spark-datasource/Cargo.toml",
         "crates/sparkds/Cargo.toml",
         "crates/sparkds-package/Cargo.toml",
@@ -449,6 +453,8 @@ fn the_crates_the_wheel_and_the_template_have_the_workspace_s_version() {
     assert_eq!(
         publishable,
         [
+            "spark-datasource-core",
+            "spark-datasource-eval",
             "spark-datasource",
             "sparkds",
             "sparkds-package",

@@ -69,8 +69,8 @@ fn check(project: &Project) {
 /// apart, and the usual ones (insta, tempfile) turn on `std` features under arrow, which the
 /// SDK turns on too (crates/spark-datasource/Cargo.toml).
 fn assert_build_and_test_resolve_alike(project: &Project) {
-    let resolved = |edges: &str| {
-        resolution::resolved_features(&project.cargo(&[
+    let tree = |edges: &str| {
+        project.cargo(&[
             "tree",
             "--locked",
             "--offline",
@@ -80,10 +80,30 @@ fn assert_build_and_test_resolve_alike(project: &Project) {
             "none",
             "-f",
             "{p}|{f}",
-        ]))
+        ])
     };
-    let build = resolved("normal,build");
-    let test = resolved("normal,build,dev");
+    let (build_tree, test_tree) = (tree("normal,build"), tree("normal,build,dev"));
+    // The SDK, a path crate that `resolved_features` leaves out, resolves alike too: a host that
+    // turned one of its features on (`filter-evaluation`) would let a library call what
+    // `cargo test` builds and `cargo build` does not.
+    let sdk = |tree: &str| {
+        let mut lines: Vec<&str> = tree
+            .lines()
+            .filter(|line| line.starts_with("spark-datasource v"))
+            .map(|line| line.trim_end_matches(" (*)"))
+            .collect();
+        lines.sort();
+        lines.dedup();
+        lines.join("\n")
+    };
+    assert_eq!(
+        sdk(&build_tree),
+        sdk(&test_tree),
+        "{}: `cargo build` and `cargo test` resolve spark-datasource with different features",
+        project.name
+    );
+    let build = resolution::resolved_features(&build_tree);
+    let test = resolution::resolved_features(&test_tree);
     let apart = resolution::resolved_apart(("`cargo build`", &build), ("`cargo test`", &test));
     assert!(
         apart.is_empty(),

@@ -559,9 +559,7 @@ pub fn check(args: &CheckArgs, out: &mut dyn Write) -> Result<ExitCode> {
     }
     let report = check.run();
     if args.json {
-        let json = serde_json::to_string(&report.results)
-            .map_err(|e| Error::usage(format!("cannot write the report as JSON: {e}")))?;
-        write_out(out, &format!("{json}\n"))?;
+        write_out(out, &format!("{}\n", sparkds::check::answer(&report)?))?;
     } else {
         write_out(out, &format!("sparkds check {}\n{report}", path.display()))?;
     }

@@ -146,3 +146,31 @@ fn fail(error: &dyn std::fmt::Display) -> ExitCode {
     eprintln!("error: {error}");
     ExitCode::from(2)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The child process of `check` is this command: the arguments that
+    /// `sparkds::check::ChildCheck` gives it parse back into the same check.
+    #[test]
+    fn the_command_line_of_a_check_s_child_parses_back_into_its_check() {
+        for (schema, scratch) in [(None, false), (Some("id bigint not null"), true)] {
+            let child = sparkds::check::ChildCheck {
+                library: "/t/libspark_datasource_x.so".into(),
+                protocol: sparkds::check::Protocol::TruncateWrite,
+                schema: schema.map(str::to_string),
+                scratch,
+            };
+            let args = std::iter::once(OsString::from("cargo-sparkds")).chain(child.args());
+            let Command::Check(parsed) = Cli::try_parse_from(args).expect("parses").command else {
+                panic!("not a check");
+            };
+            assert_eq!(parsed.target.lib.as_deref(), Some(child.library.as_path()));
+            assert_eq!(parsed.protocol, Some(child.protocol));
+            assert_eq!(parsed.target.schema, child.schema);
+            assert_eq!(parsed.scratch, child.scratch);
+            assert!(parsed.json && parsed.target.in_process && parsed.target.options_stdin);
+        }
+    }
+}

@@ -31,7 +31,6 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod bench_entry;
-pub mod capabilities;
 mod datasource;
 mod ffi;
 pub mod filters;
@@ -44,10 +43,13 @@ pub use datasource::{
     WriteInfo, WriteMode, Writer, DEFAULT_BATCHES_AHEAD, REDACTED,
 };
 
+pub use filters::Filter;
+/// The specification's table of capabilities and the functions each requires
+/// (`spark-datasource-core`'s, which the host checks libraries with).
+pub use spark_datasource_core::capabilities;
+
 /// The arrow-rs crates of this crate's API, so that a data source builds batches and schemas
 /// with the same version.
-pub use filters::Filter;
-
 pub use arrow_array;
 pub use arrow_schema;
 

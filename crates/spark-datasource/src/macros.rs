@@ -1,8 +1,9 @@
 //! `export!`: the one line of a data source crate that names its source and capabilities.
 //!
 //! It expands to a `static` `SparkDsLibrary` built by the `const fn`s of `ffi::library`, and
-//! to `spark_ds_init`, the library's entry point; and to `spark_ds_bench_v1`, a hidden entry
-//! outside the header that only `cargo sparkds bench` calls (see `crate::bench_entry`). The trait bound of each step makes
+//! to `spark_ds_init`, the library's entry point; to `spark_ds_bench_v1`, a hidden entry
+//! outside the header that only `cargo sparkds bench` calls (see `crate::bench_entry`); and to
+//! `spark_ds_exported_v1`, the line's names for the host's tests. The trait bound of each step makes
 //! a capability without its implementation a compile error at the `export!` line, with a note
 //! that says what to implement; `ffi::library::declared` refuses, also at compile time, the
 //! combinations that the header forbids.
@@ -167,6 +168,18 @@ macro_rules! export {
             ) -> ::std::ffi::c_int {
                 // SAFETY: the caller's duties are those of `bench`, which it forwards.
                 unsafe { $crate::__private::bench(&BENCH, call) }
+            }
+
+            /// Not part of `spark_datasource.h`: the names of this `export!` line, each
+            /// followed by a comma, NUL terminated, in a static string. The host reads it
+            /// (`sparkds::Library::exported`), so that a test runs what the library exports
+            /// without reading the crate's source. Spark never calls it.
+            #[doc(hidden)]
+            #[unsafe(no_mangle)]
+            extern "C" fn spark_ds_exported_v1() -> *const ::std::ffi::c_char {
+                ::std::concat!($(::std::stringify!($capability), ","),+, "\0")
+                    .as_ptr()
+                    .cast()
             }
 
             $($crate::__export_extension!($source, $capability);)+

@@ -105,12 +105,7 @@ impl Build {
     /// The data source name of the library's file name: `libspark_datasource_<name>.so` gives
     /// `<name>`, for messages and its log.
     pub fn data_source_name(&self) -> String {
-        let file = self.origin.file_name();
-        let stem = file.split('.').next().unwrap_or_default();
-        let stem = stem.strip_prefix("lib").unwrap_or(stem);
-        stem.strip_prefix("spark_datasource_")
-            .unwrap_or(stem)
-            .to_lowercase()
+        sparkds_package::library_file::name_for_create(&self.origin.file_name())
     }
 }
 

@@ -64,7 +64,7 @@ pub fn current_platform() -> Option<Platform> {
 /// The file name of the library of data source `name` on this platform:
 /// `libspark_datasource_<name>.so` / `.dylib`, `spark_datasource_<name>.dll`.
 pub fn library_file_name(name: &str) -> String {
-    sparkds::library_file_name(&format!("spark_datasource_{name}"))
+    sparkds_package::Os::current().library_file_name(name)
 }
 
 /// The data source name as Spark looks it up: lower case, and a valid file name part.

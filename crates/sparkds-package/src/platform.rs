@@ -66,11 +66,7 @@ impl Platform {
     /// The file name Spark looks for: `libspark_datasource_<name>.so` / `.dylib`,
     /// `spark_datasource_<name>.dll` (specification, section "Installed Libraries").
     pub fn library_file_name(self, data_source: &str) -> String {
-        match self.os() {
-            Os::Linux => format!("libspark_datasource_{data_source}.so"),
-            Os::MacOs => format!("libspark_datasource_{data_source}.dylib"),
-            Os::Windows => format!("spark_datasource_{data_source}.dll"),
-        }
+        self.os().library_file_name(data_source)
     }
 
     /// The binary format the platform's loader reads.
@@ -110,25 +106,10 @@ impl fmt::Display for Platform {
     }
 }
 
-/// The operating system of a platform: it decides the naming rule and the dependency allow-list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Os {
-    /// Linux with glibc.
-    Linux,
-    /// macOS.
-    MacOs,
-    /// Windows.
-    Windows,
-}
-
-/// Whether `name` is a valid data source name: lower case, `[a-z][a-z0-9_]*`. Spark looks a
-/// library up by the lower-case name (specification, section "Installed Libraries"), and the name
-/// becomes part of a file name, so nothing else is accepted.
-pub fn is_valid_data_source_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some('a'..='z'))
-        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
-}
+/// The operating system of a platform, which decides the naming rule of its library file and
+/// the dependency allow-list; whether a name is a data source name. The rule is
+/// `spark-datasource-core`'s, which the host shares.
+pub use spark_datasource_core::library_file::{is_valid_data_source_name, Os};
 
 /// Names a format and architecture the way messages print them, e.g. `ELF x86_64`.
 pub fn describe(format: BinaryFormat, architecture: Architecture) -> String {

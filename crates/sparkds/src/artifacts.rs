@@ -9,11 +9,7 @@ use crate::error::{Error, Result};
 /// The file name of a library named `name` on this platform: `lib{name}.so`,
 /// `lib{name}.dylib` or `{name}.dll`.
 pub fn library_file_name(name: &str) -> String {
-    format!(
-        "{}{name}{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    )
+    spark_datasource_core::library_file::Os::current().file_of_library(name)
 }
 
 /// The directory of the build profile that built the running binary: the parent of `deps/` for

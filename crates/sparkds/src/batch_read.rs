@@ -8,7 +8,7 @@ use std::ffi::c_int;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use spark_datasource::filters::Filter;
+use spark_datasource_core::filters::Filter;
 
 use crate::calls::{
     export_schema, prune, required, run_read_tasks, schema_ptr, sink_call, sink_call_one,
@@ -250,7 +250,7 @@ impl<'l> BatchRead<'l> {
             let encoded = crate::filters::encode_all(filters)?;
             // SAFETY: the reader is open until the caller drops it.
             answers = Some(unsafe {
-                crate::filters::push(
+                crate::calls::push_filters(
                     self.library,
                     push_filters,
                     reader.ptr(),

@@ -686,7 +686,7 @@ impl Driver<'_> {
             let answers = counts.in_library(|| {
                 // SAFETY: the reader is open until it is dropped by `run_batch_read`.
                 unsafe {
-                    crate::filters::push(
+                    crate::calls::push_filters(
                         library,
                         push_filters,
                         reader.ptr(),

@@ -12,6 +12,7 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{Schema, SchemaRef};
 
 use crate::error::{Error, Result, Violation};
+use crate::filters::{self, PushFilters};
 use crate::header::{self, ArrowArrayStream, ArrowSchema};
 use crate::import::{self, Expectations};
 use crate::library::{Library, Source};
@@ -144,7 +145,7 @@ pub(crate) struct ReadTasks<'a> {
     pub schema: &'a SchemaRef,
     pub limit: Option<i64>,
     /// The filters that `push_filters` accepted: every row read must satisfy them (rule 31).
-    pub accepted: &'a [spark_datasource::filters::Filter],
+    pub accepted: &'a [spark_datasource_core::filters::Filter],
     pub kill: Option<(usize, usize)>,
 }
 
@@ -257,9 +258,62 @@ fn read_one(
     )?;
     if !tasks.accepted.is_empty() {
         for (index, batch) in batches.iter().enumerate() {
-            crate::filters::check_batch(tasks.accepted, batch, index)
+            filters::check_batch(tasks.accepted, batch, index)
                 .map_err(|(rule, m)| Violation::new("read", rule, m).within(Some(&context)))?;
         }
     }
     Ok(batches)
+}
+
+/// Calls `push_filters` of `reader` with `encoded`, a message of `count` predicates, and checks
+/// the answer (rule 30): the sink called exactly once, with `count` bytes, each 0 or 1.
+///
+/// # Safety
+///
+/// `reader` is an open reader of `library` (a handle of `create_reader`).
+pub(crate) unsafe fn push_filters(
+    library: &Library,
+    function: PushFilters,
+    reader: *mut c_void,
+    encoded: &[u8],
+    count: usize,
+) -> Result<Vec<bool>> {
+    const FUNCTION: &str = "push_filters";
+    let answers = sink_call(library, FUNCTION, None, |add, sink| {
+        // SAFETY: the reader is open (the caller's duty); `encoded` is borrowed for the call;
+        // the sink is open for the call.
+        unsafe { function(reader, encoded.as_ptr(), encoded.len() as i64, add, sink) }
+    })?;
+    let [answer] = answers.as_slice() else {
+        return Err(Violation::new(
+            FUNCTION,
+            filters::RULE_ANSWER,
+            format!(
+                "called its sink {} times; it must call it exactly once, with one byte per filter",
+                answers.len()
+            ),
+        )
+        .into());
+    };
+    if answer.len() != count {
+        return Err(Violation::new(
+            FUNCTION,
+            filters::RULE_ANSWER,
+            format!(
+                "answered {} for {}; answer one byte per filter, in the order of the message",
+                crate::error::count(answer.len() as i128, "byte"),
+                crate::error::count(count as i128, "filter"),
+            ),
+        )
+        .into());
+    }
+    if let Some((i, byte)) = answer.iter().enumerate().find(|(_, b)| **b > 1) {
+        return Err(Violation::new(
+            FUNCTION,
+            filters::RULE_ANSWER,
+            format!("answered {byte} for filter {i}; answer 1 (accepted) or 0 (not accepted)"),
+        )
+        .into());
+    }
+    Ok(answer.iter().map(|b| *b == 1).collect())
 }

@@ -340,24 +340,20 @@ impl Check {
         }
     }
 
-    /// Runs `protocol` in a child process: `binary check --lib ... --in-process --json
-    /// --protocol ... --options-stdin`, with the options as JSON on its standard input, never on
-    /// its command line, which every user of the machine can read (`ps`).
+    /// Runs `protocol` in a child process ([`ChildCheck`]), with the options as JSON on its
+    /// standard input, never on its command line, which every user of the machine can read
+    /// (`ps`).
     fn run_child(&self, binary: &Path, protocol: Protocol) -> Outcome {
+        let child = ChildCheck {
+            library: self.library.clone(),
+            protocol,
+            schema: self.schema.clone(),
+            scratch: self.scratch,
+        };
         let mut command = Command::new(binary);
         command
-            .arg("check")
-            .arg("--lib")
-            .arg(&self.library)
-            .args(["--in-process", "--json", "--protocol", protocol.name()])
-            .arg(isolate::OPTIONS_STDIN_FLAG)
+            .args(child.args())
             .env(isolate::BREADCRUMBS_VAR, "1");
-        if let Some(schema) = &self.schema {
-            command.arg("--schema").arg(schema);
-        }
-        if self.scratch {
-            command.arg(SCRATCH_FLAG);
-        }
         command
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
@@ -377,13 +373,8 @@ impl Check {
             let function = isolate::last_call(&stderr).unwrap_or_else(|| "spark_ds_init".into());
             return Outcome::Failed(Error::Aborted { function, how }.to_string());
         }
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let parsed = stdout
-            .lines()
-            .rev()
-            .find_map(|l| serde_json::from_str::<Vec<(Protocol, Outcome)>>(l).ok());
-        match parsed.and_then(|r| r.into_iter().next()) {
-            Some((_, outcome)) => outcome,
+        match ChildCheck::outcome(&String::from_utf8_lossy(&output.stdout)) {
+            Some(outcome) => outcome,
             None => Outcome::Errored(format!(
                 "the child process gave no result ({}): {}",
                 output.status,
@@ -396,6 +387,65 @@ impl Check {
 /// The flag of `cargo sparkds` that says what the options point at may be overwritten
 /// ([`Check::scratch`]).
 pub const SCRATCH_FLAG: &str = "--scratch";
+
+/// The contract between `cargo sparkds check` and the child process it runs each protocol in:
+/// the child's command line ([`ChildCheck::args`], which the command's parser reads back, as
+/// its tests check) and its answer ([`answer`], one JSON line, which [`ChildCheck::outcome`]
+/// reads). The options travel on standard input ([`isolate::spawn_with_options`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildCheck {
+    /// The library the child loads.
+    pub library: PathBuf,
+    /// The one protocol it runs.
+    pub protocol: Protocol,
+    /// The schema, as DDL, for a source without `schema`.
+    pub schema: Option<String>,
+    /// Whether what the options point at may be overwritten ([`Check::scratch`]).
+    pub scratch: bool,
+}
+
+impl ChildCheck {
+    /// The child's arguments: `check --lib <library> --in-process --json --protocol <name>
+    /// --options-stdin [--schema <ddl>] [--scratch]`.
+    pub fn args(&self) -> Vec<std::ffi::OsString> {
+        let mut args: Vec<std::ffi::OsString> = vec!["check".into(), "--lib".into()];
+        args.push(self.library.clone().into_os_string());
+        for arg in ["--in-process", "--json", "--protocol", self.protocol.name()] {
+            args.push(arg.into());
+        }
+        args.push(isolate::OPTIONS_STDIN_FLAG.into());
+        if let Some(schema) = &self.schema {
+            args.push("--schema".into());
+            args.push(schema.into());
+        }
+        if self.scratch {
+            args.push(SCRATCH_FLAG.into());
+        }
+        args
+    }
+
+    /// The outcome in a child's standard output: its last line that is an [`answer`] (a
+    /// library may print lines of its own before it).
+    pub fn outcome(stdout: &str) -> Option<Outcome> {
+        stdout
+            .lines()
+            .rev()
+            .find_map(|line| serde_json::from_str::<Vec<(Protocol, Outcome)>>(line).ok())
+            .and_then(|results| results.into_iter().next())
+            .map(|(_, outcome)| outcome)
+    }
+}
+
+/// The report as the child prints it for its parent (`check --json`): one line of JSON, which
+/// [`ChildCheck::outcome`] reads.
+///
+/// # Errors
+///
+/// When the outcomes cannot be written as JSON.
+pub fn answer(report: &Report) -> Result<String> {
+    serde_json::to_string(&report.results)
+        .map_err(|e| Error::usage(format!("cannot write the report as JSON: {e}")))
+}
 
 /// Runs one protocol in this process. A write runs only where nothing can be lost (see
 /// [`WriteTarget`]): `scratch` says that what `options` point at may be overwritten.
@@ -925,4 +975,25 @@ pub fn write_schema(
         return crate::calls::source_schema(library, &source, None);
     }
     crate::ddl::parse("id bigint not null, name string")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_s_answer_reads_back_after_lines_of_the_library_s_own() {
+        let report = Report {
+            results: vec![(Protocol::BatchRead, Outcome::Failed("rule 31".into()))],
+        };
+        let stdout = format!(
+            "a line the library printed\n{}\n",
+            answer(&report).expect("JSON")
+        );
+        assert_eq!(
+            ChildCheck::outcome(&stdout),
+            Some(Outcome::Failed("rule 31".into()))
+        );
+        assert_eq!(ChildCheck::outcome("no answer\n"), None);
+    }
 }

@@ -1,12 +1,13 @@
 //! Filter pushdown, the extension of `spark_datasource_filters.h`: the mirror of its table
 //! (`SparkDsFilterTable`, version 1), `spark_ds_filters_init` and the checks of its table
-//! (rule 29), `push_filters` and the checks of its answer (rule 30), and the check that every row
-//! a reader returns satisfies the filters it accepted (rule 31).
+//! (rule 29), and the check that every row a reader returns satisfies the filters it accepted
+//! (rule 31). Calling `push_filters` and checking its answer (rule 30) is `calls::push_filters`:
+//! this module is below the library and the calls, which both use it.
 //!
 //! The extension lives outside the version-1 table of `spark_datasource.h`: a library opts in by
 //! exporting `spark_ds_filters_init`, and a library without it loads and runs as before. The
-//! predicates are the SDK's [`Filter`]s, sent in the header's binary encoding
-//! ([`spark_datasource::filters::encode`]).
+//! predicates are the [`Filter`]s of `spark-datasource-core` (the SDK's), sent in the header's
+//! binary encoding ([`encode`]).
 #![deny(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::{c_int, c_void};
@@ -16,13 +17,12 @@ use arrow_schema::{DataType, Fields};
 
 use crate::error::{Error, Result, Violation};
 use crate::header::{self, SparkDsHost};
-use crate::library::Library;
 
-/// The SDK's predicates and their encoding, evaluation and SQL semantics, so that a host's
-/// users build filters with the same types.
-pub use spark_datasource::filters::{
-    col, decode, encode, evaluate, filter_batch, Column, Filter, Literal, Value,
-};
+/// The predicates and their encoding (`spark-datasource-core`, the SDK's), and their
+/// evaluation with SQL semantics (`spark-datasource-eval`), so that a host's users build filters
+/// with the same types.
+pub use spark_datasource_core::filters::{col, decode, encode, Column, Filter, Literal, Value};
+pub use spark_datasource_eval::{evaluate, filter_batch};
 
 /// The rule of the extension's table: `spark_ds_filters_init` succeeds with a table whose size
 /// and version are those of the header.
@@ -128,59 +128,6 @@ pub(crate) unsafe fn init(
     // only appends fields, which this host does not read.
     let push_filters = unsafe { (*table).push_filters };
     Ok(FilterTable { push_filters })
-}
-
-/// Calls `push_filters` of `reader` with `encoded`, a message of `count` predicates, and checks
-/// the answer (rule 30): the sink called exactly once, with `count` bytes, each 0 or 1.
-///
-/// # Safety
-///
-/// `reader` is an open reader of `library` (a handle of `create_reader`).
-pub(crate) unsafe fn push(
-    library: &Library,
-    push_filters: PushFilters,
-    reader: *mut c_void,
-    encoded: &[u8],
-    count: usize,
-) -> Result<Vec<bool>> {
-    const FUNCTION: &str = "push_filters";
-    let answers = crate::calls::sink_call(library, FUNCTION, None, |add, sink| {
-        // SAFETY: the reader is open (the caller's duty); `encoded` is borrowed for the call;
-        // the sink is open for the call.
-        unsafe { push_filters(reader, encoded.as_ptr(), encoded.len() as i64, add, sink) }
-    })?;
-    let [answer] = answers.as_slice() else {
-        return Err(Violation::new(
-            FUNCTION,
-            RULE_ANSWER,
-            format!(
-                "called its sink {} times; it must call it exactly once, with one byte per filter",
-                answers.len()
-            ),
-        )
-        .into());
-    };
-    if answer.len() != count {
-        return Err(Violation::new(
-            FUNCTION,
-            RULE_ANSWER,
-            format!(
-                "answered {} for {}; answer one byte per filter, in the order of the message",
-                crate::error::count(answer.len() as i128, "byte"),
-                crate::error::count(count as i128, "filter"),
-            ),
-        )
-        .into());
-    }
-    if let Some((i, byte)) = answer.iter().enumerate().find(|(_, b)| **b > 1) {
-        return Err(Violation::new(
-            FUNCTION,
-            RULE_ANSWER,
-            format!("answered {byte} for filter {i}; answer 1 (accepted) or 0 (not accepted)"),
-        )
-        .into());
-    }
-    Ok(answer.iter().map(|b| *b == 1).collect())
 }
 
 /// Encodes `filters` for `push_filters`.

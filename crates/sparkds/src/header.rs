@@ -9,6 +9,8 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
+use spark_datasource_core::capabilities::FUNCTIONS;
+
 /// `SPARK_DS_ABI_VERSION`: the only version this host supports.
 pub const SPARK_DS_ABI_VERSION: i32 = 1;
 
@@ -239,6 +241,31 @@ impl SparkDsLibrary {
         unsafe { std::mem::zeroed() }
     }
 }
+
+impl SparkDsLibrary {
+    /// Whether each function of the table is set (not NULL), in the order of
+    /// `spark_datasource_core::capabilities::FUNCTIONS`, which names them.
+    pub fn set_functions(&self) -> [bool; FUNCTIONS.len()] {
+        // From the whole table's address, so that the pointer may read every field after
+        // `last_error`, not that field alone.
+        let table = (self as *const Self).cast::<u8>();
+        // SAFETY: the fields from `last_error` on are `FUNCTIONS.len()` nullable function
+        // pointers, one after the other to the end of the `repr(C)` table (the assertion
+        // below), inside `*self`; each is read as the address it holds, 0 for NULL (`Option` of
+        // a function pointer is a nullable pointer of a pointer's size and alignment).
+        std::array::from_fn(|i| unsafe {
+            let first = table.add(std::mem::offset_of!(Self, last_error));
+            *first.cast::<usize>().add(i) != 0
+        })
+    }
+}
+
+// `set_functions` reads the functions as one array of pointers.
+const _: () = assert!(
+    std::mem::size_of::<SparkDsLibrary>()
+        == std::mem::offset_of!(SparkDsLibrary, last_error)
+            + FUNCTIONS.len() * std::mem::size_of::<usize>()
+);
 
 #[cfg(test)]
 mod tests {

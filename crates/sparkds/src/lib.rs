@@ -92,7 +92,6 @@ mod calls;
 pub mod check;
 pub mod ddl;
 mod error;
-mod exported;
 pub mod filters;
 pub mod header;
 mod import;
@@ -119,10 +118,11 @@ pub use artifacts::{
 };
 pub use batch_read::{BatchRead, BatchReadOutcome, PartitionRead};
 pub use error::{Error, Result, Violation};
-pub use exported::exported_names;
 pub use library::{
-    open_regular, Capabilities, HostOptions, Library, LogFunction, LogLevel, LogMessage,
-    SPARK_VERSION,
+    Capabilities, HostOptions, Library, LogFunction, LogLevel, LogMessage, SPARK_VERSION,
 };
+/// How the host opens a library, and the package crate and the JNI library a package
+/// (`spark-datasource-core`'s).
+pub use spark_datasource_core::file::open_regular;
 pub use stream_read::{MicroBatch, StreamRead, StreamReadOutcome};
 pub use write::{BatchWrite, StreamingWrite, WriteMode, WriteOutcome};

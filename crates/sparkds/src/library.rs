@@ -7,10 +7,12 @@
 use std::collections::HashSet;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::fmt;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
+
+use spark_datasource_core::file::open_regular;
+use spark_datasource_core::{capabilities, library_file};
 
 use crate::error::{Error, Result, Violation};
 use crate::filters::{FilterTable, FiltersInitFunction};
@@ -32,6 +34,8 @@ pub struct Library {
     /// The table of the filter pushdown extension, when the library exports
     /// `spark_ds_filters_init`.
     filters: Option<FilterTable>,
+    /// The names of the `export!` line, when the library was made with it.
+    exported: Option<Vec<String>>,
     log: &'static LogCollector,
     handles: Mutex<HashSet<(HandleKind, usize)>>,
     /// Options given to every `create`, before those of each call.
@@ -90,17 +94,6 @@ pub struct HostOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Capabilities(pub u64);
 
-const CAPABILITY_NAMES: [(u64, &str); 5] = [
-    (header::SPARK_DS_BATCH_READ, "SPARK_DS_BATCH_READ"),
-    (
-        header::SPARK_DS_MICRO_BATCH_READ,
-        "SPARK_DS_MICRO_BATCH_READ",
-    ),
-    (header::SPARK_DS_BATCH_WRITE, "SPARK_DS_BATCH_WRITE"),
-    (header::SPARK_DS_STREAMING_WRITE, "SPARK_DS_STREAMING_WRITE"),
-    (header::SPARK_DS_TRUNCATE, "SPARK_DS_TRUNCATE"),
-];
-
 impl Capabilities {
     /// Whether the source declares `SPARK_DS_BATCH_READ`.
     pub fn batch_read(self) -> bool {
@@ -124,11 +117,7 @@ impl Capabilities {
     }
     /// The names of the declared bits, in the header's order.
     pub fn names(self) -> Vec<&'static str> {
-        CAPABILITY_NAMES
-            .iter()
-            .filter(|(bit, _)| self.0 & bit != 0)
-            .map(|(_, name)| *name)
-            .collect()
+        capabilities::names(self.0)
     }
 }
 
@@ -272,6 +261,7 @@ impl Library {
         let filters_init = unsafe { loaded.get::<FiltersInitFunction>(b"spark_ds_filters_init\0") }
             .ok()
             .map(|symbol| *symbol);
+        let exported = exported_names(&loaded);
         // Never unloaded: see the type's documentation. The symbols stay valid for the process.
         std::mem::forget(loaded);
 
@@ -306,6 +296,7 @@ impl Library {
             name,
             table,
             filters,
+            exported,
             log,
             handles: Mutex::new(HashSet::new()),
             options: Vec::new(),
@@ -351,6 +342,13 @@ impl Library {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The names of the library's `spark_datasource::export!` line, in their order: its
+    /// capabilities and pushdowns (`batch_read`, `push_limit`, ...). `None` for a library made
+    /// otherwise (in C, or by hand), which states them only through `create` and its table.
+    pub fn exported(&self) -> Option<&[String]> {
+        self.exported.as_deref()
     }
 
     /// The names of the functions of the table that are not NULL, in the header's order.
@@ -746,44 +744,15 @@ unsafe fn read_table(table: *const SparkDsLibrary) -> Result<SparkDsLibrary> {
 }
 
 fn function_presence(t: &SparkDsLibrary) -> Vec<(&'static str, bool)> {
-    vec![
-        ("last_error", t.last_error.is_some()),
-        ("create", t.create.is_some()),
-        ("schema", t.schema.is_some()),
-        ("create_reader", t.create_reader.is_some()),
-        ("create_stream_reader", t.create_stream_reader.is_some()),
-        ("create_writer", t.create_writer.is_some()),
-        ("close", t.close.is_some()),
-        ("push_limit", t.push_limit.is_some()),
-        ("prune_columns", t.prune_columns.is_some()),
-        ("partitions", t.partitions.is_some()),
-        ("serialize_reader", t.serialize_reader.is_some()),
-        ("close_reader", t.close_reader.is_some()),
-        ("initial_offset", t.initial_offset.is_some()),
-        ("latest_offset", t.latest_offset.is_some()),
-        ("stream_partitions", t.stream_partitions.is_some()),
-        (
-            "serialize_stream_reader",
-            t.serialize_stream_reader.is_some(),
-        ),
-        ("commit_offset", t.commit_offset.is_some()),
-        ("close_stream_reader", t.close_stream_reader.is_some()),
-        ("read", t.read.is_some()),
-        ("serialize_writer", t.serialize_writer.is_some()),
-        ("commit", t.commit.is_some()),
-        ("abort", t.abort.is_some()),
-        ("close_writer", t.close_writer.is_some()),
-        ("create_data_writer", t.create_data_writer.is_some()),
-        ("write", t.write.is_some()),
-        ("commit_data_writer", t.commit_data_writer.is_some()),
-        ("abort_data_writer", t.abort_data_writer.is_some()),
-        ("close_data_writer", t.close_data_writer.is_some()),
-    ]
+    capabilities::FUNCTIONS
+        .into_iter()
+        .zip(t.set_functions())
+        .collect()
 }
 
 /// Rule 4: no capability whose required functions are NULL, no unknown bits.
 fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Violation> {
-    let unknown = caps.0 & !CAPABILITY_NAMES.iter().fold(0, |a, (bit, _)| a | bit);
+    let unknown = caps.0 & !capabilities::KNOWN_BITS;
     if unknown != 0 {
         return Err(Violation::new(
             "create",
@@ -791,10 +760,10 @@ fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Viol
             format!("declares capability bits {unknown:#x}, which version 1 does not define; declare only SPARK_DS_* bits"),
         ));
     }
-    // The specification's table of required functions, written once in the SDK.
+    // The specification's table of required functions, written once in the core.
     let present = function_presence(t);
     let is_set = |name: &str| present.iter().any(|(n, set)| *n == name && *set);
-    for capability in spark_datasource::capabilities::CAPABILITIES {
+    for capability in capabilities::CAPABILITIES {
         if caps.0 & capability.bit == 0 {
             continue;
         }
@@ -819,66 +788,36 @@ fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Viol
     Ok(())
 }
 
-/// Opens the file at `path` for reading, as a library or a package that is about to be hashed,
-/// checked or loaded: without waiting (a named pipe opens at once instead of blocking until a
-/// writer comes; a device does not become the process's terminal), then checked on the open
-/// descriptor itself, so that what is read is the regular file that was checked. Links are
-/// followed: an installed library is often one.
-///
-/// # Errors
-///
-/// When the file cannot be opened, or is not a regular file: the message says what it is (`it
-/// is a named pipe (FIFO), not a regular file`), and the caller names the path.
-pub fn open_regular(path: &Path) -> std::io::Result<File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(
-        &mut options,
-        libc::O_NONBLOCK | libc::O_NOCTTY,
-    );
-    let file = options.open(path)?;
-    let file_type = file.metadata()?.file_type();
-    if file_type.is_file() {
-        return Ok(file);
-    }
-    Err(std::io::Error::new(
-        std::io::ErrorKind::InvalidInput,
-        format!("it is {}, not a regular file", file_kind(&file_type)),
-    ))
-}
-
-/// What a file that is not a regular file is, for messages.
-fn file_kind(file_type: &std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if file_type.is_fifo() {
-            return "a named pipe (FIFO)";
-        }
-        if file_type.is_char_device() || file_type.is_block_device() {
-            return "a device";
-        }
-        if file_type.is_socket() {
-            return "a socket";
-        }
-    }
-    if file_type.is_dir() {
-        "a directory"
-    } else {
-        "neither a file nor a directory"
-    }
-}
-
 /// The name Spark derives from a library file: `libspark_datasource_x.so` is `x`.
 fn data_source_name(path: &Path) -> String {
-    let stem = path
-        .file_stem()
+    let file = path
+        .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let stem = stem.strip_prefix("lib").unwrap_or(&stem);
-    let stem = stem.strip_prefix("spark_datasource_").unwrap_or(stem);
-    stem.to_lowercase()
+    library_file::name_for_create(&file)
+}
+
+/// The names that `spark_ds_exported_v1` (made by the SDK's `export!`, outside the header)
+/// returns, comma separated; `None` when the library does not export it.
+fn exported_names(loaded: &libloading::Library) -> Option<Vec<String>> {
+    // SAFETY: `spark_ds_exported_v1` is the SDK's `extern "C" fn() -> *const c_char`.
+    let function =
+        unsafe { loaded.get::<extern "C" fn() -> *const c_char>(b"spark_ds_exported_v1\0") }
+            .ok()?;
+    let names = function();
+    if names.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL, the function returns a static NUL-terminated string (the SDK's
+    // `concat!` of the names), which stays valid while the library is loaded: for ever.
+    let names = unsafe { CStr::from_ptr(names) }.to_string_lossy();
+    Some(
+        names
+            .split(',')
+            .filter(|name| !name.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
 }
 
 /// # Safety

@@ -1,8 +1,8 @@
 //! Secret option values kept out of every message of the host: errors, logs and reports.
 //!
-//! An option is secret by Spark's rule, [`is_secret_key`] of the SDK (its key contains `url`,
-//! `secret`, `password`, `token` or `access[.]key`, in any case). The host shows its value as
-//! [`REDACTED`], as Spark does in plans and in its UI. A library may echo the options it was
+//! An option is secret by Spark's rule, [`is_secret_key`] of `spark-datasource-core`, the
+//! SDK's (its key contains `url`, `secret`, `password`, `token` or `access[.]key`, in any case).
+//! The host shows its value as [`REDACTED`], as Spark does in plans and in its UI. A library may echo the options it was
 //! given ("wrong password `hunter2`"), so every message that comes from a library (`last_error`,
 //! a stream's `get_last_error`, its log) is scrubbed of every secret value that a `create` of
 //! this process was given before anyone sees it.
@@ -12,7 +12,7 @@
 
 use std::sync::{PoisonError, RwLock};
 
-pub use spark_datasource::{is_secret_key, REDACTED};
+pub use spark_datasource_core::{is_secret_key, REDACTED};
 
 /// How many distinct secret values are kept for scrubbing; the oldest go first.
 pub const KEPT: usize = 1024;

@@ -107,9 +107,8 @@ fn library_name() -> Result<String> {
         .and_then(|text| lib_name(&text));
     match named {
         Some(name) => Ok(name),
-        None => Ok(format!(
-            "spark_datasource_{}",
-            package_variable("CARGO_PKG_NAME")?.replace('-', "_")
+        None => Ok(spark_datasource_core::library_file::library_name(
+            &package_variable("CARGO_PKG_NAME")?.replace('-', "_"),
         )),
     }
 }
@@ -137,8 +136,9 @@ fn lib_name(manifest: &str) -> Option<String> {
     None
 }
 
-/// The names of the `export!` line in `src/lib.rs` of the package under test, in their order:
-/// what the library declares to Spark, capabilities and pushdowns.
+/// The names of the `export!` line of the package under test, in their order, as its built
+/// library states them ([`Library::exported`]): what it declares to Spark, capabilities and
+/// pushdowns.
 ///
 /// ```no_run
 /// # fn main() -> sparkds::Result<()> {
@@ -149,13 +149,16 @@ fn lib_name(manifest: &str) -> Option<String> {
 ///
 /// # Errors
 ///
-/// When the tests do not run under cargo, when `src/lib.rs` cannot be read, or when it has no
-/// `export!` line or several.
+/// As [`library`], and when the library was not made with `spark_datasource::export!`.
 pub fn exported() -> Result<Vec<String>> {
-    let path = PathBuf::from(package_variable("CARGO_MANIFEST_DIR")?).join("src/lib.rs");
-    let source = std::fs::read_to_string(&path)
-        .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
-    crate::exported_names(&source).map_err(|e| Error::usage(format!("{}: {e}", path.display())))
+    let library = library()?;
+    library.exported().map(<[String]>::to_vec).ok_or_else(|| {
+        Error::usage(format!(
+            "`{}` does not state its export! line (it has no `spark_ds_exported_v1`): make it \
+             with `spark_datasource::export!(Type: capability, ...)` of this version of the SDK",
+            library.path().display()
+        ))
+    })
 }
 
 /// Whether the `export!` line of the package under test names `name`: a test of a capability
@@ -295,13 +298,11 @@ mod tests {
     }
 
     #[test]
-    fn exported_reads_the_export_line_of_the_package_under_test() {
-        // sparkds's own src/lib.rs has no export! line: the error names the file.
+    fn exported_needs_the_library_of_the_package_under_test() {
+        // sparkds builds no data source library: the error says which file it looked for.
         let error = exported().expect_err("sparkds exports no data source");
         assert!(
-            error.to_string().ends_with(
-                "src/lib.rs: no `spark_datasource::export!(Type: capability, ...)` line"
-            ),
+            error.to_string().contains("spark_datasource_sparkds"),
             "{error}"
         );
     }

@@ -139,8 +139,8 @@ fn every_rust_example_depends_on_the_crates_of_this_repository_by_path() {
 }
 
 /// Inside this workspace `spark-datasource` always has the feature `filter-evaluation`, whatever
-/// an example declares: `sparkds`, a member, turns it on, and cargo unifies features across the
-/// members. An example whose library calls `filters::evaluate` or `filters::filter_batch` must
+/// an example declares: `examples/text_files`, a member, turns it on, and cargo unifies features
+/// across the members. An example whose library calls `filters::evaluate` or `filters::filter_batch` must
 /// declare it, or it stops building once copied out (the book's "Filter pushdown").
 #[test]
 fn an_example_whose_library_evaluates_filters_turns_the_feature_on() {
@@ -192,7 +192,7 @@ fn every_rust_example_names_its_capabilities_in_one_export_line_and_has_no_featu
             .join("src")
             .join("lib.rs");
         let text = std::fs::read_to_string(&lib).unwrap_or_default();
-        match sparkds::exported_names(&text) {
+        match helpers::exported_names(&text) {
             Ok(names) if !names.is_empty() => {}
             Ok(_) => wrong.push(format!(
                 "examples/{}/src/lib.rs: the `export!` line names no capability",

@@ -166,22 +166,17 @@ fn locate_spark(cache: &Cache, python: &Path) -> Result<Spark> {
 
 /// The data source of `libspark_datasource_<name>.so`: the name Spark finds it by.
 fn data_source_name(library: &Path) -> Result<String> {
-    let stem = library
-        .file_stem()
+    let file = library
+        .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    stem.strip_prefix(std::env::consts::DLL_PREFIX)
-        .unwrap_or(&stem)
-        .strip_prefix("spark_datasource_")
-        .filter(|name| !name.is_empty())
-        .map(str::to_string)
-        .ok_or_else(|| {
-            Error::usage(format!(
-                "{} is not named spark_datasource_<name>, so Spark cannot find it by a data \
+    sparkds_package::library_file::data_source_name(&file).ok_or_else(|| {
+        Error::usage(format!(
+            "{} is not named spark_datasource_<name>, so Spark cannot find it by a data \
                  source name: set `name = \"spark_datasource_<name>\"` in the [lib] of Cargo.toml",
-                library.display()
-            ))
-        })
+            library.display()
+        ))
+    })
 }
 
 /// The session that the Python side opens.

@@ -53,6 +53,14 @@ pub enum Error {
     },
 }
 
+/// Malformed filter bytes, or a filter that the encoding cannot hold, or one that cannot be
+/// evaluated on a batch (`spark-datasource-core` and `spark-datasource-eval`): its message.
+impl From<spark_datasource_core::Error> for Error {
+    fn from(error: spark_datasource_core::Error) -> Self {
+        Error::Message(error.to_string())
+    }
+}
+
 impl Error {
     /// An error with a message of your own.
     pub fn msg(message: impl Into<String>) -> Self {

@@ -1,46 +1,12 @@
-//! Options whose values are secrets, by Spark's rule: Spark redacts in plans, logs and its UI
-//! the value of every option whose key matches `spark.sql.redaction.options.regex` (default
-//! `(?i)url`) or `spark.redaction.regex` (default `(?i)secret|password|token|access[.]?key`).
-//! Nothing built on this crate may show such a value either.
+//! The value of a secret option, which shows as Spark's redaction text wherever it is
+//! formatted. Which keys are secret is the rule of `spark_datasource_core::secret`, re-exported
+//! here as [`is_secret_key`] and [`REDACTED`].
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// What Spark shows instead of a secret value (`Utils.REDACTION_REPLACEMENT_TEXT`).
-pub const REDACTED: &str = "*********(redacted)";
-
-/// Whether the value of the option `key` is a secret: `key` contains, in any case, one of
-/// `url`, `secret`, `password`, `token`, `accesskey` or `access.key`.
-///
-/// These are the default patterns of Spark's two redaction settings, matched anywhere in the
-/// key as Spark matches them (`findFirstIn`): `jdbcUrl`, `client_secret`, `db.password`,
-/// `refresh_token` and `fs.s3a.access.key` are secret. A session that sets other patterns makes
-/// more keys secret in the JVM plugin, which reads them from the session; no key that these
-/// patterns find stops being secret.
-///
-/// ```
-/// use spark_datasource::is_secret_key;
-///
-/// assert!(is_secret_key("Password"));
-/// assert!(is_secret_key("fs.s3a.access.key"));
-/// assert!(!is_secret_key("end"));
-/// ```
-pub fn is_secret_key(key: &str) -> bool {
-    // `(?i)` of a Java regex without UNICODE_CASE folds ASCII letters only, as this does.
-    let key = key.to_ascii_lowercase();
-    SECRET_WORDS.iter().any(|word| key.contains(word))
-}
-
-/// What `(?i)url` and `(?i)secret|password|token|access[.]?key` match.
-const SECRET_WORDS: [&str; 6] = [
-    "url",
-    "secret",
-    "password",
-    "token",
-    "accesskey",
-    "access.key",
-];
+pub use spark_datasource_core::secret::{is_secret_key, REDACTED};
 
 /// The value of a secret option, from [`Options::secret`](crate::Options::secret). Its `Debug`
 /// and `Display` show [`REDACTED`], so that a log line or an error message that formats it
@@ -80,24 +46,6 @@ impl fmt::Display for Secret {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_key_is_secret_when_it_matches_sparks_default_patterns_anywhere() {
-        for key in [
-            "url",
-            "jdbcUrl",
-            "client_SECRET",
-            "db.password",
-            "refresh_token",
-            "fs.s3a.access.key",
-            "AccessKey",
-        ] {
-            assert!(is_secret_key(key), "{key}");
-        }
-        for key in ["end", "path", "user", "access_key", "tokn", ""] {
-            assert!(!is_secret_key(key), "{key}");
-        }
-    }
 
     #[test]
     fn a_secret_shows_only_the_redaction_text() {

@@ -24,6 +24,7 @@ use std::fs;
 use std::io::Read;
 use std::path::Path;
 
+use spark_datasource_core::file::open_regular;
 use zip::ZipArchive;
 
 pub use archive::{unsafe_path, Limits};
@@ -236,7 +237,7 @@ struct Entry {
 ///
 /// A file that cannot be read.
 pub fn check_structure(path: &Path, limits: &Limits) -> Result<Vec<Finding>> {
-    let mut file = fs::File::open(path).map_err(error::io(path))?;
+    let mut file = open_regular(path).map_err(error::io(path))?;
     check_open_structure(&mut file, limits).map_err(error::io(path))
 }
 
@@ -260,7 +261,7 @@ pub fn check_open_structure(file: &mut fs::File, limits: &Limits) -> std::io::Re
 /// Only a package that cannot be read at all (not a file, not a zip archive). A package that
 /// reads but breaks rules gives a [`Report`] with findings.
 pub fn verify_package(path: &Path, options: &Options) -> Result<Report> {
-    let mut file = fs::File::open(path).map_err(error::io(path))?;
+    let mut file = open_regular(path).map_err(error::io(path))?;
     let mut report = Report::default();
     if let Some(findings) = structure_findings(&mut file, path, options)? {
         report.findings = findings;
@@ -741,6 +742,50 @@ mod rule_tests {
             names.len(),
             Rule::ALL.len(),
             "a rule listed twice in Rule::ALL"
+        );
+    }
+}
+
+#[cfg(all(test, unix))]
+mod open_tests {
+    use super::*;
+
+    /// A named pipe given as a package: verify would wait for a writer for ever if it opened it
+    /// as a plain file.
+    #[test]
+    fn a_named_pipe_is_refused_at_once() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let pipe = dir.path().join("pipe.sparkpkg");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&pipe)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success(), "mkfifo {}", pipe.display());
+        let options = Options {
+            names: Vec::new(),
+            policy: Policy {
+                glibc: vec![2, 17],
+                allow: Vec::new(),
+            },
+            require_notices: false,
+            limits: Limits::default(),
+        };
+        let (sender, received) = std::sync::mpsc::channel();
+        let verifying = pipe.clone();
+        std::thread::spawn(move || {
+            let _ = sender.send(
+                verify_package(&verifying, &options)
+                    .err()
+                    .map(|e| e.to_string()),
+            );
+        });
+        let error = received
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("verify returns instead of waiting on the pipe")
+            .expect("a named pipe is refused");
+        assert!(
+            error.contains("it is a named pipe (FIFO), not a regular file"),
+            "{error}"
         );
     }
 }

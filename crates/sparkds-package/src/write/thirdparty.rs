@@ -235,7 +235,7 @@ pub fn from_metadata(
     };
     let library_names: Vec<String> = names
         .iter()
-        .map(|n| format!("spark_datasource_{n}"))
+        .map(|n| spark_datasource_core::library_file::library_name(n))
         .collect();
     let Some(root_id) = find_root(
         &metadata,

@@ -6,7 +6,7 @@ use std::ffi::{c_int, c_void, CString};
 use std::sync::Arc;
 
 use arrow_schema::{Schema, SchemaRef};
-use spark_datasource::filters::Filter;
+use spark_datasource_core::filters::Filter;
 
 use crate::calls::{
     export_schema, required, schema_ptr, sink_call, sink_call_one, source_schema, still_borrowed,
@@ -253,7 +253,7 @@ impl Reader {
         };
         // SAFETY: the reader is open, held by `self`.
         let answers = unsafe {
-            crate::filters::push(
+            crate::calls::push_filters(
                 library,
                 push_filters,
                 self.handle.ptr(),

@@ -9,7 +9,7 @@ use arrow_array::{make_array, Array, RecordBatch, RecordBatchOptions, StructArra
 use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, SchemaRef};
-use spark_datasource::filters::Filter;
+use spark_datasource_core::filters::Filter;
 
 use super::Checks;
 use crate::calls::{call_read, export_schema, required, schema_ptr, sink_call_one, still_borrowed};

@@ -2,10 +2,10 @@
 //! the limit that Spark pushes, a `query`, and filters: those accepted return exactly the rows
 //! that Spark's evaluation keeps (`filter_batch`), the others are left to Spark.
 
-use spark_datasource::filters::{col, filter_batch, Filter, Literal, Value};
 use sparkds::arrow_array::cast::AsArray;
 use sparkds::arrow_array::types::{Date32Type, Int64Type};
 use sparkds::arrow_array::RecordBatch;
+use sparkds::filters::{col, filter_batch, Filter, Literal, Value};
 
 use crate::helpers::{concat, library, options, sql, table};
 

@@ -1,6 +1,10 @@
 //! The examples of `examples/`: where they are, what cargo knows of them, and running cargo,
 //! make and the sparkds command on them.
 
+mod export_line;
+
+pub use export_line::exported_names;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;

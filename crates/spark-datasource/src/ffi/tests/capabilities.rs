@@ -8,48 +8,25 @@ use crate::ffi::header::{
     SPARK_DS_STREAMING_WRITE, SPARK_DS_TRUNCATE,
 };
 use crate::ffi::library::declared;
+use spark_datasource_core::capabilities::FUNCTIONS;
 
-/// Whether each function of the table is set, by its name in the header.
+/// Whether each function of the table is set, by its name in the header (the core's table of
+/// them, whose order `layout` checks against the C compiler's).
 fn set_functions(t: &SparkDsLibrary) -> Vec<(&'static str, bool)> {
-    vec![
-        ("last_error", t.last_error.is_some()),
-        ("create", t.create.is_some()),
-        ("schema", t.schema.is_some()),
-        ("create_reader", t.create_reader.is_some()),
-        ("create_stream_reader", t.create_stream_reader.is_some()),
-        ("create_writer", t.create_writer.is_some()),
-        ("close", t.close.is_some()),
-        ("push_limit", t.push_limit.is_some()),
-        ("prune_columns", t.prune_columns.is_some()),
-        ("partitions", t.partitions.is_some()),
-        ("serialize_reader", t.serialize_reader.is_some()),
-        ("close_reader", t.close_reader.is_some()),
-        ("initial_offset", t.initial_offset.is_some()),
-        ("latest_offset", t.latest_offset.is_some()),
-        ("stream_partitions", t.stream_partitions.is_some()),
-        (
-            "serialize_stream_reader",
-            t.serialize_stream_reader.is_some(),
-        ),
-        ("commit_offset", t.commit_offset.is_some()),
-        ("close_stream_reader", t.close_stream_reader.is_some()),
-        ("read", t.read.is_some()),
-        ("serialize_writer", t.serialize_writer.is_some()),
-        ("commit", t.commit.is_some()),
-        ("abort", t.abort.is_some()),
-        ("close_writer", t.close_writer.is_some()),
-        ("create_data_writer", t.create_data_writer.is_some()),
-        ("write", t.write.is_some()),
-        ("commit_data_writer", t.commit_data_writer.is_some()),
-        ("abort_data_writer", t.abort_data_writer.is_some()),
-        ("close_data_writer", t.close_data_writer.is_some()),
-    ]
+    let first = std::ptr::addr_of!(t.last_error).cast::<usize>();
+    FUNCTIONS
+        .iter()
+        .enumerate()
+        // SAFETY: the fields from `last_error` on are the table's function pointers, one after
+        // the other (`layout`); each is read as the address it holds, 0 for NULL.
+        .map(|(i, name)| (*name, unsafe { *first.add(i) } != 0))
+        .collect()
 }
 
 /// The functions of `capability`, required then optional: the specification's table, written
-/// once in [`crate::capabilities`].
+/// once in `spark_datasource_core::capabilities`.
 fn functions_of(capability: u64) -> (&'static [&'static str], &'static [&'static str]) {
-    let row = crate::capabilities::CAPABILITIES
+    let row = spark_datasource_core::capabilities::CAPABILITIES
         .iter()
         .find(|c| c.bit == capability)
         .expect("a capability of the table");
@@ -198,4 +175,29 @@ fn a_pushdown_without_batch_read_is_refused() {
 fn a_capability_named_twice_is_refused() {
     use crate::ffi::library::names::*;
     declared(BATCH_READ, BATCH_READ + BATCH_READ);
+}
+
+/// The core's table of capabilities is the header's: each bit is the one `#define`d under its
+/// name.
+#[test]
+fn the_capability_table_s_bits_are_the_header_s() {
+    use spark_datasource_core::capabilities::{CAPABILITIES, TRUNCATE};
+    let bits: Vec<u64> = CAPABILITIES.iter().map(|c| c.bit).collect();
+    assert_eq!(
+        bits,
+        [
+            SPARK_DS_BATCH_READ,
+            SPARK_DS_MICRO_BATCH_READ,
+            SPARK_DS_BATCH_WRITE,
+            SPARK_DS_STREAMING_WRITE
+        ]
+    );
+    assert_eq!(TRUNCATE.bit, SPARK_DS_TRUNCATE);
+    for capability in CAPABILITIES.iter().chain([&TRUNCATE]) {
+        assert!(
+            crate::HEADER.contains(&format!("#define {}", capability.name)),
+            "{} is not defined by the header",
+            capability.name
+        );
+    }
 }

@@ -212,6 +212,34 @@ fn the_version_1_layout_is_frozen() {
     assert_eq!(offset_of!(SparkDsLibrary, read), 160);
 }
 
+/// The function pointers of the table, by the names whose offsets the C compiler checks, are
+/// the core's table of them (`spark_datasource_core::capabilities::FUNCTIONS`), in its order and
+/// one after the other, as the host and this crate's tests read them.
+#[test]
+fn the_table_s_functions_are_the_core_s_list_in_order() {
+    let structs = structs();
+    let (_, size, fields) = structs
+        .iter()
+        .find(|(name, _, _)| *name == "SparkDsLibrary")
+        .expect("the table's layout");
+    let functions: Vec<&str> = fields.iter().skip(2).map(|f| f.name).collect();
+    assert_eq!(
+        functions,
+        spark_datasource_core::capabilities::FUNCTIONS,
+        "the functions of SparkDsLibrary"
+    );
+    let first = fields[2].offset;
+    for (i, field) in fields.iter().skip(2).enumerate() {
+        assert_eq!(
+            field.offset,
+            first + i * size_of::<usize>(),
+            "{}",
+            field.name
+        );
+    }
+    assert_eq!(*size, first + functions.len() * size_of::<usize>());
+}
+
 /// Compiles `source` against the crate's header and runs it; `None` without a C compiler.
 fn compile_and_run(source: &str) -> String {
     let dir = tempfile::tempdir().expect("a temporary directory");

@@ -1,5 +1,6 @@
-//! The names of a crate's `spark_datasource::export!` line, read from its source, so that a
-//! data source's tests check that the built library declares what the line says.
+//! The names of a crate's `spark_datasource::export!` line, read from its source: the lint of
+//! the examples' shape (one line, naming capabilities). Tests of a library read what it exports
+//! from the built library (`sparkds::Library::exported`), not from its source.
 
 /// The capabilities and pushdowns named by the `export!` line in `source` (the text of the
 /// crate's `lib.rs`), in their order.

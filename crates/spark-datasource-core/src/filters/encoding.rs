@@ -2,7 +2,7 @@
 //! [`encode`] for hosts. The header is the specification; the codes below are its `#define`s.
 
 use super::{Column, Filter, Literal, Value, MAX_DEPTH};
-use crate::datasource::{Error, Result};
+use crate::error::{Error, Result};
 
 mod op {
     pub const EQ: u8 = 1;

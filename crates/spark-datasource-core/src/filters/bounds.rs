@@ -12,7 +12,7 @@ use super::{Filter, Literal, Value};
 /// is NULL is never kept, since none of these predicates is TRUE on a NULL.
 ///
 /// ```
-/// use spark_datasource::filters::{col, Filter, IntegerFilter};
+/// use spark_datasource_core::filters::{col, Filter, IntegerFilter};
 ///
 /// // WHERE id BETWEEN 10 AND 20 AND id IN (5, 12, 15) AND label = 'x'
 /// let filters = [

@@ -1,4 +1,4 @@
-//! Evaluation against hand-computed rows (with the `filter-evaluation` feature).
+//! Evaluation against hand-computed rows.
 
 use std::sync::Arc;
 
@@ -7,8 +7,13 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Fields};
 
-use super::tests::lit;
+use spark_datasource_core::filters::{col, Column, Filter, Literal, Value};
+
 use super::*;
+
+fn lit(literal: Literal) -> Value {
+    Value::Literal(literal)
+}
 
 /// id: 1, 2, NULL, 4, 5; x: 1.0, NaN, -0.0, NULL, +inf; name: "apple", NULL, "banana", "",
 /// "app"; s.inner: a struct NULL in row 1, its field NULL in row 3.

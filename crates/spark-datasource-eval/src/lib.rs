@@ -1,4 +1,12 @@
-//! Predicates on Arrow batches, with arrow's kernels and Spark's semantics.
+//! The SQL evaluation of pushed filters ([`Filter`], of `spark-datasource-core`) on Arrow
+//! batches, with arrow's kernels and Spark's semantics: [`evaluate`] gives the rows where a
+//! predicate is TRUE, [`filter_batch`] keeps the rows where every predicate is.
+//!
+//! A library that filters its rows itself uses it through the SDK's feature `filter-evaluation`
+//! (`spark_datasource::filters::filter_batch`); the host (`sparkds`) depends on it directly to
+//! check that every row a reader returns satisfies the filters it accepted. It is a crate of its
+//! own so that neither turns the other's choice on: its kernels (arrow-ord and arrow-select) are
+//! most of a small library's release build.
 //!
 //! Each predicate evaluates to three-valued logic, kept as two bitmaps, the rows where it is
 //! TRUE and the rows where it is FALSE (NULL is neither), so that `AND`, `OR` and `NOT` are bit
@@ -19,8 +27,16 @@ use arrow_array::{
 use arrow_buffer::{BooleanBuffer, NullBuffer};
 use arrow_schema::{DataType, TimeUnit};
 
-use super::{Column, Filter, Literal, Value, MAX_DEPTH};
-use crate::datasource::{Error, Result};
+use spark_datasource_core::filters::{Column, Filter, Literal, Value, MAX_DEPTH};
+use spark_datasource_core::{Error, Result};
+
+#[cfg(test)]
+mod tests;
+
+/// An error of arrow-rs, as this crate's error, with its message.
+fn arrow_error(error: arrow_schema::ArrowError) -> Error {
+    Error::msg(error.to_string())
+}
 
 /// The rows of `batch` where `filter` is TRUE: a mask with no nulls, for
 /// `arrow_select::filter`. FALSE and NULL rows are both `false`.
@@ -47,10 +63,8 @@ pub fn filter_batch(filters: &[Filter], batch: &RecordBatch) -> Result<RecordBat
     for filter in filters {
         keep = &keep & &truth(filter, batch, 0)?.t;
     }
-    Ok(arrow_select::filter::filter_record_batch(
-        batch,
-        &BooleanArray::new(keep, None),
-    )?)
+    arrow_select::filter::filter_record_batch(batch, &BooleanArray::new(keep, None))
+        .map_err(arrow_error)
 }
 
 /// Three-valued truth per row: `t` where TRUE, `f` where FALSE, neither where NULL.
@@ -311,7 +325,12 @@ fn column(batch: &RecordBatch, column: &Column) -> Result<ArrayRef> {
         nulls = NullBuffer::union(nulls.as_ref(), child.logical_nulls().as_ref());
         array = child;
     }
-    let data = array.to_data().into_builder().nulls(nulls).build()?;
+    let data = array
+        .to_data()
+        .into_builder()
+        .nulls(nulls)
+        .build()
+        .map_err(arrow_error)?;
     Ok(make_array(data))
 }
 
@@ -415,7 +434,8 @@ fn literal_array(literal: &Literal, data_type: &DataType) -> Result<ArrayRef> {
             let rescaled = rescaled.ok_or_else(mismatch)?;
             Arc::new(
                 Decimal128Array::from(vec![rescaled])
-                    .with_precision_and_scale(*precision, *column_scale)?,
+                    .with_precision_and_scale(*precision, *column_scale)
+                    .map_err(arrow_error)?,
             )
         }
         (Literal::Utf8(Some(v)), DataType::Utf8) => Arc::new(BinaryArray::from(vec![v.as_bytes()])),
