@@ -35,6 +35,7 @@ pub mod capabilities;
 mod datasource;
 mod ffi;
 pub mod filters;
+pub mod kit;
 mod macros;
 
 pub use datasource::log;
