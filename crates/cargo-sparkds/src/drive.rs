@@ -563,12 +563,28 @@ pub fn check(args: &CheckArgs, out: &mut dyn Write) -> Result<ExitCode> {
             .map_err(|e| Error::usage(format!("cannot write the report as JSON: {e}")))?;
         write_out(out, &format!("{json}\n"))?;
     } else {
-        write_out(out, &format!("sparkds check {}\n{report}", path.display()))?;
+        let mut text = format!("sparkds check {}\n{report}", path.display());
+        if args.target.schema.is_none() && write_schema_failed(&report) {
+            text.push_str(WRITE_SCHEMA_HINT);
+        }
+        write_out(out, &text)?;
     }
     Ok(if report.passed() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    })
+}
+
+/// What `check` adds when a write could not ask the source for its schema: a source whose
+/// schema comes from what it reads (a table that the write creates) has none to give yet.
+const WRITE_SCHEMA_HINT: &str = "hint: the writes ask the source for the schema of the rows to write (`schema`), which failed with these options; give it with --schema, for example --schema \"id bigint not null, name string\"\n";
+
+/// Whether a write protocol could not run because the source's `schema` call failed.
+fn write_schema_failed(report: &sparkds::check::Report) -> bool {
+    report.results.iter().any(|(protocol, outcome)| {
+        protocol.writes()
+            && matches!(outcome, sparkds::check::Outcome::Errored(m) if m.contains("`schema` failed"))
     })
 }
 
@@ -581,6 +597,28 @@ mod tests {
     struct Parsed {
         #[command(flatten)]
         target: Target,
+    }
+
+    #[test]
+    fn check_suggests_a_schema_when_a_write_cannot_ask_for_one() {
+        use sparkds::check::{Outcome, Report};
+        let failed = "`schema` failed: no table `t` in /tmp/db; create it or give a schema";
+        let report = |protocol, outcome| Report {
+            results: vec![(Protocol::BatchRead, Outcome::Passed("read".into())), (protocol, outcome)],
+        };
+        assert!(write_schema_failed(&report(
+            Protocol::BatchWrite,
+            Outcome::Errored(failed.into())
+        )));
+        // A read that fails the same way needs its options, not a schema for the writes.
+        assert!(!write_schema_failed(&report(
+            Protocol::MicroBatchRead,
+            Outcome::Errored(failed.into())
+        )));
+        assert!(!write_schema_failed(&report(
+            Protocol::BatchWrite,
+            Outcome::Errored("`create` failed: option `path` is missing".into())
+        )));
     }
 
     fn parse(args: &[&str]) -> std::result::Result<Target, clap::Error> {
