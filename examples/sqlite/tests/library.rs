@@ -39,7 +39,9 @@ fn database(dir: &Path) -> PathBuf {
                 2 => Some(-0.0),
                 _ => Some(k as f64 / 8.0 - 1000.0),
             };
-            let s = (!null(5)).then(|| ["", "a", "A", "é☃", "ab%_", "b"][k as usize % 6].repeat(k as usize % 3 + 1));
+            let s = (!null(5)).then(|| {
+                ["", "a", "A", "é☃", "ab%_", "b"][k as usize % 6].repeat(k as usize % 3 + 1)
+            });
             let b = (!null(3)).then(|| vec![(k % 256) as u8, 0, 255]);
             let n = (!null(13)).then_some(k / 2);
             insert
@@ -76,11 +78,23 @@ fn cell(array: &ArrayRef, row: usize) -> String {
         return "NULL".into();
     }
     match array.data_type() {
-        DataType::Int64 => format!("{:?}", Value::Integer(array.as_primitive::<Int64Type>().value(row))),
-        DataType::Float64 => format!("{:?}", Value::Real(array.as_primitive::<Float64Type>().value(row))),
-        DataType::Utf8 => format!("{:?}", Value::Text(array.as_string::<i32>().value(row).into())),
+        DataType::Int64 => format!(
+            "{:?}",
+            Value::Integer(array.as_primitive::<Int64Type>().value(row))
+        ),
+        DataType::Float64 => format!(
+            "{:?}",
+            Value::Real(array.as_primitive::<Float64Type>().value(row))
+        ),
+        DataType::Utf8 => format!(
+            "{:?}",
+            Value::Text(array.as_string::<i32>().value(row).into())
+        ),
         other => match other {
-            DataType::Binary => format!("{:?}", Value::Blob(array.as_binary::<i32>().value(row).to_vec())),
+            DataType::Binary => format!(
+                "{:?}",
+                Value::Blob(array.as_binary::<i32>().value(row).to_vec())
+            ),
             _ => panic!("unexpected type {other}"),
         },
     }
@@ -92,7 +106,10 @@ fn sqlite_rows(path: &Path, sql: &str) -> Vec<Vec<String>> {
     let connection = Connection::open(path).expect("a database");
     let mut statement = connection.prepare(sql).expect("a query");
     let width = statement.column_count();
-    let numeric: Vec<bool> = statement.columns().map(|c| c.decl_type() == Some("NUMERIC")).collect();
+    let numeric: Vec<bool> = statement
+        .columns()
+        .map(|c| c.decl_type() == Some("NUMERIC"))
+        .collect();
     let mut rows: Vec<Vec<String>> = statement
         .query_map([], |row| {
             (0..width)
@@ -120,16 +137,33 @@ fn reads_every_storage_class_and_null_as_sqlite_stores_them() -> sparkds::Result
     for partitions in ["1", "4"] {
         let read = library()?
             .batch_read()
-            .options(options(&db, &[("table", "t"), ("numPartitions", partitions)]))
+            .options(options(
+                &db,
+                &[("table", "t"), ("numPartitions", partitions)],
+            ))
             .run()?;
-        let types: Vec<String> = read.schema.fields().iter().map(|f| f.data_type().to_string()).collect();
+        let types: Vec<String> = read
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.data_type().to_string())
+            .collect();
         assert_eq!(types, ["Int64", "Float64", "Utf8", "Binary", "Float64"]);
-        assert_eq!(read.partitions.len(), partitions.parse::<usize>().unwrap_or(0));
-        assert_eq!(rows_of(&read.batches()), sqlite_rows(&db, "SELECT * FROM t"));
+        assert_eq!(
+            read.partitions.len(),
+            partitions.parse::<usize>().unwrap_or(0)
+        );
+        assert_eq!(
+            rows_of(&read.batches()),
+            sqlite_rows(&db, "SELECT * FROM t")
+        );
     }
     let query = library()?
         .batch_read()
-        .options(options(&db, &[("query", "SELECT s, i * 2 AS twice FROM t WHERE i > 0")]))
+        .options(options(
+            &db,
+            &[("query", "SELECT s, i * 2 AS twice FROM t WHERE i > 0")],
+        ))
         .run()?;
     assert_eq!(
         rows_of(&query.batches()),
@@ -147,17 +181,59 @@ fn pushed_filters_agree_with_sparks_evaluation() -> sparkds::Result<()> {
     let not = |f: Filter| Filter::Not(Box::new(f));
     let cases: Vec<(Filter, bool)> = vec![
         (Filter::Gt(col("i"), lit(Literal::Int64(Some(100)))), true),
-        (not(Filter::Lt(col("r"), lit(Literal::Float64(Some(0.0))))), true),
-        (Filter::Eq(col("r"), lit(Literal::Float64(Some(-0.0)))), true),
-        (not(Filter::StartsWith(col("s"), lit(Literal::Utf8(Some("a".into()))))), true),
-        (Filter::Contains(col("s"), lit(Literal::Utf8(Some("%_".into())))), true),
-        (Filter::EndsWith(col("s"), lit(Literal::Utf8(Some("".into())))), true),
-        (not(Filter::In(col("s"), vec![lit(Literal::Utf8(Some("A".into()))), lit(Literal::Utf8(None))])), true),
-        (Filter::Le(col("b"), lit(Literal::Binary(Some(vec![9, 0, 255])))), true),
-        (Filter::NullSafeEq(col("n"), lit(Literal::Float64(None))), true),
-        (Filter::Or(Box::new(Filter::IsNull(col("i"))), Box::new(Filter::In(col("i"), vec![]))), true),
+        (
+            not(Filter::Lt(col("r"), lit(Literal::Float64(Some(0.0))))),
+            true,
+        ),
+        (
+            Filter::Eq(col("r"), lit(Literal::Float64(Some(-0.0)))),
+            true,
+        ),
+        (
+            not(Filter::StartsWith(
+                col("s"),
+                lit(Literal::Utf8(Some("a".into()))),
+            )),
+            true,
+        ),
+        (
+            Filter::Contains(col("s"), lit(Literal::Utf8(Some("%_".into())))),
+            true,
+        ),
+        (
+            Filter::EndsWith(col("s"), lit(Literal::Utf8(Some("".into())))),
+            true,
+        ),
+        (
+            not(Filter::In(
+                col("s"),
+                vec![
+                    lit(Literal::Utf8(Some("A".into()))),
+                    lit(Literal::Utf8(None)),
+                ],
+            )),
+            true,
+        ),
+        (
+            Filter::Le(col("b"), lit(Literal::Binary(Some(vec![9, 0, 255])))),
+            true,
+        ),
+        (
+            Filter::NullSafeEq(col("n"), lit(Literal::Float64(None))),
+            true,
+        ),
+        (
+            Filter::Or(
+                Box::new(Filter::IsNull(col("i"))),
+                Box::new(Filter::In(col("i"), vec![])),
+            ),
+            true,
+        ),
         // SQLite has no NaN, and compares a string column with an integer by affinity.
-        (Filter::Lt(col("r"), lit(Literal::Float64(Some(f64::NAN)))), false),
+        (
+            Filter::Lt(col("r"), lit(Literal::Float64(Some(f64::NAN)))),
+            false,
+        ),
         (Filter::Eq(col("s"), lit(Literal::Int64(Some(1)))), false),
     ];
     let everything = library()?
@@ -195,6 +271,7 @@ fn passes_the_conformance_checks_of_cargo_sparkds_check() {
         let sql = format!("CREATE TABLE {table} (id INTEGER NOT NULL, name TEXT)");
         connection.execute(&sql, []).expect("a table");
     }
+    // ANCHOR: check
     let report = Check::new(lib)
         .option("path", db.display().to_string())
         .protocol_option(Protocol::BatchRead, "table", "t")
@@ -213,8 +290,13 @@ fn passes_the_conformance_checks_of_cargo_sparkds_check() {
         .scratch()
         .run();
     assert!(report.passed(), "{report}");
+    // ANCHOR_END: check
     // The failing write left no row and no stage.
-    let count = |sql: &str| connection.query_row(sql, [], |r| r.get::<_, i64>(0)).expect(sql);
+    let count = |sql: &str| {
+        connection
+            .query_row(sql, [], |r| r.get::<_, i64>(0))
+            .expect(sql)
+    };
     assert_eq!(count("SELECT count(*) FROM failed"), 0);
     assert_eq!(
         count("SELECT count(*) FROM sqlite_schema WHERE name LIKE 'spark stage %'"),
@@ -228,16 +310,23 @@ fn people(ids: std::ops::Range<i64>) -> RecordBatch {
         sparkds::arrow_schema::Field::new("id", DataType::Int64, false),
         sparkds::arrow_schema::Field::new("name", DataType::Utf8, true),
     ]));
-    let names: Vec<Option<String>> = ids.clone().map(|i| (i % 2 == 0).then(|| format!("n{i}"))).collect();
+    let names: Vec<Option<String>> = ids
+        .clone()
+        .map(|i| (i % 2 == 0).then(|| format!("n{i}")))
+        .collect();
     RecordBatch::try_new(
         schema,
-        vec![Arc::new(Int64Array::from_iter_values(ids)), Arc::new(StringArray::from(names))],
+        vec![
+            Arc::new(Int64Array::from_iter_values(ids)),
+            Arc::new(StringArray::from(names)),
+        ],
     )
     .expect("a batch")
 }
 
 #[test]
-fn appends_add_rows_an_overwrite_replaces_them_and_a_failed_write_changes_nothing() -> sparkds::Result<()> {
+fn appends_add_rows_an_overwrite_replaces_them_and_a_failed_write_changes_nothing(
+) -> sparkds::Result<()> {
     let dir = tempfile::tempdir().expect("a directory");
     let db = dir.path().join("new.sqlite");
     let opts = options(&db, &[("table", "people")]);
@@ -253,18 +342,35 @@ fn appends_add_rows_an_overwrite_replaces_them_and_a_failed_write_changes_nothin
     };
     let ids = || sqlite_rows(&db, "SELECT id FROM people");
     let expect = |range: std::ops::Range<i64>| {
-        let mut rows: Vec<Vec<String>> = range.map(|i| vec![format!("{:?}", Value::Integer(i))]).collect();
+        let mut rows: Vec<Vec<String>> = range
+            .map(|i| vec![format!("{:?}", Value::Integer(i))])
+            .collect();
         rows.sort();
         rows
     };
-    assert!(write(WriteMode::Append, false, vec![people(0..5), people(5..10)])?);
+    assert!(write(
+        WriteMode::Append,
+        false,
+        vec![people(0..5), people(5..10)]
+    )?);
     assert!(write(WriteMode::Append, false, vec![people(10..12)])?);
     assert_eq!(ids(), expect(0..12));
-    assert!(!write(WriteMode::Truncate, true, vec![people(100..103), people(103..104)])?);
+    assert!(!write(
+        WriteMode::Truncate,
+        true,
+        vec![people(100..103), people(103..104)]
+    )?);
     assert_eq!(ids(), expect(0..12));
-    assert!(write(WriteMode::Truncate, false, vec![people(100..103), people(103..104)])?);
+    assert!(write(
+        WriteMode::Truncate,
+        false,
+        vec![people(100..103), people(103..104)]
+    )?);
     assert_eq!(ids(), expect(100..104));
-    let stages = sqlite_rows(&db, "SELECT name FROM sqlite_schema WHERE name LIKE 'spark stage %'");
+    let stages = sqlite_rows(
+        &db,
+        "SELECT name FROM sqlite_schema WHERE name LIKE 'spark stage %'",
+    );
     assert!(stages.is_empty(), "{stages:?}");
     Ok(())
 }
@@ -273,7 +379,9 @@ fn appends_add_rows_an_overwrite_replaces_them_and_a_failed_write_changes_nothin
 fn bad_options_are_refused_with_the_fix() -> sparkds::Result<()> {
     let dir = tempfile::tempdir().expect("a directory");
     let db = database(dir.path());
-    let read = |more: &[(&str, &str)]| message(library().and_then(|l| l.batch_read().options(options(&db, more)).run()));
+    let read = |more: &[(&str, &str)]| {
+        message(library().and_then(|l| l.batch_read().options(options(&db, more)).run()))
+    };
     assert!(read(&[]).contains(
         "give exactly one of the options `table` (the name of a table) and `query` (a SELECT statement)"
     ));

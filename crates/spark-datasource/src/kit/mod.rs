@@ -8,6 +8,7 @@
 //!   where a callback of the connector says the backend evaluates them exactly as Spark.
 //! - [`partitions`]: range partitions over an integer, date or timestamp column, with the
 //!   strides of Spark's JDBC source, NULLs in the first.
+//! - [`rows`]: batches built row by row from a client's values, and values of batches to bind.
 //! - [`write`]: the two-phase skeleton of an atomic write around the connector's stage,
 //!   publish and discard steps.
 //!
@@ -15,6 +16,7 @@
 //! (`examples/sqlite`).
 
 pub mod partitions;
+pub mod rows;
 pub mod schema;
 pub mod sql;
 pub mod write;

@@ -122,9 +122,14 @@ fn stride(lower: i64, upper: i64, n: i64) -> Result<(i64, i64)> {
         fraction * u128::try_from(n).unwrap_or(0),
         stride_u * SCALE as u128,
     );
-    let shift = lost.times_digits(&[5], -1).times_u128(stride_u).round_half_up();
+    let shift = lost
+        .times_digits(&[5], -1)
+        .times_u128(stride_u)
+        .round_half_up();
     let stride = i64::try_from(stride).map_err(|_| {
-        Error::msg(format!("cannot split the range from {lower} to {upper} into {n} partitions"))
+        Error::msg(format!(
+            "cannot split the range from {lower} to {upper} into {n} partitions"
+        ))
     })?;
     Ok((stride, lower.wrapping_add(shift)))
 }
@@ -213,7 +218,8 @@ impl Decimal {
         let cut = self.digits.len() - PRECISION;
         let tail = self.digits.split_off(PRECISION);
         self.exponent += cut as i32;
-        let above_half = tail[0] > 5 || (tail[0] == 5 && (sticky || tail[1..].iter().any(|d| *d != 0)));
+        let above_half =
+            tail[0] > 5 || (tail[0] == 5 && (sticky || tail[1..].iter().any(|d| *d != 0)));
         let half = tail[0] == 5 && !above_half;
         let odd = self.digits.last().is_some_and(|d| d % 2 == 1);
         if above_half || (half && odd) {
@@ -291,7 +297,12 @@ mod tests {
     #[test]
     fn the_boundaries_are_those_of_spark_jdbc() -> Result<()> {
         let cases: [(i64, i64, i64, &[i64]); 10] = [
-            (1, 1_000_000, 7, &[142858, 285715, 428572, 571429, 714286, 857143]),
+            (
+                1,
+                1_000_000,
+                7,
+                &[142858, 285715, 428572, 571429, 714286, 857143],
+            ),
             (1, 1000, 10, &[105, 204, 303, 402, 501, 600, 699, 798, 897]),
             (0, 10, 3, &[3, 6]),
             (0, 3, 10, &[1, 2]),
@@ -311,7 +322,12 @@ mod tests {
                 1577836800000000,
                 1577923200000000,
                 5,
-                &[1577854080000000, 1577871360000000, 1577888640000000, 1577905920000000],
+                &[
+                    1577854080000000,
+                    1577871360000000,
+                    1577888640000000,
+                    1577905920000000,
+                ],
             ),
         ];
         for (lower, upper, n, boundaries) in cases {
@@ -339,9 +355,16 @@ mod tests {
     fn every_value_and_null_is_in_exactly_one_partition() -> Result<()> {
         for (lower, upper, n) in [(0, 10, 3), (-7, 93, 6), (1, 1_000_000, 7), (3, 4, 2)] {
             let parts = plan(lower, upper, n)?;
-            for v in [None, Some(i64::MIN), Some(lower - 1), Some(lower), Some(upper), Some(i64::MAX)]
-                .into_iter()
-                .chain((lower..upper).step_by(7).map(Some))
+            for v in [
+                None,
+                Some(i64::MIN),
+                Some(lower - 1),
+                Some(lower),
+                Some(upper),
+                Some(i64::MAX),
+            ]
+            .into_iter()
+            .chain((lower..upper).step_by(7).map(Some))
             {
                 let holders = parts.iter().filter(|p| p.contains(v)).count();
                 assert_eq!(holders, 1, "{v:?} in {lower}..{upper}/{n}: {parts:?}");

@@ -85,7 +85,11 @@ impl Scan {
 
     /// The names of the columns to read, in order.
     pub fn names(&self) -> Vec<&str> {
-        self.read.fields().iter().map(|f| f.name().as_str()).collect()
+        self.read
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect()
     }
 
     /// `batches` cut to the limit, if there is one.
@@ -144,12 +148,7 @@ pub fn project(source: &Schema, requested: &Schema) -> Result<SchemaRef> {
     let fields: Vec<_> = columns
         .iter()
         .zip(requested.fields())
-        .map(|(i, asked)| {
-            source
-                .field(*i)
-                .clone()
-                .with_nullable(asked.is_nullable())
-        })
+        .map(|(i, asked)| source.field(*i).clone().with_nullable(asked.is_nullable()))
         .collect();
     Ok(Arc::new(Schema::new(fields)))
 }
@@ -247,19 +246,27 @@ mod tests {
     #[test]
     fn a_requested_schema_is_checked_column_by_column() {
         let ask = |fields| columns_of(&table(), &Schema::new(fields)).map_err(|e| e.to_string());
-        assert_eq!(ask(vec![Field::new("name", DataType::Utf8, true)]), Ok(vec![1]));
+        assert_eq!(
+            ask(vec![Field::new("name", DataType::Utf8, true)]),
+            Ok(vec![1])
+        );
         assert_eq!(
             ask(vec![Field::new("age", DataType::Int32, true)]),
             Err("this data source has no column `age`; its columns are: id, name".into())
         );
         assert_eq!(
             ask(vec![Field::new("name", DataType::Utf8, false)]),
-            Err("column `name` has nulls in this data source: declare it without NOT NULL, \
+            Err(
+                "column `name` has nulls in this data source: declare it without NOT NULL, \
                  or leave it out"
-                .into())
+                    .into()
+            )
         );
         // A column without NULLs may be read as nullable, as Spark's DDL declares it.
-        let read = project(&table(), &Schema::new(vec![Field::new("id", DataType::Int64, true)]));
+        let read = project(
+            &table(),
+            &Schema::new(vec![Field::new("id", DataType::Int64, true)]),
+        );
         assert!(read.is_ok_and(|s| s.field(0).is_nullable()));
     }
 
@@ -276,16 +283,19 @@ mod tests {
 
     #[test]
     fn writes_are_checked_against_the_table() {
-        let incoming = |fields| check_write(&table(), &Schema::new(fields)).map_err(|e| e.to_string());
+        let incoming =
+            |fields| check_write(&table(), &Schema::new(fields)).map_err(|e| e.to_string());
         assert_eq!(
             incoming(vec![Field::new("id", DataType::Int64, false)]),
             Ok(())
         );
         assert_eq!(
             incoming(vec![Field::new("name", DataType::Utf8, true)]),
-            Err("column `id` of the table has no NULLs, but the rows to write may have some: \
+            Err(
+                "column `id` of the table has no NULLs, but the rows to write may have some: \
                  write it without NULLs (`coalesce`, or a filter)"
-                .into())
+                    .into()
+            )
         );
         assert_eq!(
             incoming(vec![Field::new("id", DataType::Float64, false)]),

@@ -268,7 +268,11 @@ impl Query {
                     placeholders.push(self.bind(literal.clone()));
                 }
                 let collate = self.collation(text);
-                format!("{}{collate} IN ({})", d.ident(column), placeholders.join(", "))
+                format!(
+                    "{}{collate} IN ({})",
+                    d.ident(column),
+                    placeholders.join(", ")
+                )
             }
             Filter::IsNull(a) => {
                 let column = column(a)?;
@@ -534,7 +538,10 @@ mod tests {
     #[test]
     fn sqlite_refuses_nan_and_postgresql_takes_it() {
         let nan = Filter::Ge(col("x"), Value::Literal(Literal::Float64(Some(f64::NAN))));
-        assert_eq!(accept(&[nan.clone()], Dialect::Sqlite, &everything), vec![false]);
+        assert_eq!(
+            accept(&[nan.clone()], Dialect::Sqlite, &everything),
+            vec![false]
+        );
         assert_eq!(accept(&[nan], Dialect::PostgreSql, &everything), vec![true]);
     }
 

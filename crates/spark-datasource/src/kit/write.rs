@@ -259,12 +259,18 @@ mod tests {
             Ok(())
         }
         fn finish(&self, stage: (i32, usize)) -> Result<(i32, usize)> {
-            self.staged.lock().map_err(|_| Error::msg("lock"))?.push(stage);
+            self.staged
+                .lock()
+                .map_err(|_| Error::msg("lock"))?
+                .push(stage);
             Ok(stage)
         }
         fn discard_stage(&self, _: (i32, usize)) {}
         fn publish(&mut self, _: Option<u64>, staged: Vec<(i32, usize)>) -> Result<()> {
-            self.published.lock().map_err(|_| Error::msg("lock"))?.extend(staged);
+            self.published
+                .lock()
+                .map_err(|_| Error::msg("lock"))?
+                .extend(staged);
             Ok(())
         }
         fn discard(&mut self, _: Option<u64>, staged: Vec<(i32, usize)>) -> Result<()> {
@@ -304,9 +310,16 @@ mod tests {
             "partition 1 reported twice (attempts 0 and 1): nothing was published; run the \
              write again"
         );
-        assert!(log.published.lock().map_err(|_| Error::msg("lock"))?.is_empty());
+        assert!(log
+            .published
+            .lock()
+            .map_err(|_| Error::msg("lock"))?
+            .is_empty());
         writer.commit(None, vec![a, retried])?;
-        assert_eq!(*log.published.lock().map_err(|_| Error::msg("lock"))?, vec![(0, 2), (1, 2)]);
+        assert_eq!(
+            *log.published.lock().map_err(|_| Error::msg("lock"))?,
+            vec![(0, 2), (1, 2)]
+        );
         Ok(())
     }
 
@@ -322,7 +335,11 @@ mod tests {
         done.write(rows(3))?;
         let message = done.commit()?;
         writer.abort(None, vec![None, Some(message)])?;
-        assert!(log.staged.lock().map_err(|_| Error::msg("lock"))?.is_empty());
+        assert!(log
+            .staged
+            .lock()
+            .map_err(|_| Error::msg("lock"))?
+            .is_empty());
         Ok(())
     }
 }

@@ -59,17 +59,16 @@ impl Relation {
 impl DataSource for Source {
     fn create(_name: &str, options: Options) -> Result<Self> {
         options.expect_only(OPTIONS)?;
-        let relation = match (options.get("table"), options.get("query")) {
-            (Some(table), None) => Relation::Table(table.to_string()),
-            (None, Some(query)) => Relation::Query(query.to_string()),
-            _ => {
-                return Err(Error::Option(
+        let relation =
+            match (options.get("table"), options.get("query")) {
+                (Some(table), None) => Relation::Table(table.to_string()),
+                (None, Some(query)) => Relation::Query(query.to_string()),
+                _ => return Err(Error::Option(
                     "give exactly one of the options `table` (the name of a table) and `query` \
                      (a SELECT statement)"
                         .into(),
-                ))
-            }
-        };
+                )),
+            };
         let partitions = options.get_or("numPartitions", 1_i64)?;
         if partitions < 1 {
             return Err(Error::Option(format!(
@@ -144,6 +143,12 @@ impl Source {
             .query_map([table], |row| row.get::<_, String>(0))
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>());
         names.map_err(|e| self.failed(sql, e))
+    }
+
+    /// Runs a statement that returns no rows.
+    fn execute(&self, connection: &Connection, sql: &str) -> Result<()> {
+        let done = connection.execute(sql, []);
+        done.map(|_| ()).map_err(|e| self.failed(sql, e))
     }
 
     /// An error of SQLite, with the statement and the database.

@@ -1,20 +1,16 @@
 //! Batch reads: one `SELECT` per partition, with the columns, the filters that SQLite evaluates
 //! as Spark does, the partition's range of `rowid` and the limit, run on a thread of its own.
 
-use std::sync::Arc;
-
-use arrow_array::builder::{BinaryBuilder, Float64Builder, Int64Builder, StringBuilder};
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Schema, SchemaRef};
 use rusqlite::types::{Value, ValueRef};
 use serde::{Deserialize, Serialize};
 use spark_datasource::filters::{Filter, Literal};
 use spark_datasource::kit::partitions::{self, RangePartition};
-use spark_datasource::kit::schema::{type_name, Scan};
+use spark_datasource::kit::rows::{RowBatcher, Scalar};
+use spark_datasource::kit::schema::Scan;
 use spark_datasource::kit::sql::{accept, Dialect, Op, Query, Term};
 use spark_datasource::{
-    BatchRead, BatchReader, BatchSender, Batches, DataSource, Error, Producer, Result,
-    TaskContext,
+    BatchRead, BatchReader, BatchSender, Batches, DataSource, Error, Producer, Result, TaskContext,
 };
 
 use super::{Relation, Source};
@@ -99,6 +95,7 @@ impl BatchReader for Reader {
 }
 
 impl Reader {
+    // ANCHOR: query
     /// The statement of one partition.
     fn query(&self, partition: &RangePartition) -> Query {
         let d = Dialect::Sqlite;
@@ -109,18 +106,25 @@ impl Reader {
             true => "1".to_string(),
             false => columns.join(", "),
         };
-        query.push_sql(&format!("SELECT {list} FROM {}", self.source.relation.from()));
+        query.push_sql(&format!(
+            "SELECT {list} FROM {}",
+            self.source.relation.from()
+        ));
         let schema = self.scan.source.clone();
         query.and_filters(&self.filters, &self.accepted, &|t| exact(&schema, t));
         query.and_range("rowid", partition, |v| Literal::Int64(Some(v)));
         if let Some(limit) = self.scan.limit {
-            let limit = query.bind(Literal::Int64(Some(i64::try_from(limit).unwrap_or(i64::MAX))));
+            let limit = query.bind(Literal::Int64(Some(
+                i64::try_from(limit).unwrap_or(i64::MAX),
+            )));
             query.push_sql(&format!(" LIMIT {limit}"));
         }
         query
     }
+    // ANCHOR_END: query
 }
 
+// ANCHOR: exact
 /// Whether SQLite evaluates a comparison of this column with this literal as Spark does: with
 /// a literal of the column's type (text compared byte by byte, as the dialect writes it), and
 /// `IS NULL` on any column. The dialect already refuses NaN, which SQLite stores as NULL.
@@ -138,124 +142,52 @@ fn exact(schema: &Schema, term: &Term) -> bool {
         _ => false,
     }
 }
+// ANCHOR_END: exact
 
-/// A literal as SQLite binds it.
-fn value(literal: &Literal) -> Value {
-    match literal {
-        Literal::Float64(Some(v)) => Value::Real(*v),
-        Literal::Float32(Some(v)) => Value::Real(f64::from(*v)),
-        Literal::Utf8(Some(v)) => Value::Text(v.clone()),
-        Literal::Binary(Some(v)) => Value::Blob(v.clone()),
-        Literal::Boolean(Some(v)) => Value::Integer(i64::from(*v)),
-        other => other.as_i64().map_or(Value::Null, Value::Integer),
+/// A value as SQLite binds it.
+pub(super) fn bind(value: Scalar<'_>) -> Value {
+    match value {
+        Scalar::Null => Value::Null,
+        Scalar::Int(v) => Value::Integer(v),
+        Scalar::Real(v) => Value::Real(v),
+        Scalar::Text(v) => Value::Text(v.to_string()),
+        Scalar::Bytes(v) => Value::Blob(v.to_vec()),
     }
 }
 
 /// Runs `query` and sends its rows in batches of `schema`.
 fn run(source: &Source, query: &Query, schema: &SchemaRef, out: &BatchSender) -> Result<()> {
     let connection = source.open(false)?;
-    let mut statement = connection
-        .prepare(&query.sql)
-        .map_err(|e| source.failed(&query.sql, e))?;
-    let params = rusqlite::params_from_iter(query.params.iter().map(value));
+    let failed = |e| source.failed(&query.sql, e);
+    let mut statement = connection.prepare(&query.sql).map_err(failed)?;
+    let params = query
+        .params
+        .iter()
+        .map(|l| Scalar::literal(l).map_or(Value::Null, bind));
     let mut rows = statement
-        .query(params)
-        .map_err(|e| source.failed(&query.sql, e))?;
-    let mut columns = Columns::new(schema);
-    while let Some(row) = rows.next().map_err(|e| source.failed(&query.sql, e))? {
-        for (i, column) in columns.builders.iter_mut().enumerate() {
-            let value = row.get_ref(i).map_err(|e| source.failed(&query.sql, e))?;
-            column.append(value).map_err(|class| {
-                let field = schema.field(i);
-                Error::msg(format!(
-                    "column `{}` is {} but a row holds {class}: read it with the option `query` \
-                     and CAST it",
-                    field.name(),
-                    type_name(field.data_type())
-                ))
-            })?;
+        .query(rusqlite::params_from_iter(params))
+        .map_err(failed)?;
+    let mut batcher = RowBatcher::new(schema.clone(), BATCH_ROWS)?;
+    while let Some(row) = rows.next().map_err(failed)? {
+        for i in 0..schema.fields().len() {
+            let value = match row.get_ref(i).map_err(failed)? {
+                ValueRef::Null => Scalar::Null,
+                ValueRef::Integer(v) => Scalar::Int(v),
+                ValueRef::Real(v) => Scalar::Real(v),
+                ValueRef::Text(v) => Scalar::Text(
+                    std::str::from_utf8(v)
+                        .map_err(|_| Error::msg("a row holds text that is not UTF-8"))?,
+                ),
+                ValueRef::Blob(v) => Scalar::Bytes(v),
+            };
+            batcher.push(i, value)?;
         }
-        columns.rows += 1;
-        if columns.rows == BATCH_ROWS {
-            out.send(columns.finish(schema)?)?;
+        if let Some(batch) = batcher.end_row()? {
+            out.send(batch)?;
         }
     }
-    if columns.rows > 0 {
-        out.send(columns.finish(schema)?)?;
+    if let Some(batch) = batcher.finish()? {
+        out.send(batch)?;
     }
     Ok(())
-}
-
-/// The builders of a batch, and its row count (also without columns).
-struct Columns {
-    builders: Vec<Builder>,
-    rows: usize,
-}
-
-impl Columns {
-    fn new(schema: &Schema) -> Columns {
-        let builders = schema.fields().iter().map(|f| Builder::new(f.data_type()));
-        Columns {
-            builders: builders.collect(),
-            rows: 0,
-        }
-    }
-
-    fn finish(&mut self, schema: &SchemaRef) -> Result<RecordBatch> {
-        let arrays: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
-        let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
-        self.rows = 0;
-        Ok(RecordBatch::try_new_with_options(schema.clone(), arrays, &options)?)
-    }
-}
-
-/// A column being built, of one of the four types of the schema.
-enum Builder {
-    Int(Int64Builder),
-    Real(Float64Builder),
-    Text(StringBuilder),
-    Blob(BinaryBuilder),
-}
-
-impl Builder {
-    fn new(data_type: &DataType) -> Builder {
-        match data_type {
-            DataType::Int64 => Builder::Int(Int64Builder::new()),
-            DataType::Float64 => Builder::Real(Float64Builder::new()),
-            DataType::Utf8 => Builder::Text(StringBuilder::new()),
-            _ => Builder::Blob(BinaryBuilder::new()),
-        }
-    }
-
-    /// Appends a value; the storage class, when the column's type cannot hold it.
-    fn append(&mut self, value: ValueRef<'_>) -> std::result::Result<(), &'static str> {
-        match (self, value) {
-            (Builder::Int(b), ValueRef::Null) => b.append_null(),
-            (Builder::Real(b), ValueRef::Null) => b.append_null(),
-            (Builder::Text(b), ValueRef::Null) => b.append_null(),
-            (Builder::Blob(b), ValueRef::Null) => b.append_null(),
-            (Builder::Int(b), ValueRef::Integer(v)) => b.append_value(v),
-            (Builder::Real(b), ValueRef::Real(v)) => b.append_value(v),
-            // NUMERIC affinity keeps whole numbers as integers.
-            (Builder::Real(b), ValueRef::Integer(v)) => b.append_value(v as f64),
-            (Builder::Text(b), ValueRef::Text(v)) => {
-                b.append_value(std::str::from_utf8(v).map_err(|_| "text that is not UTF-8")?)
-            }
-            (Builder::Blob(b), ValueRef::Blob(v)) => b.append_value(v),
-            (_, ValueRef::Integer(_)) => return Err("an integer"),
-            (_, ValueRef::Real(_)) => return Err("a real"),
-            (_, ValueRef::Text(_)) => return Err("text"),
-            (_, ValueRef::Blob(_)) => return Err("a blob"),
-        }
-        Ok(())
-    }
-
-    fn finish(&mut self) -> ArrayRef {
-        match self {
-            Builder::Int(b) => Arc::new(b.finish()),
-            Builder::Real(b) => Arc::new(b.finish()),
-            Builder::Text(b) => Arc::new(b.finish()),
-            Builder::Blob(b) => Arc::new(b.finish()),
-        }
-    }
 }

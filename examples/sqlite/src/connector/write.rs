@@ -4,18 +4,17 @@
 //! overwrites. SQLite has one writer at a time: tasks wait for each other's batches
 //! (`BUSY_TIMEOUT`), and readers see the table before the commit or after it, never between.
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
-use arrow_schema::DataType;
 use rusqlite::types::Value;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
+use spark_datasource::kit::rows::Scalar;
 use spark_datasource::kit::schema::check_write;
 use spark_datasource::kit::sql::Dialect;
 use spark_datasource::kit::write::{Staged, TwoPhase};
 use spark_datasource::{DataSource, Error, Result, TaskContext, Write, WriteInfo, WriteMode};
 
+use super::read::bind;
 use super::{declared_type, Relation, Source};
 
 /// The connector's steps of a write: the source, the target table, the columns, the mode.
@@ -23,7 +22,9 @@ use super::{declared_type, Relation, Source};
 pub struct Staging {
     source: Source,
     table: String,
-    columns: Vec<String>,
+    /// The written columns, quoted, joined by commas.
+    columns: String,
+    width: usize,
     mode: WriteMode,
     query_id: String,
 }
@@ -31,41 +32,38 @@ pub struct Staging {
 impl Write for Source {
     type Writer = Staged<Staging>;
 
-    /// Checks the rows' schema against the table, or creates the table from it.
+    /// Creates the table from the rows' schema if it is missing, and checks the rows' schema
+    /// against it.
     fn writer(&self, info: WriteInfo) -> Result<Staged<Staging>> {
         let Relation::Table(table) = &self.relation else {
             return Err(Error::Option(
                 "a write needs the option `table`, not `query`".into(),
             ));
         };
-        let connection = self.open(true)?;
-        let exists: bool = connection
-            .query_row(
-                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
-                [table],
-                |row| row.get(0),
-            )
-            .map_err(|e| self.failed("sqlite_schema", e))?;
-        if exists {
-            check_write(self.schema()?.as_ref(), &info.schema)?;
-        } else {
-            let columns = info
-                .schema
-                .fields()
-                .iter()
-                .map(|f| Ok(format!("{} {}", Dialect::Sqlite.ident(f.name()), declared_type(f)?)))
-                .collect::<Result<Vec<_>>>()?;
-            let sql = format!(
-                "CREATE TABLE IF NOT EXISTS {} ({})",
-                Dialect::Sqlite.ident(table),
-                columns.join(", ")
-            );
-            execute(self, &connection, &sql, Vec::new())?;
-        }
+        let columns = info.schema.fields().iter().map(|f| {
+            Ok(format!(
+                "{} {}",
+                Dialect::Sqlite.ident(f.name()),
+                declared_type(f)?
+            ))
+        });
+        let sql = format!(
+            "CREATE TABLE IF NOT EXISTS {} ({})",
+            Dialect::Sqlite.ident(table),
+            columns.collect::<Result<Vec<_>>>()?.join(", ")
+        );
+        self.execute(&self.open(true)?, &sql)?;
+        check_write(self.schema()?.as_ref(), &info.schema)?;
+        let names = info
+            .schema
+            .fields()
+            .iter()
+            .map(|f| Dialect::Sqlite.ident(f.name()));
         Ok(Staged::new(Staging {
             source: self.clone(),
             table: table.clone(),
-            columns: info.schema.fields().iter().map(|f| f.name().clone()).collect(),
+            columns: names.collect::<Vec<_>>().join(", "),
+            width: info.schema.fields().len(),
             mode: info.mode,
             query_id: info.query_id,
         }))
@@ -75,11 +73,6 @@ impl Write for Source {
 impl Staging {
     fn stage_prefix(&self) -> String {
         format!("spark stage {} ", self.query_id)
-    }
-
-    fn column_list(&self) -> String {
-        let columns: Vec<String> = self.columns.iter().map(|c| Dialect::Sqlite.ident(c)).collect();
-        columns.join(", ")
     }
 
     /// Drops the stage tables named, and those of this write's attempts that never reported
@@ -92,7 +85,7 @@ impl Staging {
         });
         for name in names.map_err(|e| self.source.failed(sql, e))? {
             let drop = format!("DROP TABLE IF EXISTS {}", Dialect::Sqlite.ident(&name));
-            execute(&self.source, connection, &drop, Vec::new())?;
+            self.source.execute(connection, &drop)?;
         }
         Ok(())
     }
@@ -120,19 +113,19 @@ impl TwoPhase for Staging {
         let sql = format!(
             "CREATE TABLE {} AS SELECT {} FROM {} WHERE 0",
             Dialect::Sqlite.ident(&table),
-            self.column_list(),
+            self.columns,
             Dialect::Sqlite.ident(&self.table)
         );
-        execute(&self.source, &connection, &sql, Vec::new())?;
+        self.source.execute(&connection, &sql)?;
         Ok(Stage { connection, table })
     }
 
     fn write(&self, stage: &mut Stage, batch: RecordBatch) -> Result<()> {
-        let placeholders: Vec<String> = (1..=self.columns.len()).map(|i| format!("?{i}")).collect();
+        let placeholders: Vec<String> = (1..=self.width).map(|i| format!("?{i}")).collect();
         let sql = format!(
             "INSERT INTO {} ({}) VALUES ({})",
             Dialect::Sqlite.ident(&stage.table),
-            self.column_list(),
+            self.columns,
             placeholders.join(", ")
         );
         let transaction = stage
@@ -151,7 +144,9 @@ impl TwoPhase for Staging {
                     .map_err(|e| self.source.failed(&sql, e))?;
             }
         }
-        transaction.commit().map_err(|e| self.source.failed("COMMIT", e))
+        transaction
+            .commit()
+            .map_err(|e| self.source.failed("COMMIT", e))
     }
 
     fn finish(&self, stage: Stage) -> Result<String> {
@@ -159,7 +154,10 @@ impl TwoPhase for Staging {
     }
 
     fn discard_stage(&self, stage: Stage) {
-        let sql = format!("DROP TABLE IF EXISTS {}", Dialect::Sqlite.ident(&stage.table));
+        let sql = format!(
+            "DROP TABLE IF EXISTS {}",
+            Dialect::Sqlite.ident(&stage.table)
+        );
         // What cannot be dropped now, the commit or abort of the write drops (`drop_stages`).
         let _ = stage.connection.execute(&sql, []);
     }
@@ -171,18 +169,21 @@ impl TwoPhase for Staging {
             .map_err(|e| self.source.failed("BEGIN IMMEDIATE", e))?;
         let target = Dialect::Sqlite.ident(&self.table);
         if self.mode == WriteMode::Truncate {
-            execute(&self.source, &transaction, &format!("DELETE FROM {target}"), Vec::new())?;
+            self.source
+                .execute(&transaction, &format!("DELETE FROM {target}"))?;
         }
-        let columns = self.column_list();
+        let columns = &self.columns;
         for stage in &staged {
             let sql = format!(
                 "INSERT INTO {target} ({columns}) SELECT {columns} FROM {}",
                 Dialect::Sqlite.ident(stage)
             );
-            execute(&self.source, &transaction, &sql, Vec::new())?;
+            self.source.execute(&transaction, &sql)?;
         }
         self.drop_stages(&transaction)?;
-        transaction.commit().map_err(|e| self.source.failed("COMMIT", e))
+        transaction
+            .commit()
+            .map_err(|e| self.source.failed("COMMIT", e))
     }
 
     fn discard(&mut self, _epoch: Option<u64>, _staged: Vec<String>) -> Result<()> {
@@ -191,28 +192,14 @@ impl TwoPhase for Staging {
     }
 }
 
-/// Runs a statement that returns no rows.
-fn execute(source: &Source, connection: &Connection, sql: &str, params: Vec<Value>) -> Result<()> {
-    connection
-        .execute(sql, rusqlite::params_from_iter(params))
-        .map(|_| ())
-        .map_err(|e| source.failed(sql, e))
-}
-
 /// The value of `row` in `array`, as SQLite binds it.
 fn value(array: &dyn Array, row: usize) -> Result<Value> {
-    if array.is_null(row) {
-        return Ok(Value::Null);
+    match Scalar::of(array, row)? {
+        // SQLite would store it as NULL: the row would come back changed.
+        Scalar::Real(v) if v.is_nan() => Err(Error::msg(
+            "a row holds NaN, which SQLite stores as NULL: replace it (`nanvl`) or write the \
+             column as a string",
+        )),
+        scalar => Ok(bind(scalar)),
     }
-    Ok(match array.data_type() {
-        DataType::Int64 => Value::Integer(array.as_primitive::<Int64Type>().value(row)),
-        DataType::Float64 => match array.as_primitive::<Float64Type>().value(row) {
-            // SQLite would store it as NULL: the row would come back changed.
-            v if v.is_nan() => return Err(Error::msg("a row holds NaN, which SQLite stores as NULL: replace it (`nanvl`) or write the column as a string")),
-            v => Value::Real(v),
-        },
-        DataType::Utf8 => Value::Text(array.as_string::<i32>().value(row).to_string()),
-        DataType::Binary => Value::Blob(array.as_binary::<i32>().value(row).to_vec()),
-        other => return Err(Error::msg(format!("cannot write a column of type {other}"))),
-    })
 }
