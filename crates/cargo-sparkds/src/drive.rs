@@ -604,7 +604,10 @@ mod tests {
         use sparkds::check::{Outcome, Report};
         let failed = "`schema` failed: no table `t` in /tmp/db; create it or give a schema";
         let report = |protocol, outcome| Report {
-            results: vec![(Protocol::BatchRead, Outcome::Passed("read".into())), (protocol, outcome)],
+            results: vec![
+                (Protocol::BatchRead, Outcome::Passed("read".into())),
+                (protocol, outcome),
+            ],
         };
         assert!(write_schema_failed(&report(
             Protocol::BatchWrite,
