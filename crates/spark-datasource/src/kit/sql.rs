@@ -172,6 +172,32 @@ impl Query {
         }
     }
 
+    /// `SELECT <columns> FROM <from>`, the columns quoted; a constant when there is none, so
+    /// that `count(*)`, which reads no column, still gets one row per row.
+    pub fn select<S: AsRef<str>>(dialect: Dialect, columns: &[S], from: &str) -> Query {
+        let list = match columns.is_empty() {
+            true => "1".to_string(),
+            false => {
+                let quoted: Vec<String> =
+                    columns.iter().map(|c| dialect.ident(c.as_ref())).collect();
+                quoted.join(", ")
+            }
+        };
+        let mut query = Query::new(dialect);
+        query.push_sql(&format!("SELECT {list} FROM {from}"));
+        query
+    }
+
+    /// Appends ` LIMIT <n>`, bound, when there is a limit.
+    pub fn limit(&mut self, limit: Option<u64>) {
+        if let Some(limit) = limit {
+            let n = self.bind(Literal::Int64(Some(
+                i64::try_from(limit).unwrap_or(i64::MAX),
+            )));
+            self.push_sql(&format!(" LIMIT {n}"));
+        }
+    }
+
     /// Appends text (the connector's own: never a value).
     pub fn push_sql(&mut self, sql: &str) {
         self.sql.push_str(sql);
@@ -533,6 +559,16 @@ mod tests {
         // The refused first filter bound nothing: the second binds ?1.
         assert_eq!(query.sql, " WHERE (NOT (\"id\" > ?1))");
         assert_eq!(query.params, vec![Literal::Int64(Some(1))]);
+    }
+
+    #[test]
+    fn a_select_of_no_column_counts_rows_and_the_limit_is_bound() {
+        let mut query = Query::select::<&str>(Dialect::PostgreSql, &[], "\"t\"");
+        query.limit(Some(5));
+        assert_eq!(query.sql, "SELECT 1 FROM \"t\" LIMIT $1");
+        let mut query = Query::select(Dialect::Sqlite, &["a\"b", "c"], "\"t\"");
+        query.limit(None);
+        assert_eq!(query.sql, "SELECT \"a\"\"b\", \"c\" FROM \"t\"");
     }
 
     #[test]

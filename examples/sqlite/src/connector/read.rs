@@ -98,27 +98,12 @@ impl Reader {
     // ANCHOR: query
     /// The statement of one partition.
     fn query(&self, partition: &RangePartition) -> Query {
-        let d = Dialect::Sqlite;
-        let columns: Vec<String> = self.scan.names().iter().map(|c| d.ident(c)).collect();
-        let mut query = Query::new(d);
-        // `count(*)` reads no column: one constant per row keeps the count.
-        let list = match columns.is_empty() {
-            true => "1".to_string(),
-            false => columns.join(", "),
-        };
-        query.push_sql(&format!(
-            "SELECT {list} FROM {}",
-            self.source.relation.from()
-        ));
+        let from = self.source.relation.from();
+        let mut query = Query::select(Dialect::Sqlite, &self.scan.names(), &from);
         let schema = self.scan.source.clone();
         query.and_filters(&self.filters, &self.accepted, &|t| exact(&schema, t));
         query.and_range("rowid", partition, |v| Literal::Int64(Some(v)));
-        if let Some(limit) = self.scan.limit {
-            let limit = query.bind(Literal::Int64(Some(
-                i64::try_from(limit).unwrap_or(i64::MAX),
-            )));
-            query.push_sql(&format!(" LIMIT {limit}"));
-        }
+        query.limit(self.scan.limit);
         query
     }
     // ANCHOR_END: query
