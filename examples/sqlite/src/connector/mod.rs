@@ -6,9 +6,8 @@
 //! `bigint`; `CHAR`, `CLOB`, `TEXT` → `string`; `BLOB` or none → `binary`; `REAL`, `FLOA`,
 //! `DOUB` → `double`; anything else (`NUMERIC`, `DECIMAL`...) → `double`. A column of a query
 //! that is an expression has no declared type: the storage class of its first row decides it
-//! (`string` when there is no row or it is NULL). Every column is nullable, as SQLite's
-//! dynamic typing allows. A value of another storage class than its column's type fails the
-//! read with its column and the fix.
+//! (`string` when there is no row or it is NULL). A value of another storage class than its
+//! column's type fails the read with its column and the fix.
 
 mod read;
 mod write;
@@ -92,6 +91,7 @@ impl DataSource for Source {
             .columns()
             .map(|c| (c.name().to_string(), c.decl_type().map(str::to_string)))
             .collect();
+        let not_null = self.not_null_columns(&connection)?;
         let mut rows = statement.query([]).map_err(|e| self.failed(&sql, e))?;
         let first = rows.next().map_err(|e| self.failed(&sql, e))?;
         let mut fields = Vec::with_capacity(declared.len());
@@ -105,7 +105,7 @@ impl DataSource for Source {
                     _ => DataType::Utf8,
                 },
             };
-            fields.push(Field::new(name, data_type, true));
+            fields.push(Field::new(name, data_type, !not_null.contains(name)));
         }
         Ok(Arc::new(Schema::new(fields)))
     }
@@ -130,6 +130,19 @@ impl Source {
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| self.failed("busy_timeout", e))?;
         Ok(connection)
+    }
+
+    /// The columns declared `NOT NULL` in a table (none in a query).
+    fn not_null_columns(&self, connection: &Connection) -> Result<Vec<String>> {
+        let Relation::Table(table) = &self.relation else {
+            return Ok(Vec::new());
+        };
+        let sql = "SELECT name FROM pragma_table_info(?1) WHERE \"notnull\"";
+        let mut statement = connection.prepare(sql).map_err(|e| self.failed(sql, e))?;
+        let names = statement
+            .query_map([table], |row| row.get::<_, String>(0))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>());
+        names.map_err(|e| self.failed(sql, e))
     }
 
     /// Runs a statement that returns no rows.
