@@ -575,7 +575,7 @@ mod tests {
     fn sqlite_refuses_nan_and_postgresql_takes_it() {
         let nan = Filter::Ge(col("x"), Value::Literal(Literal::Float64(Some(f64::NAN))));
         assert_eq!(
-            accept(&[nan.clone()], Dialect::Sqlite, &everything),
+            accept(std::slice::from_ref(&nan), Dialect::Sqlite, &everything),
             vec![false]
         );
         assert_eq!(accept(&[nan], Dialect::PostgreSql, &everything), vec![true]);

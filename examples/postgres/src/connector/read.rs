@@ -400,14 +400,13 @@ fn bound_param(kind: &Kind, value: i64) -> Option<Param> {
     })
 }
 
+/// A partition's range of the partition column, open where `None`; `None` for everything.
+type Bounds = Option<(Option<i64>, Option<i64>)>;
+
 /// The ranges of Spark's JDBC source (`JDBCRelation.columnPartition`), from the SDK's kit: the
 /// first open below (with the NULLs), the last open above; fewer partitions when the range has
 /// fewer values; one without bounds (`None`) for one partition or equal bounds.
-fn ranges(
-    lower: i64,
-    upper: i64,
-    partitions: i64,
-) -> Result<Vec<Option<(Option<i64>, Option<i64>)>>> {
+fn ranges(lower: i64, upper: i64, partitions: i64) -> Result<Vec<Bounds>> {
     let planned = spark_datasource::kit::partitions::plan(lower, upper, partitions)?;
     let range =
         |p: RangePartition| (p.lower.is_some() || p.upper.is_some()).then_some((p.lower, p.upper));
