@@ -263,9 +263,12 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<ExitCode> {
             filters.as_deref().unwrap_or_default(),
         ));
     }
-    if let Some(limit) = args.limit {
-        read = read.limit(limit);
-    }
+    // Like `df.show(n)`, which is `take(n + 1)`: the source reads no more rows than the
+    // command prints, plus one to know whether to say "only showing top n rows".
+    let shown = i64::try_from(args.rows)
+        .unwrap_or(i64::MAX)
+        .saturating_add(1);
+    read = read.limit(args.limit.map_or(shown, |limit| limit.min(shown)));
     if args.limit.is_some_and(|l| l < 0) {
         return Err(Error::usage(
             "--limit must be 0 or more; leave it out to read every row",
