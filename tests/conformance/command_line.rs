@@ -11,6 +11,23 @@ fn show_prints_the_schema_and_the_rows() {
     insta::assert_snapshot!("show", stdout);
 }
 
+/// Like `df.show()`, `show` pushes a limit of the rows it prints plus one: a source of 10^15
+/// rows shows its first 3 at once (without the limit it would read them all).
+#[test]
+fn show_reads_only_the_rows_it_prints() {
+    let lib = Fixture::good().path();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr) =
+        sparkds(&["show", "--lib", lib, "--rows", "3", "end=1000000000000000"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert!(stdout.ends_with("only showing top 3 rows\n"), "{stdout}");
+    assert!(
+        started.elapsed().as_secs() < 60,
+        "show read more than it printed"
+    );
+}
+
 #[test]
 fn show_prunes_and_limits() {
     let lib = Fixture::good().path();

@@ -27,6 +27,7 @@ const LONGEST_FIRST: &[&str] = &[
     "spark",
     "release",
     "postgres_example/spark",
+    "sqlite_example/spark",
     "template",
     "connect",
     "text_files/library",

@@ -263,9 +263,12 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<ExitCode> {
             filters.as_deref().unwrap_or_default(),
         ));
     }
-    if let Some(limit) = args.limit {
-        read = read.limit(limit);
-    }
+    // Like `df.show(n)`, which is `take(n + 1)`: the source reads no more rows than the
+    // command prints, plus one to know whether to say "only showing top n rows".
+    let shown = i64::try_from(args.rows)
+        .unwrap_or(i64::MAX)
+        .saturating_add(1);
+    read = read.limit(args.limit.map_or(shown, |limit| limit.min(shown)));
     if args.limit.is_some_and(|l| l < 0) {
         return Err(Error::usage(
             "--limit must be 0 or more; leave it out to read every row",
@@ -561,12 +564,28 @@ pub fn check(args: &CheckArgs, out: &mut dyn Write) -> Result<ExitCode> {
     if args.json {
         write_out(out, &format!("{}\n", sparkds::check::answer(&report)?))?;
     } else {
-        write_out(out, &format!("sparkds check {}\n{report}", path.display()))?;
+        let mut text = format!("sparkds check {}\n{report}", path.display());
+        if args.target.schema.is_none() && write_schema_failed(&report) {
+            text.push_str(WRITE_SCHEMA_HINT);
+        }
+        write_out(out, &text)?;
     }
     Ok(if report.passed() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    })
+}
+
+/// What `check` adds when a write could not ask the source for its schema: a source whose
+/// schema comes from what it reads (a table that the write creates) has none to give yet.
+const WRITE_SCHEMA_HINT: &str = "hint: the writes ask the source for the schema of the rows to write (`schema`), which failed with these options; give it with --schema, for example --schema \"id bigint not null, name string\"\n";
+
+/// Whether a write protocol could not run because the source's `schema` call failed.
+fn write_schema_failed(report: &sparkds::check::Report) -> bool {
+    report.results.iter().any(|(protocol, outcome)| {
+        protocol.writes()
+            && matches!(outcome, sparkds::check::Outcome::Errored(m) if m.contains("`schema` failed"))
     })
 }
 
@@ -579,6 +598,31 @@ mod tests {
     struct Parsed {
         #[command(flatten)]
         target: Target,
+    }
+
+    #[test]
+    fn check_suggests_a_schema_when_a_write_cannot_ask_for_one() {
+        use sparkds::check::{Outcome, Report};
+        let failed = "`schema` failed: no table `t` in /tmp/db; create it or give a schema";
+        let report = |protocol, outcome| Report {
+            results: vec![
+                (Protocol::BatchRead, Outcome::Passed("read".into())),
+                (protocol, outcome),
+            ],
+        };
+        assert!(write_schema_failed(&report(
+            Protocol::BatchWrite,
+            Outcome::Errored(failed.into())
+        )));
+        // A read that fails the same way needs its options, not a schema for the writes.
+        assert!(!write_schema_failed(&report(
+            Protocol::MicroBatchRead,
+            Outcome::Errored(failed.into())
+        )));
+        assert!(!write_schema_failed(&report(
+            Protocol::BatchWrite,
+            Outcome::Errored("`create` failed: option `path` is missing".into())
+        )));
     }
 
     fn parse(args: &[&str]) -> std::result::Result<Target, clap::Error> {

@@ -34,6 +34,7 @@ mod bench_entry;
 mod datasource;
 mod ffi;
 pub mod filters;
+pub mod kit;
 mod macros;
 
 pub use datasource::log;

@@ -136,10 +136,24 @@ impl Generate {
             !output.status.success(),
             "cargo generate accepted:\n{printed}"
         );
+        let folder = parent.path().join(&self.name);
         assert!(
-            !parent.path().join(&self.name).join("Cargo.toml").exists(),
+            !folder.join("Cargo.toml").exists(),
             "a refused generation left a project behind"
         );
+        // cargo-generate makes the folder before the hook runs: the refusal says to remove it,
+        // else the next try fails with "Target directory already exists".
+        if folder.exists() {
+            let left = std::fs::read_dir(&folder).expect("readable").count();
+            assert_eq!(left, 0, "a refused generation left files in {folder:?}");
+            assert!(
+                printed.contains(&format!(
+                    "cargo-generate has already made the empty folder {}: remove it (rmdir {})",
+                    self.name, self.name
+                )) || printed.contains("is not a valid value"),
+                "the refusal does not say to remove the empty folder:\n{printed}"
+            );
+        }
         printed
     }
 }

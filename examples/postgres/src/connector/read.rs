@@ -24,6 +24,7 @@ use arrow_schema::{Schema, SchemaRef};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use spark_datasource::filters::{decode, encode, Filter};
+use spark_datasource::kit::partitions::RangePartition;
 use spark_datasource::{
     BatchRead, BatchReader, BatchSender, Batches, Error, Options, Producer, Result, TaskContext,
 };
@@ -361,7 +362,7 @@ impl BatchReader for Reader {
         let Some(p) = &self.partitioning else {
             return Ok(vec![Partition { range: None }]);
         };
-        Ok(ranges(p.lower, p.upper, p.partitions)
+        Ok(ranges(p.lower, p.upper, p.partitions)?
             .into_iter()
             .map(|range| Partition { range })
             .collect())
@@ -399,30 +400,17 @@ fn bound_param(kind: &Kind, value: i64) -> Option<Param> {
     })
 }
 
-/// The ranges of Spark's JDBC source (`JDBCRelation.columnPartition`): `partitions` strides of
-/// `upper / n - lower / n` from `lower`, the first open below (with the NULLs), the last open
-/// above; fewer partitions when the range has fewer values; one without bounds for one
-/// partition or equal bounds.
-fn ranges(lower: i64, upper: i64, partitions: i64) -> Vec<Option<(Option<i64>, Option<i64>)>> {
-    if partitions <= 1 || lower == upper {
-        return vec![None];
-    }
-    let span = i128::from(upper) - i128::from(lower);
-    let partitions = if span >= i128::from(partitions) {
-        i128::from(partitions)
-    } else {
-        span
-    };
-    let stride = span / partitions;
-    let mut current = i128::from(lower);
-    (0..partitions)
-        .map(|i| {
-            let from = (i != 0).then_some(current as i64);
-            current += stride;
-            let to = (i != partitions - 1).then_some(current as i64);
-            Some((from, to))
-        })
-        .collect()
+/// A partition's range of the partition column, open where `None`; `None` for everything.
+type Bounds = Option<(Option<i64>, Option<i64>)>;
+
+/// The ranges of Spark's JDBC source (`JDBCRelation.columnPartition`), from the SDK's kit: the
+/// first open below (with the NULLs), the last open above; fewer partitions when the range has
+/// fewer values; one without bounds (`None`) for one partition or equal bounds.
+fn ranges(lower: i64, upper: i64, partitions: i64) -> Result<Vec<Bounds>> {
+    let planned = spark_datasource::kit::partitions::plan(lower, upper, partitions)?;
+    let range =
+        |p: RangePartition| (p.lower.is_some() || p.upper.is_some()).then_some((p.lower, p.upper));
+    Ok(planned.into_iter().map(range).collect())
 }
 
 /// What the thread of a task needs.
@@ -560,10 +548,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ranges_are_those_of_sparks_jdbc_source() {
-        assert_eq!(ranges(0, 100, 1), vec![None]);
+    fn ranges_are_those_of_sparks_jdbc_source() -> Result<()> {
+        assert_eq!(ranges(0, 100, 1)?, vec![None]);
         assert_eq!(
-            ranges(0, 100, 4),
+            ranges(0, 100, 4)?,
             vec![
                 Some((None, Some(25))),
                 Some((Some(25), Some(50))),
@@ -571,8 +559,15 @@ mod tests {
                 Some((Some(75), None)),
             ]
         );
+        // Spark 4.3's boundaries, which shift the start by half of what the stride's rounding
+        // loses: strides of `(upper - lower) / n` from `lower` split at 142, 284...
+        let spark = [145, 287, 429, 571, 713, 855];
+        let planned = ranges(0, 1000, 7)?;
+        let uppers: Vec<Option<i64>> = planned.iter().map(|r| r.and_then(|(_, u)| u)).collect();
+        assert_eq!(uppers[..6], spark.map(Some));
         // Fewer values than partitions: one partition per value.
-        assert_eq!(ranges(0, 2, 10).len(), 2);
-        assert_eq!(ranges(5, 5, 3), vec![None]);
+        assert_eq!(ranges(0, 2, 10)?.len(), 2);
+        assert_eq!(ranges(5, 5, 3)?, vec![None]);
+        Ok(())
     }
 }

@@ -1,0 +1,71 @@
+"""The sqlite example on Spark 4.3: one local session with the JVM plugin's jar, the example's
+library in the native library path (for the plugin) and registered through the bridge of
+python/."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLE = os.path.dirname(os.path.dirname(HERE))
+ROOT = os.path.dirname(os.path.dirname(EXAMPLE))
+BRIDGE = os.path.join(ROOT, "python")
+
+sys.path.insert(0, BRIDGE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+from library_fixtures import jar  # noqa: E402,F401 (pytest fixtures)
+
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [BRIDGE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != BRIDGE]
+)
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+
+@pytest.fixture(scope="session")
+def library() -> str:
+    """The example's library: the one `cargo test` built, or built here."""
+    if os.environ.get("SPARKDS_SQLITE_LIBRARY"):
+        return os.environ["SPARKDS_SQLITE_LIBRARY"]
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+    subprocess.run(["cargo", "build", "--quiet", "-p", "sqlite_example"], cwd=ROOT, check=True)
+    suffix = ".dylib" if sys.platform == "darwin" else ".so"
+    return os.path.join(target, "debug", f"libspark_datasource_sqlite{suffix}")
+
+
+@pytest.fixture(scope="session")
+def spark(jar, library, tmp_path_factory):
+    from pyspark.sql import SparkSession
+
+    libraries = tempfile.mkdtemp(prefix="sparkds_sqlite_lib_")
+    shutil.copy(library, libraries)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("sparkds-sqlite-tests")
+        .config("spark.jars", jar)
+        .config("spark.driver.extraLibraryPath", libraries)
+        .config("spark.executor.extraLibraryPath", libraries)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "1g")
+        .config("spark.task.maxFailures", "1")
+        .config("spark.python.worker.reuse", "true")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+    shutil.rmtree(libraries, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def bridge(spark, library) -> str:
+    """The data source name of the example, registered through the bridge."""
+    from spark_native_bridge import register
+
+    return register(spark, library).name()
