@@ -150,6 +150,25 @@ impl Server {
         self.pg_ctl(&["restart", "-m", "fast"]);
     }
 
+    /// Stops the server (a fast shutdown), and starts it again after `pause`.
+    pub fn stop_for(&self, pause: std::time::Duration) {
+        self.pg_ctl(&["stop", "-m", "fast"]);
+        std::thread::sleep(pause);
+        self.pg_ctl(&["start"]);
+    }
+
+    /// Whether the server answers.
+    pub fn is_up(&self) -> bool {
+        postgres::Config::new()
+            .host("127.0.0.1")
+            .port(self.port)
+            .user(USER)
+            .password(PASSWORD)
+            .dbname(DATABASE)
+            .connect(postgres::NoTls)
+            .is_ok()
+    }
+
     /// Runs `statements` as the superuser, in the tests' database.
     pub fn admin(&self, statements: &str) {
         self.connect("postgres", SUPERUSER_PASSWORD, DATABASE)

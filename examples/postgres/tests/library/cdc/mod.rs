@@ -45,9 +45,9 @@ pub fn names(what: &str) -> (String, String) {
 pub type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 /// The message of a failed call.
-pub fn error<T: std::fmt::Debug>(result: spark_datasource::Result<T>) -> String {
+pub fn error<T>(result: spark_datasource::Result<T>) -> String {
     match result {
-        Ok(value) => panic!("expected an error, got {value:?}"),
+        Ok(_) => panic!("expected an error"),
         Err(e) => e.to_string(),
     }
 }

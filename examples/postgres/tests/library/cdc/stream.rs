@@ -277,3 +277,39 @@ fn a_column_added_after_the_start_fails_the_stream_and_a_restart_reads_it() -> T
     );
     Ok(())
 }
+
+#[test]
+fn a_large_value_that_an_update_left_alone_is_named_or_taken_from_the_old_row() -> TestResult {
+    let server = logical();
+    let (t, slot) = names("toast");
+    let full = format!("{t}_full");
+    // Values that PostgreSQL keeps out of line (TOAST), uncompressible: 8 KB of hashes.
+    run(
+        server,
+        &format!(
+            "CREATE TABLE {t} (id int PRIMARY KEY, n int, big text); \
+             CREATE TABLE {full} (id int PRIMARY KEY, n int, big text); \
+             ALTER TABLE {full} REPLICA IDENTITY FULL"
+        ),
+    );
+    let options = options(server, &slot, &format!("{t}, {full}"), &[]);
+    let mut query = Query::start(&options)?;
+    let big = "(SELECT string_agg(md5(i::text), '') FROM generate_series(1, 256) AS i)";
+    for table in [&t, &full] {
+        run(server, &format!("INSERT INTO {table} VALUES (1, 0, {big})"));
+        run(server, &format!("UPDATE {table} SET n = 1 WHERE id = 1"));
+    }
+    let rows = query.drain()?.concat();
+    let updates: Vec<&String> = rows.iter().filter(|r| r.starts_with("update")).collect();
+    // The key identity sends no old row: the value is NULL, and named in `_unchanged`.
+    assert_eq!(
+        *updates[0],
+        format!("update public.{t} {{id: 1, n: 1, big: -}} - unchanged [\"big\"]")
+    );
+    // REPLICA IDENTITY FULL sends the old row, which holds it.
+    assert!(updates[1].starts_with(&format!(
+        "update public.{full} {{id: 1, n: 1, big: c4ca4238"
+    )));
+    assert!(!updates[1].contains("unchanged"));
+    Ok(())
+}
