@@ -97,12 +97,13 @@ def register_package(spark, package_path: str, name: Optional[str] = None) -> Ty
 
 
 def _register(spark, path: str, name: str) -> Type:
-    from ._private import open_regular, private_directory
+    from ._private import open_regular, private_directory, reason
 
     with private_directory() as directory:
-        source = open_regular(path)
-        if source is None:
-            raise NativeDataSourceError(name, "load", f"cannot load {path}: no such regular file")
+        try:
+            source = open_regular(path)
+        except OSError as error:
+            raise NativeDataSourceError(name, "load", f"cannot load {path}: {reason(error)}") from None
         with source:
             copy, sha256, _ = _private_copy(source, directory, os.path.basename(path))
         library = _library(spark, path, name, sha256, None)

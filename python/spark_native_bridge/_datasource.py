@@ -14,7 +14,7 @@ import functools
 import json
 import uuid
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from pyspark.sql.datasource import (
@@ -27,8 +27,17 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from . import _abi, _filters
-from ._native import NativeDataSourceError, TaskContext, load, redacting, secret_values
+from . import _abi, _accepted, _filters
+from ._native import (
+    REDACTED,
+    RULES_URL,
+    NativeDataSourceError,
+    TaskContext,
+    load,
+    redacting,
+    scrub,
+    secret_values,
+)
 
 try:  # pyspark 4.1 and later
     from pyspark.sql.datasource import DataSourceStreamArrowWriter
@@ -108,6 +117,16 @@ def _conform(batch, target, library: _Library, function: str):
     as the time zone of a timestamp), and refuses nulls in a column declared not null."""
     import pyarrow as pa
 
+    if batch.num_columns == len(target):
+        # Checked even when the schemas are equal: the schema does not say what the data holds.
+        for column, field in zip(batch.columns, target):
+            if not field.nullable and column.null_count > 0:
+                raise NativeDataSourceError(
+                    library.name,
+                    function,
+                    f"returned {column.null_count} nulls in column "
+                    f"`{field.name}`, which is not nullable",
+                )
     if batch.schema.equals(target):
         return batch
     if batch.num_columns != len(target):
@@ -124,13 +143,6 @@ def _conform(batch, target, library: _Library, function: str):
                 library.name,
                 function,
                 f"returned column `{name}` where the schema has `{field.name}`",
-            )
-        if not field.nullable and column.null_count > 0:
-            raise NativeDataSourceError(
-                library.name,
-                function,
-                f"returned {column.null_count} nulls in column "
-                f"`{field.name}`, which is not nullable",
             )
         columns.append(column if column.type == field.type else column.cast(field.type))
     return pa.RecordBatch.from_arrays(columns, schema=target)
@@ -165,23 +177,31 @@ class NativePartition(InputPartition):
 
 
 def _read(
-    library: _Library, options: Dict[str, str], schema: StructType, partition: InputPartition
+    library: _Library,
+    options: Dict[str, str],
+    schema: StructType,
+    partition: InputPartition,
+    checked: Sequence = (),
 ) -> Iterator:
     """Reads one partition on an executor, yielding pyarrow RecordBatches as the native stream
-    produces them."""
+    produces them, each checked against the filters of `checked` (those the library accepted,
+    when they are checked)."""
     if not isinstance(partition, NativePartition):
         # Spark plans one empty partition, InputPartition(None), when the library returned none.
         return
     with library.redacting(options):
-        yield from _read_batches(library, schema, partition)
+        yield from _read_batches(library, schema, partition, checked)
 
 
-def _read_batches(library: _Library, schema: StructType, partition: NativePartition) -> Iterator:
+def _read_batches(
+    library: _Library, schema: StructType, partition: NativePartition, checked: Sequence
+) -> Iterator:
     native = library.load()
     target = _to_arrow_schema(schema)
     task = TaskContext()
     reader = native.read(task, partition.state, partition.data)
     try:
+        index = 0
         while True:
             try:
                 batch = reader.read_next_batch()
@@ -189,7 +209,12 @@ def _read_batches(library: _Library, schema: StructType, partition: NativePartit
                 break
             except Exception as error:  # pyarrow's error carries the stream's get_last_error
                 raise NativeDataSourceError(library.name, "get_next", str(error)) from None
-            yield _conform(batch, target, library, "read")
+            _check_structure(library, batch, index)
+            batch = _conform(batch, target, library, "read")
+            if checked:
+                _check_rows(library, checked, batch, index)
+            index += 1
+            yield batch
     except GeneratorExit:
         task.interrupted = True
         raise
@@ -197,6 +222,38 @@ def _read_batches(library: _Library, schema: StructType, partition: NativePartit
         # Releases the stream while `task` is still alive: the stream may use it until then.
         reader.close()
         del task
+
+
+def _check_structure(library: _Library, batch, index: int) -> None:
+    """The cheap checks of pyarrow's validate (a pass over the columns, not over their values):
+    every column as long as the batch (rule 16)."""
+    import pyarrow as pa
+
+    try:
+        batch.validate()
+    except pa.ArrowInvalid as error:
+        raise NativeDataSourceError(
+            library.name,
+            "get_next",
+            f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: batch {index} is not valid Arrow: "
+            f"{error}",
+        ) from None
+
+
+def _check_rows(library: _Library, checked: Sequence, batch, index: int) -> None:
+    """Rule 31: every row of `batch` (the `index`-th of its partition) makes every filter of
+    `checked` TRUE; the first that is not fails the read, naming the filter and the row."""
+    untrue = _accepted.first_untrue(checked, batch)
+    if untrue is not None:
+        filter_, row = untrue
+        raise NativeDataSourceError(
+            library.name,
+            "read",
+            f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: batch {index}, row {row}: the "
+            f"accepted filter `{_accepted.sql(filter_)}` is not TRUE; return only rows where "
+            f"every accepted filter is TRUE, or answer 0 for it (rule 31: returned rows satisfy "
+            f"the accepted filters; see {RULES_URL}#rule-31)",
+        )
 
 
 # pyspark 4.1 and later offer filters to DataSourceReader.pushFilters; 4.0 has no such method.
@@ -237,16 +294,26 @@ class NativeReader(DataSourceReader):
 
     On pyspark 4.1 and later, with spark.sql.python.filterPushdown.enabled, `pushFilters` offers
     the query's filters to a library that exports spark_ds_filters_init
-    (spark_datasource_filters.h): the ones it accepts are not evaluated by Spark again.
+    (spark_datasource_filters.h). What becomes of the ones it accepts is `accepted_filters`, the
+    option ``acceptedFilters`` (see ``_accepted``): Spark evaluates them again, the executors
+    check every row against them, or they are trusted.
     """
 
     def __init__(
-        self, library: _Library, options: Dict[str, str], schema: StructType, arrow_schema: bytes
+        self,
+        library: _Library,
+        options: Dict[str, str],
+        schema: StructType,
+        arrow_schema: bytes,
+        accepted_filters: str = _accepted.DEFAULT,
     ) -> None:
         self.library = library
         self.options = options
         self.schema = schema
         self.arrow_schema = arrow_schema
+        self.accepted_filters = accepted_filters
+        # The accepted filters that `read` checks every row against (with `check` only).
+        self.checked: Tuple = ()
         # What pushFilters offered (one message of the extension's encoding) and the library's
         # answers, one byte per predicate: `partitions` offers the same message to the reader
         # it plans with, whose state (serialize_reader) carries the accepted filters to `read`.
@@ -260,8 +327,9 @@ class NativeReader(DataSourceReader):
 
     @_redacted
     def _push_filters(self, filters) -> List:
-        """The filters that Spark must still evaluate: those the encoding cannot express, and
-        those the library did not accept (all of them when it has no filter extension)."""
+        """The filters that Spark must still evaluate: those the encoding cannot express, those
+        the library did not accept (all of them when it has no filter extension), and with
+        ``reevaluate`` those it accepted too."""
         filters = list(filters)
         native = self.library.load()
         if native.push_filters_function is None:
@@ -284,6 +352,10 @@ class NativeReader(DataSourceReader):
         # Spark matches the filters returned to the ones it gave by identity.
         accepted = {id(f) for f, answer in zip(offered, answers) if answer == 1}
         self.pushed_filters = tuple(f for f in offered if id(f) in accepted)
+        if self.accepted_filters == _accepted.CHECK:
+            self.checked = self.pushed_filters
+        if self.accepted_filters == _accepted.REEVALUATE:
+            return filters
         return [f for f in filters if id(f) not in accepted]
 
     def _create_reader(self, native, handles: ExitStack) -> int:
@@ -324,7 +396,7 @@ class NativeReader(DataSourceReader):
         return [NativePartition(i, state, data) for i, data in enumerate(parts)]
 
     def read(self, partition: InputPartition) -> Iterator:
-        return _read(self.library, self.options, self.schema, partition)
+        return _read(self.library, self.options, self.schema, partition, self.checked)
 
 
 def _encode_offset(data: bytes) -> dict:
@@ -482,8 +554,9 @@ class _WriteSpec:
     again from the same options, schema, mode and query ID."""
 
     library: _Library
-    options: Dict[str, str]
-    arrow_schema: bytes
+    # Never in the spec's repr: it holds the values of secret options.
+    options: Dict[str, str] = field(repr=False)
+    arrow_schema: bytes = field(repr=False)
     query_id: str
     mode: int
     streaming: bool
@@ -598,6 +671,7 @@ def _write_batches(
         epoch_id,
         ctypes.byref(data_writer),
     )
+    native.check_handle("create_data_writer", data_writer.value)
     try:
         with native.exported_schema(target) as schema:
             for batch in _batches(batches, target):
@@ -612,7 +686,9 @@ def _write_batches(
         except NativeDataSourceError as abort_error:
             import logging
 
-            logging.getLogger("spark_native_bridge").warning("%s", abort_error)
+            # Logged, not raised: the library may repeat a secret option in its message.
+            secrets = secret_values(spec.options, spec.library.redaction)
+            logging.getLogger("spark_native_bridge").warning("%s", scrub(str(abort_error), secrets))
         raise
     finally:
         native.close("close_data_writer", data_writer.value)
@@ -698,7 +774,13 @@ class NativeDataSource(DataSource):
         return cls._library.name
 
     def _options(self) -> Dict[str, str]:
-        return {str(key): str(value) for key, value in self.options.items()}
+        """The options that reach the library: all but the bridge's own."""
+        return self._split_options()[0]
+
+    def _split_options(self) -> Tuple[Dict[str, str], str]:
+        """The library's options, and the bridge's option ``acceptedFilters``."""
+        options = {str(key): str(value) for key, value in self.options.items()}
+        return _accepted.split(options)
 
     def schema(self) -> StructType:
         with self._library.redacting(self._options()):
@@ -730,8 +812,9 @@ class NativeDataSource(DataSource):
         return _schema_to_bytes(_to_arrow_schema(schema))
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        options, accepted_filters = self._split_options()
         return NativeReader(
-            self._library, self._options(), schema, self._arrow_schema_to_read(schema)
+            self._library, options, schema, self._arrow_schema_to_read(schema), accepted_filters
         )
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
@@ -745,8 +828,12 @@ class NativeDataSource(DataSource):
         if streaming:
             # pyspark creates the stream writer again for each commit, in a fresh process, and
             # gives it no query ID: derive a stable one from what identifies the sink, so that it
-            # is the same in every process and across restarts.
-            identity = json.dumps([self._library.name, sorted(options.items()), schema.json()])
+            # is the same in every process and across restarts. The value of a secret option
+            # is left out (its key stays): the ID reaches the library, which may log or store it,
+            # and a hash of a password is a way to guess it.
+            secrets = set(secret_values(options, self._library.redaction))
+            shown = sorted((k, REDACTED if v in secrets else v) for k, v in options.items())
+            identity = json.dumps([self._library.name, shown, schema.json()])
             query_id = str(uuid.uuid5(uuid.NAMESPACE_URL, "spark-native-bridge:" + identity))
         else:
             query_id = str(uuid.uuid4())

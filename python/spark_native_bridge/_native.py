@@ -22,6 +22,9 @@ __all__ = ["NativeDataSourceError", "Library", "load", "library_file_name", "dat
 
 logger = logging.getLogger("spark_native_bridge")
 
+# The rules chapter of the book, as `sparkds::rules::BOOK_URL` gives it (a test holds them equal).
+RULES_URL = "https://sparkds.github.io/spark-datasource-template/reference/rules.html"
+
 
 class NativeDataSourceError(RuntimeError):
     """A function of a native data source failed, or the library broke the interface.
@@ -119,8 +122,13 @@ def _candidates(path: Optional[str], name: str, package: Optional[str], director
         if candidate in seen:
             continue
         seen.add(candidate)
-        source = _private.open_regular(candidate)
-        if source is None:
+        try:
+            source = _private.open_regular(candidate)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            # Named with its reason (a named pipe, a directory), never read.
+            yield candidate, None, _private.reason(error)
             continue
         with source:
             copy, checksum, _ = _private.copy(source, directory, f"{index}-{file_name}")
@@ -135,15 +143,21 @@ def _resolve(
     directory: str,
 ) -> Tuple[str, str, str]:
     """The private copy to load, its checksum and where it came from: the first candidate whose
-    SHA-256 is `expected_sha256` (the driver's), or the first one at all without it."""
+    SHA-256 is `expected_sha256` (the driver's), or the first one at all without it. A candidate
+    that cannot be read (`copy` None) is named with its reason (`checksum`)."""
     seen = []
     for origin, copy, checksum in _candidates(path, name, package, directory):
+        if copy is None:
+            if expected_sha256 is None:
+                raise NativeDataSourceError(name, "load", f"cannot load {origin}: {checksum}")
+            seen.append(f"{origin} ({checksum})")
+            continue
         if expected_sha256 is None or checksum == expected_sha256:
             return copy, checksum, origin
         os.unlink(copy)
         seen.append(f"{origin} (SHA-256 {checksum})")
     if expected_sha256 is None:
-        raise NativeDataSourceError(name, "load", f"cannot load {path}: no such regular file")
+        raise NativeDataSourceError(name, "load", f"cannot load {path}: no such file")
     found = f"; found only {', '.join(seen)}" if seen else "; found no candidate at all"
     where = [f"the session's package {package}"] if package is not None else []
     where += [path] if path else []
@@ -361,7 +375,7 @@ class Library:
                 _abi.SPARK_DS_LOG_INFO: logging.INFO,
                 _abi.SPARK_DS_LOG_DEBUG: logging.DEBUG,
             }.get(level, 5)
-            text = (message or b"").decode("utf-8", errors="replace")
+            text = scrub((message or b"").decode("utf-8", errors="replace"), _known_secrets())
             logger.log(python_level, "%s: %s", self.name, text)
         except BaseException:  # noqa: BLE001 - nothing may cross back into C
             pass
@@ -388,6 +402,18 @@ class Library:
         status = native(*args)
         if status != 0:
             raise NativeDataSourceError(self.name, function, self.last_error(), status)
+
+    def check_handle(self, create: str, handle: Optional[int]) -> None:
+        """Rule 21: a create function that succeeds returns a handle, never NULL (which every
+        later call would dereference)."""
+        if not handle:
+            raise NativeDataSourceError(
+                self.name,
+                create,
+                "INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: returned 0 but a NULL handle; "
+                "write a handle to the out-parameter (rule 21: each handle is closed exactly "
+                f"once; see {RULES_URL}#rule-21)",
+            )
 
     def collect(self, function: str, *args) -> List[bytes]:
         """Calls a function that returns byte arrays through a sink, and returns them."""
@@ -429,6 +455,7 @@ class Library:
         capabilities = ctypes.c_uint64(0)
         handle = ctypes.c_void_p()
         self.call("create", ctypes.byref(info), ctypes.byref(capabilities), ctypes.byref(handle))
+        self.check_handle("create", handle.value)
         try:
             self._check_capabilities(capabilities.value)
             yield handle.value, capabilities.value
@@ -475,6 +502,7 @@ class Library:
         """Calls `create`(*args, &handle), yields the handle and closes it with `close`."""
         handle = ctypes.c_void_p()
         self.call(create, *args, ctypes.byref(handle))
+        self.check_handle(create, handle.value)
         try:
             yield handle.value
         finally:
@@ -617,11 +645,27 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
+# Every secret value that this process has run a library with: the library's log messages are
+# scrubbed of them, whichever call they come from (a library may log an option later, from a
+# thread of its own). Values are only added, as the JVM plugin's JNI library keeps them.
+_SECRETS: set = set()
+# Not _LOCK, which a load holds while the library's spark_ds_init may log.
+_SECRETS_LOCK = threading.Lock()
+
+
+def _known_secrets() -> List[str]:
+    with _SECRETS_LOCK:
+        return sorted(_SECRETS, key=len, reverse=True)
+
+
 @contextmanager
 def redacting(name: str, secrets: Sequence[str]) -> Iterator[None]:
     """Re-raises any error whose message holds a secret value with that value redacted: a library
     may echo an option in its last_error, and Spark prints the message in the query's error, in
-    its logs and on the console."""
+    its logs and on the console. From now on, the library's log is scrubbed of `secrets` too."""
+    if secrets:
+        with _SECRETS_LOCK:
+            _SECRETS.update(secrets)
     try:
         yield
     except NativeDataSourceError as error:

@@ -61,9 +61,12 @@ class Extracted:
 def read_library(package: str, name: Optional[str], directory: str) -> Extracted:
     """Copies `package` into the private `directory`, checks it, and writes its library for this
     platform there. `name` may be None when the package provides one data source."""
-    source = _private.open_regular(package)
-    if source is None:
-        raise PackageError(f"{package}: not a readable .sparkpkg (zip) file: no such regular file")
+    try:
+        source = _private.open_regular(package)
+    except OSError as error:
+        raise PackageError(
+            f"{package}: not a readable .sparkpkg (zip) file: {_private.reason(error)}"
+        ) from None
     with source:
         length = os.fstat(source.fileno()).st_size
         if length > LIMITS.package_bytes:
@@ -134,6 +137,8 @@ def from_session_files(package: str, name: str, directory: str) -> Optional[Extr
         path = SparkFiles.get(package)
     except Exception:  # noqa: BLE001 - no SparkFiles outside a Spark worker
         return None
-    if not os.path.isfile(path):
+    # Whatever the session added under that name is read: what is not a regular file (a named
+    # pipe) is refused by read_library, not passed over.
+    if not os.path.exists(path):
         return None
     return read_library(path, name, directory)

@@ -51,23 +51,47 @@ def private_directory() -> Iterator[str]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def open_regular(path: str) -> Optional[BinaryIO]:
-    """`path` opened for reading if it is a regular file (links followed), else None: a named
-    pipe or a device is never read (O_NONBLOCK keeps opening a pipe from blocking)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    flags |= getattr(os, "O_BINARY", 0)
+class NotRegular(OSError):
+    """A path that exists but is not a regular file: its message says what it is."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "neither a file nor a directory"
+
+
+def open_regular(path: str) -> BinaryIO:
+    """`path` opened for reading, if it is a regular file (links followed): opened without
+    waiting (O_NONBLOCK: a named pipe would wait for a writer; O_NOCTTY: a device never becomes
+    the terminal), then checked on the descriptor itself, so that what is read is what was
+    checked. Raises NotRegular, whose message is "it is a named pipe (FIFO), not a regular
+    file", for anything else, and the OSError of a file that cannot be opened."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
     try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            return None
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegular(f"it is {_kind(mode)}, not a regular file")
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+
+
+def reason(error: OSError) -> str:
+    """Why a file could not be opened, for messages that name it: "it is a named pipe (FIFO), not
+    a regular file", "no such file"."""
+    if isinstance(error, NotRegular):
+        return str(error)
+    return error.strerror.lower() if error.strerror else str(error)
 
 
 def new_file(directory: str, name: str) -> BinaryIO:

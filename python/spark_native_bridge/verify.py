@@ -17,10 +17,11 @@ from . import _archive, _private
 
 def reasons(package: str) -> List[str]:
     """Why the bridge would refuse `package`: an empty list when it would read it."""
-    source = _private.open_regular(package)
-    if source is None:
-        return ["(package): [archive] not a regular file that can be read: give the path of a "
-                ".sparkpkg"]
+    try:
+        source = _private.open_regular(package)
+    except OSError as error:
+        return [f"(package): [archive] cannot be read ({_private.reason(error)}): give the path "
+                f"of a .sparkpkg"]
     with source:
         length = os.fstat(source.fileno()).st_size
         try:

@@ -96,7 +96,7 @@ const BROKEN_BY: &[(u32, &[&str])] = &[
         27,
         &[
             "a_refused_path_option_is_reported",
-            "a_refused_checkpoint_location_option_is_reported",
+            "a_path_option_refused_by_a_write_is_reported",
         ],
     ),
     (28, &["a_pruning_kept_outside_the_reader_state_is_reported"]),
@@ -175,6 +175,18 @@ fn the_chapter_has_a_section_for_each_rule_of_the_host_with_its_title_and_anchor
             rule.link()
         );
     }
+    // The Python bridge cites rules on its own (it has no Rust to call): the same address.
+    let bridge =
+        std::fs::read_to_string(helpers::repo_root().join("python/spark_native_bridge/_native.py"))
+            .expect("python/spark_native_bridge/_native.py");
+    let rules_url = format!(
+        "RULES_URL = \"{}reference/rules.html\"",
+        sparkds::rules::BOOK_URL.unwrap_or_default()
+    );
+    assert!(
+        bridge.contains(&rules_url),
+        "python/spark_native_bridge/_native.py: the bridge's rule citations must read `{rules_url}`"
+    );
 }
 
 #[test]

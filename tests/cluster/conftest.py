@@ -63,6 +63,14 @@ def library(variable: str) -> str:
     return path
 
 
+def plugin_jar() -> str:
+    """The JVM plugin's jar, which tests/cluster/main.rs names in SPARKDS_JVM_JAR."""
+    path = os.environ.get("SPARKDS_JVM_JAR")
+    if not path or not os.path.isfile(path):
+        pytest.fail("SPARKDS_JVM_JAR must name the plugin's jar (tests/cluster/main.rs sets it)")
+    return path
+
+
 @pytest.fixture(scope="session")
 def c_range_library() -> str:
     return library("SPARK_E2E_C_RANGE_LIBRARY")

@@ -2,7 +2,9 @@
 //! (`local-cluster[2,1,1024]`: two executor JVMs besides the driver), through the Python bridge:
 //! where the executors find the bridge and the libraries, a package shipped with the session,
 //! another build on an executor, and an executor killed in the middle of reads and writes; and
-//! through the JVM plugin: reads and writes on both executors, a killed executor.
+//! through the JVM plugin: reads and writes on both executors, a killed executor, and a Spark
+//! Connect server whose isolated session's package each executor finds in its own copy of the
+//! session's files (the driver's copy out of its reach, in a mount namespace).
 //!
 //! The bridge's modules share one plain cluster in one pytest process (`plain_cluster`: its driver
 //! runs in a working directory of its own, its executors have a library path of their own), the
@@ -38,7 +40,8 @@ fn the_cluster_suite_passes_on_real_spark() {
     // its own application's executors). A run is one pytest process, of one or more modules.
     let lanes: [&[&[&str]]; 2] = [
         &[&["test_distribution.py", "test_builds.py", "test_failures.py"]],
-        &[&["test_jvm_plugin.py"]],
+        // A Spark Connect server of its own, whose client runs in a pytest process of its own.
+        &[&["test_jvm_plugin.py"], &["test_connect_packages.py"]],
     ];
     std::thread::scope(|scope| {
         for modules in lanes {

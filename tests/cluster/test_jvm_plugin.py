@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 from conftest import EXECUTORS, OUTCOMES, ExecutorKiller, cluster, tasks_per_executor
-from conftest import wait_for_executors
+from conftest import plugin_jar, wait_for_executors
 from pyspark.sql import functions as F
 
 ROWS = 400_000
@@ -15,13 +15,6 @@ ROWS = 400_000
 # (the test takes about 10 s on two cores, the killed executor's tasks included): the executor
 # is killed a second after the tasks start, and the test checks that tasks still ran then.
 KILLED_ROWS = 40_000_000
-
-
-def jar() -> str:
-    path = os.environ.get("SPARKDS_JVM_JAR")
-    if not path or not os.path.isfile(path):
-        pytest.fail("SPARKDS_JVM_JAR must name the plugin's jar (tests/cluster/main.rs sets it)")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +25,7 @@ def spark(tmp_path_factory, c_range_library, writer_library):
     for library in (c_range_library, writer_library):
         shutil.copy(library, installed / os.path.basename(library))
     conf = {
-        "spark.jars": jar(),
+        "spark.jars": plugin_jar(),
         "spark.driver.extraLibraryPath": str(installed),
         "spark.executor.extraLibraryPath": str(installed),
         "spark.task.maxFailures": "4",

@@ -169,8 +169,10 @@ fn a_batch_that_write_never_releases_is_reported() {
 
 #[test]
 fn a_check_reports_each_broken_protocol() {
+    // The fixture's writes keep nothing: what `end` points at may be overwritten.
     let report = sparkds::check::Check::new(Fixture::with_fault("SLICED_ARRAY").path())
         .option("end", "4")
+        .scratch()
         .run();
     insta::assert_snapshot!("sliced_check", report.to_string());
     assert!(!report.passed());
@@ -317,13 +319,15 @@ fn a_refused_path_option_is_reported() {
 }
 
 #[test]
-fn a_refused_checkpoint_location_option_is_reported() {
+fn a_path_option_refused_by_a_write_is_reported() {
+    // The check gives a write an empty directory of its own as `path`, which Spark adds to a
+    // write too (`save(path)`, `start(path)`); the fixture refuses it before `checkpointLocation`.
     assert_eq!(
         check_outcome(
             "REFUSES_SPARK_OPTIONS",
             sparkds::check::Protocol::StreamingWrite
         ),
-        sparkds::check::Outcome::Failed("`create`: failed with the option `checkpointLocation`, which Spark adds by itself, and passed without it: unknown option `checkpointLocation`; the options are end, partitions, batch_size, rows; accept `checkpointLocation`, and ignore it when the source does not use it (rule 27: the options Spark adds are accepted; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-27)".into())
+        sparkds::check::Outcome::Failed("`create`: failed with the option `path`, which Spark adds by itself, and passed without it: unknown option `path`; the options are end, partitions, batch_size, rows; accept `path`, and ignore it when the source does not use it (rule 27: the options Spark adds are accepted; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-27)".into())
     );
 }
 

@@ -24,9 +24,78 @@ fn show_prunes_and_limits() {
 fn roundtrip_writes_then_reads_back() {
     let lib = Fixture::good().path();
     let lib = lib.to_str().expect("a UTF-8 path");
-    let (code, stdout, stderr) = sparkds(&["roundtrip", "--lib", lib, "end=4"]);
+    let (code, stdout, stderr) = sparkds(&["roundtrip", "--lib", lib, "--scratch", "end=4"]);
     assert_eq!((code, stderr.as_str()), (0, ""));
     insta::assert_snapshot!("roundtrip", stdout);
+}
+
+#[test]
+fn roundtrip_refuses_options_that_are_not_marked_as_scratch() {
+    let lib = Fixture::good().path();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    let table = tempfile::tempdir().expect("a directory");
+    let path = format!("path={}", table.path().display());
+    for (mode, what) in [
+        ("append", ""),
+        ("truncate", ", replacing what is there (--mode truncate)"),
+    ] {
+        let (code, stdout, stderr) = sparkds(&[
+            "roundtrip",
+            "--lib",
+            lib,
+            "--mode",
+            mode,
+            &path,
+            "db.password=hunter2",
+        ]);
+        assert_eq!((code, stdout.as_str()), (2, ""), "{stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "error: roundtrip would write sample rows into what the options `path`, \
+                 `db.password` point at{what}, and writes only where nothing is lost: leave the \
+                 options out, and it writes into an empty directory that it creates (given as \
+                 `path`), or add --scratch if that may be overwritten\n"
+            )
+        );
+    }
+}
+
+#[test]
+fn roundtrip_without_options_writes_into_a_directory_it_creates() {
+    let lib = Fixture::good().path();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    let (code, stdout, stderr) = sparkds(&["roundtrip", "--lib", lib]);
+    assert_eq!((code, stderr.as_str()), (0, ""), "{stdout}");
+    assert!(
+        stdout.starts_with(
+            "wrote 6 rows in 2 tasks into an empty directory that roundtrip created as `path` \
+             (removed at the end):\n"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn check_does_not_run_the_writes_where_options_point_unless_marked_as_scratch() {
+    let lib = Fixture::good().path();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    // In child processes, as by default, and in this one.
+    for in_process in [false, true] {
+        let mut args = vec!["check", "--lib", lib, "end=5"];
+        if in_process {
+            args.push("--in-process");
+        }
+        let (code, stdout, _) = sparkds(&args);
+        assert_eq!(code, 1, "{stdout}");
+        insta::with_settings!({filters => vec![(lib, "[LIB]")]}, {
+            insta::assert_snapshot!("check_not_scratch", stdout);
+        });
+        args.push("--scratch");
+        let (code, stdout, stderr) = sparkds(&args);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        assert!(stdout.ends_with("all protocols passed\n"), "{stdout}");
+    }
 }
 
 #[test]
@@ -219,4 +288,43 @@ fn bench_names_a_column_that_is_not_there() {
         stderr.contains("column `nope` is not in the schema (id, name)"),
         "{stderr}"
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn the_checks_child_processes_get_the_options_on_standard_input_not_on_their_command_line() {
+    use sparkds::check::{Check, Outcome, Protocol};
+    use std::os::unix::fs::PermissionsExt;
+    // A stand-in for the child, which records its arguments and its standard input.
+    let dir = tempfile::tempdir().expect("a directory");
+    let child = dir.path().join("child.sh");
+    std::fs::write(
+        &child,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{0}/args'\ncat > '{0}/stdin'\n\
+             echo '[[\"load\",{{\"passed\":\"declares nothing\"}}]]'\n",
+            dir.path().display()
+        ),
+    )
+    .expect("write the stand-in");
+    std::fs::set_permissions(&child, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let report = Check::new(Fixture::good().path())
+        .option("password", "hunter2-5e1f")
+        .protocols([Protocol::Load])
+        .isolated(&child)
+        .run();
+    assert_eq!(
+        report.results,
+        vec![(
+            Protocol::Load,
+            Outcome::Passed("declares nothing".to_string())
+        )]
+    );
+    let args = std::fs::read_to_string(dir.path().join("args")).expect("the arguments");
+    assert!(
+        !args.contains("hunter2") && args.lines().any(|a| a == "--options-stdin"),
+        "{args}"
+    );
+    let stdin = std::fs::read_to_string(dir.path().join("stdin")).expect("the input");
+    assert_eq!(stdin, r#"[["password","hunter2-5e1f"]]"#);
 }

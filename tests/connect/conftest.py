@@ -8,6 +8,7 @@ is shown under every failed test. Tests talk to it only as a client does, throug
 """
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -129,13 +130,21 @@ def stop(process):
 
 @pytest.fixture(scope="session")
 def server(jar, c_range_library, writer_library, scratch):
-    """The address of the suite's Spark Connect server: `sc://127.0.0.1:<port>`."""
+    """The address of the suite's Spark Connect server, with its token:
+    `sc://localhost:<port>/;token=<token>`."""
     global _server_log
     library_path = os.pathsep.join(
         [os.path.dirname(c_range_library), os.path.dirname(writer_library), scratch["installed"]]
     )
     port = free_port()
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_HOME=spark_home())
+    # ANCHOR: token
+    # Any user of the machine can connect to 127.0.0.1: the server takes only clients that give
+    # this token, which it reads from its environment (no other user can read a process's
+    # environment; a command line, every user can).
+    token = secrets.token_hex(32)
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_HOME=spark_home(),
+               SPARK_CONNECT_AUTHENTICATE_TOKEN=token)
+    # ANCHOR_END: token
     # A server's workers know only what is installed, or what a session ships.
     env.pop("PYTHONPATH", None)
     _server_log = scratch["log"]
@@ -151,7 +160,8 @@ def server(jar, c_range_library, writer_library, scratch):
         )
     try:
         wait_until_started(process, scratch["log"], port)
-        yield f"sc://127.0.0.1:{port}"
+        # `localhost`: PySpark's client sends a token without TLS to localhost only.
+        yield f"sc://localhost:{port}/;token={token}"
     finally:
         stop(process)
 

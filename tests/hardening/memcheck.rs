@@ -136,13 +136,15 @@ fn valgrind_finds_nothing_in_the_rust_examples() {
         Subject::new(
             "examples/tail_stream",
             example_library("tail_stream"),
-            &[path_option("tail_stream")],
+            &[path_option("tail_stream"), "--scratch".to_string()],
         ),
         Subject::new(
             "examples/text_files",
             example_library("text_files"),
             &[
                 path_option("text_files"),
+                // The run's own folder: the writes may replace what is there.
+                "--scratch".to_string(),
                 // An empty folder has no data to infer the schema from.
                 "--schema".to_string(),
                 "id bigint, name string".to_string(),
@@ -179,7 +181,10 @@ fn valgrind_finds_nothing_in_generated_projects() {
             Subject::new(
                 &format!("generated {capabilities}"),
                 library,
-                &[format!("write:{}", path_option(name))],
+                &[
+                    format!("write:{}", path_option(name)),
+                    "--scratch".to_string(),
+                ],
             )
         })
         .collect();

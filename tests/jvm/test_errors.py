@@ -89,6 +89,72 @@ def test_a_file_that_is_not_a_library_fails_to_initialize(spark, dirs, tmp_path)
     assert "not_a_library" in text
 
 
+def within_seconds(action, seconds=30):
+    """What `action()` returns or raises, run on a thread; fails when it has not returned in
+    `seconds`, as a blocking open of a named pipe would not."""
+    import threading
+
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = action()
+        except Exception as error:  # noqa: BLE001 - handed back to the test
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still waiting after {seconds} s"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+def test_a_named_pipe_in_the_library_path_fails_the_query_at_once_naming_it(spark, dirs):
+    pipe = os.path.join(dirs["scratch"], "libspark_datasource_piped.so")
+    os.mkfifo(pipe)
+    try:
+        text = failure(lambda: within_seconds(lambda: native(spark, "piped").load()))
+    finally:
+        os.unlink(pipe)
+
+    assert "[INVALID_NATIVE_DATA_SOURCE_LIBRARY.INIT_FAILED]" in text
+    assert (
+        f"the library {pipe} is refused: it is a named pipe (FIFO), not a regular file; put the "
+        f"library's file there, or remove what is there"
+    ) in text
+
+
+def test_a_named_pipe_among_the_packages_is_skipped_at_once_with_its_reason(spark, dirs):
+    configured = os.path.join(dirs["packages"], "piped.sparkpkg")
+    session = os.path.join(dirs["scratch"], "session-piped.sparkpkg")
+    os.mkfifo(configured)
+    os.mkfifo(session)
+    jvm = spark._jvm
+    gateway = spark.sparkContext._gateway
+
+    def strings(*items):
+        array = gateway.new_array(jvm.java.lang.String, len(items))
+        for i, item in enumerate(items):
+            array[i] = item
+        return array
+
+    try:
+        # The driver's discovery, given the pipe as a session package (SparkContext.addFile
+        # would itself wait on it while copying it).
+        text = failure(lambda: within_seconds(lambda: jvm.dev.sparkds.spark.jni.Native.resolve(
+            "piped", strings(session), strings(dirs["packages"]), strings(), "", "4.3.0"
+        )))
+    finally:
+        os.unlink(configured)
+        os.unlink(session)
+
+    assert "[NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND]" in text
+    for pipe in (session, configured):
+        assert f"{pipe}: cannot open it: it is a named pipe (FIFO), not a regular file" in text
+
+
 def test_a_library_of_another_interface_version_is_refused(spark, dirs):
     # tests/jvm/fixtures/abi_version_2.c declares version 2 of the interface.
     fixture = os.path.join(os.path.dirname(__file__), "fixtures", "abi_version_2.c")

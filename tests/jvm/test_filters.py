@@ -39,7 +39,7 @@ from filter_encoding import (
     sized,
     u32,
 )
-from jvm_helpers import ROOT, executed_plan, native
+from jvm_helpers import ROOT, error_text, executed_plan, native
 
 # -- the bytes of Spark's predicates: a fixture that records what push_filters receives -----------
 
@@ -360,19 +360,103 @@ def test_predicates_on_every_type_return_spark_s_rows(spark, types_library):
 
 
 def test_the_filter_benchmark_runs_and_its_answers_agree(jar):
-    # jvm/bench_filters.py at a small size: both queries give the same count and sum (the
-    # script exits non-zero otherwise) and it reports both times and their ratio.
+    # jvm/bench_filters.py at a small size: every way of reading gives the same answers to each
+    # query, through the plugin and the bridge (the script exits non-zero otherwise), and it
+    # reports a time for each.
     import json
 
     output = subprocess.run(
         [sys.executable, os.path.join(ROOT, "jvm", "bench_filters.py"), "--rows", "1e6",
-         "--repeat", "1", "--json", "--jar", jar],
+         "--bridge-rows", "2e5", "--repeat", "1", "--json", "--jar", jar],
         check=True,
         stdout=subprocess.PIPE,
         text=True,
-        timeout=600,
+        timeout=900,
     ).stdout
     report = json.loads(output.strip().splitlines()[-1])
-    assert report["rows"] == 1_000_000
-    assert report["seconds_with_pushdown"] > 0 and report["seconds_without_pushdown"] > 0
-    assert report["ratio"] > 0
+    assert report["rows"] == {"plugin": 1_000_000, "bridge": 200_000}
+    for runtime in ("plugin", "bridge"):
+        for query in ("selective", "wide", "limit"):
+            seconds = report["seconds"][runtime][query]
+            assert sorted(seconds) == sorted(["no pushdown", "trust", "check", "reevaluate"])
+            assert all(s > 0 for s in seconds.values()), seconds
+
+
+# -- a library that accepts a filter and ignores it (rule 31) --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ignoring(dirs):
+    """tests/conformance/fixtures/range.c with FAULT_FILTER_BROKEN_ROW, as data source
+    `ignored_filters` in the session's library path: it accepts every comparison on `id`, and
+    returns every row of [0, end) anyway."""
+    from library_fixtures import conformance_fixture
+
+    return conformance_fixture(dirs["scratch"], "ignored_filters", "FAULT_FILTER_BROKEN_ROW")
+
+
+def ignored(spark, **options):
+    # One partition: the first row that breaks the filter is always that of partition 0.
+    return native(spark, "ignored_filters", end=20, partitions=1, **options).load()
+
+
+IGNORED_ERROR = (
+    "native data source `ignored_filters`: `read` (partition 0): batch 0, row 0: the accepted "
+    "filter `id >= 15` is not TRUE; return only rows where every accepted filter is TRUE, or "
+    "answer 0 for it (rule 31: returned rows satisfy the accepted filters; see "
+    "https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-31)"
+)
+
+
+def test_rows_that_break_an_accepted_filter_never_reach_the_query_by_default(spark, ignoring):
+    df = ignored(spark).where("id >= 15")
+
+    with pytest.raises(Exception) as raised:
+        df.collect()
+
+    text = error_text(raised)
+    assert "INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE" in text
+    assert IGNORED_ERROR in text
+
+
+def test_checked_rows_keep_the_columns_of_the_accepted_filters(spark, ignoring):
+    # `id` is not selected: the read keeps it all the same, so that its rows can be checked.
+    df = ignored(spark, acceptedFilters="check").where("id >= 15").select("name")
+
+    with pytest.raises(Exception) as raised:
+        df.collect()
+
+    assert IGNORED_ERROR in error_text(raised)
+    correct = c_range(spark, acceptedFilters="check").where("id >= 95").select("label")
+    assert "PrunedColumns: [label, id] AcceptedFilters: check" in executed_plan(correct)
+    assert sorted(r.label for r in correct.collect() if r.label) == [
+        "label 96", "label 97", "label 99"
+    ]
+
+
+def test_reevaluated_filters_drop_the_rows_that_break_them(spark, ignoring):
+    df = ignored(spark, acceptedFilters="reevaluate").where("id >= 15")
+
+    assert sorted(r.id for r in df.collect()) == [15, 16, 17, 18, 19]
+    plan = executed_plan(df)
+    assert "PushedFilters: [id >= 15]" in plan and "AcceptedFilters: reevaluate" in plan
+    assert len(filter_nodes(plan)) == 1
+    # Spark pushes no limit below a filter it evaluates.
+    assert "PushedLimit" not in executed_plan(c_range(spark, acceptedFilters="reevaluate")
+                                              .where("id > 90").limit(3))
+
+
+def test_trusted_filters_give_the_library_s_rows(spark, ignoring):
+    df = ignored(spark, acceptedFilters="trust").where("id >= 15")
+
+    assert sorted(r.id for r in df.collect()) == list(range(20))
+    plan = executed_plan(df)
+    assert "AcceptedFilters: trust" in plan and filter_nodes(plan) == []
+
+
+def test_the_option_accepted_filters_takes_three_values(spark):
+    with pytest.raises(Exception, match="acceptedFilters` must be `check`, `reevaluate` or "
+                       "`trust`, got `maybe`"):
+        c_range(spark, acceptedFilters="maybe").where("id > 3").collect()
+    # The option is the plugin's: c_range, which refuses unknown options, never sees it.
+    assert len(c_range(spark, acceptedFilters="TRUST").where("id > 96").collect()) == 3

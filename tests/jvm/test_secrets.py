@@ -97,6 +97,30 @@ def test_a_catalog_tables_properties_are_redacted(spark, echo_secrets):
     assert dict(table.properties()) == {"source": REDACTED, "password": REDACTED, "end": "2"}
 
 
+def test_a_query_cannot_add_options_to_a_catalog_table_that_holds_credentials(spark, echo_secrets):
+    # Another option from the query could send the catalog's password elsewhere (another url,
+    # another host, no TLS): a table with credentials takes none but the plugin's own.
+    spark.conf.set("spark.sql.catalog.guarded_ds", "dev.sparkds.spark.NativeCatalog")
+    spark.conf.set("spark.sql.catalog.guarded_ds.password", RIGHT)
+    spark.conf.set("spark.sql.catalog.guarded_ds.end", "2")
+    table = f"guarded_ds.{echo_secrets}"
+
+    assert spark.read.table(table).count() == 2
+    # The plugin's own options, and an option equal to the table's, are taken.
+    assert spark.read.option("pushDownPredicate", "false").table(table).count() == 2
+    assert spark.read.option("end", "2").table(table).count() == 2
+    with pytest.raises(Exception) as raised:
+        spark.read.option("end", "5").option("url", "elsewhere").table(table).count()
+    text = str(raised.value)
+    assert "[NATIVE_DATA_SOURCE_UNSUPPORTED_OPERATION]" in text
+    assert "gives end, url:" in text
+    assert RIGHT not in text and "elsewhere" not in text
+    # A table without credentials takes the query's options, as before.
+    spark.conf.set("spark.sql.catalog.open_ds", "dev.sparkds.spark.NativeCatalog")
+    spark.conf.set("spark.sql.catalog.open_ds.end", "2")
+    assert spark.read.option("end", "5").table("open_ds.c_range").count() == 5
+
+
 def test_the_sessions_own_redaction_pattern_makes_more_options_secret(spark):
     # c_range repeats a malformed value of `end`; here `end` is secret by the session's setting.
     spark.conf.set("spark.sql.redaction.options.regex", "(?i)url|^end$")

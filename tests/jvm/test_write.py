@@ -8,6 +8,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from jvm_helpers import native
+from recorded_writes import failed_epoch_commit, recorded, recording
 
 SCHEMA = "id long, label string"
 
@@ -193,3 +194,82 @@ def test_a_streaming_write_in_update_mode_appends_the_updated_rows(spark, tmp_pa
     assert len(written) >= 4 and len(written) % 2 == 0
     assert {row[0] for row in written} == {0, 1}
     assert sorted(int(row[1]) for row in written if row[0] == 0)[:2] == [2, 4]
+
+
+# -- the driver's calls, as a library records them -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def recording_writes(dirs):
+    """tests/conformance/fixtures/range.c with RECORD_WRITES, as data source `recorded_writes`
+    in the session's library path: it appends each call of the driver's write protocol to the
+    file of its option `record`, and its commit fails with `fail_commit=true`."""
+    from library_fixtures import conformance_fixture
+
+    return conformance_fixture(dirs["scratch"], "recorded_writes", "RECORD_WRITES")
+
+
+def to_recorded_writes(writer, record, fail_commit):
+    return recording(writer.format("native").option("source", "recorded_writes"), record,
+                     fail_commit)
+
+
+def rows_to_write(spark):
+    return spark.range(0, 10, 1, 2).selectExpr("id", "CAST(id AS STRING) AS name")
+
+
+def test_a_committed_write_closes_its_writer_once(spark, recording_writes, tmp_path):
+    record = tmp_path / "record.txt"
+
+    to_recorded_writes(rows_to_write(spark).write, record, fail_commit=False).mode("append").save()
+
+    [created, committed, closed] = recorded(record)
+    writer = created[1]
+    assert created[0] == "create_writer" and created[2].startswith("query ")
+    assert committed == ("commit", writer, "epoch -1 messages 2/2")
+    assert closed == ("close_writer", writer, "")
+
+
+def test_a_failed_commit_is_aborted_on_its_open_writer_which_closes_once(
+    spark, recording_writes, tmp_path
+):
+    record = tmp_path / "record.txt"
+
+    with pytest.raises(Exception) as raised:
+        to_recorded_writes(rows_to_write(spark).write, record, fail_commit=True).mode(
+            "append"
+        ).save()
+
+    text = str(raised.value)
+    assert "commit refused (the option fail_commit)" in text
+    assert "not an open writer handle" not in text
+    [created, committed, aborted, closed] = recorded(record)
+    writer = created[1]
+    assert committed == ("commit", writer, "epoch -1 messages 2/2")
+    # The abort reaches the same writer with the messages of every task, so that the library
+    # removes what they staged.
+    assert aborted == ("abort", writer, "epoch -1 messages 2/2")
+    assert closed == ("close_writer", writer, "")
+
+
+def test_a_failed_epoch_commit_is_aborted_on_its_open_writer(spark, recording_writes, tmp_path):
+    record = tmp_path / "record.txt"
+    stream = (
+        spark.readStream.format("native")
+        .option("source", "c_range")
+        .option("rows_per_batch", 5)
+        .load()
+        .selectExpr("id", "label AS name")
+    )
+    error = failed_epoch_commit(
+        stream.writeStream.format("native").option("source", "recorded_writes"),
+        record,
+        tmp_path / "checkpoint",
+    )
+
+    assert "commit refused (the option fail_commit)" in error
+    [created, committed, aborted, closed] = recorded(record)
+    writer = created[1]
+    assert committed[:2] == ("commit", writer) and committed[2].startswith("epoch 0 ")
+    assert aborted == ("abort", writer, committed[2])
+    assert closed == ("close_writer", writer, "")

@@ -368,11 +368,11 @@ fn resolved_features(package: &str) -> std::collections::BTreeMap<String, Vec<St
     resolution::resolved_features(&String::from_utf8_lossy(&output.stdout))
 }
 
-/// `cargo sparkds spark` builds the JNI library (release) in the checkout, where the README's
-/// `cargo install --path crates/cargo-sparkds` built the tool: when both resolve every crate
-/// they share with the same features, the JNI build reuses all of it (arrow, serde, ...) and
-/// takes seconds. One feature apart under arrow (a `std` of once_cell, syn's `full`) and it
-/// builds everything again, minutes on a user's first `cargo sparkds spark`.
+/// `cargo sparkds spark`, installed from a checkout, builds the JNI library (release) in its
+/// cache's target directory, where the suite's `spark_command` installs the tool too: when both
+/// resolve every crate they share with the same features, the JNI build reuses all of it
+/// (arrow, serde, ...) and takes seconds. One feature apart under arrow (a `std` of once_cell,
+/// syn's `full`) and it builds everything again, minutes of every run of the suite.
 #[test]
 fn the_jni_library_s_release_build_reuses_every_dependency_of_the_installed_tool() {
     let tool = resolved_features("cargo-sparkds");

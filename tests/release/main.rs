@@ -1,22 +1,28 @@
 //! Tests: release. The artifacts that a release publishes, built from this checkout as the
-//! release workflow builds them (.github/workflows/release.yml), then used as a user uses them,
-//! from local copies of their registries, in directories outside the checkout:
+//! release workflow builds them (.github/workflows/release.yml), and used as a user uses them:
 //!
 //! - the JVM plugin as a Maven repository (`jvm/maven.sh`, with the suite's JNI library as a
 //!   release's `--jni-dir`): its layout, POM, checksums, sources, and the JNI library inside
-//!   with its recorded hash; `spark-submit --packages <coordinates> --repositories file://...`
-//!   (a fresh Ivy cache) and `--jars <jar>` reading examples/c_range with only the data source's
-//!   library path set; a jar whose library is not the one it recorded is refused;
+//!   with its recorded hash; a jar whose library is not the one it recorded is refused;
 //! - its signed bundle for Maven Central (`.github/release/maven-central.sh bundle`, a key made
 //!   for the test);
-//! - the Python bridge as the wheel `spark-native-bridge`, installed into a fresh virtual
-//!   environment and reading c_range with nothing of the checkout on its path;
 //! - the crates' release logic (`.github/release/crates.py`): the publishing order, the tag
-//!   check, and the record of the released jars in cargo-sparkds.
+//!   check, and the record of the released jars in cargo-sparkds;
+//! - the release rehearsal (`rehearsal.rs`): local mirrors of every registry (crates, Maven,
+//!   wheels, the git repository at its tag), and in a fresh HOME that no path of the checkout
+//!   reaches, what the README tells a user after a release: `cargo install cargo-sparkds`,
+//!   `cargo generate --git`, build, `show`, `check`, `cargo sparkds spark --sql` with the
+//!   released plugin, `spark-submit --packages` and the bridge installed with pip, each reading
+//!   examples/c_range or the generated project.
 //!
-//! Each step prints its time. It needs what tests/jvm needs (a JDK, python3's pyspark), `gpg`
-//! and `zip`, and PyPI for the wheel's build backend (setuptools, as pip fetches it).
+//! Each step prints its time. It needs what tests/jvm needs (a JDK, python3's pyspark), `gpg`,
+//! `zip` and `git`, cargo's download cache of Cargo.lock's crates (`cargo fetch --locked`), and
+//! PyPI for the wheel's build backend (setuptools, as pip fetches it).
 
+#[allow(dead_code)]
+#[path = "../support/checkout.rs"]
+mod checkout;
+mod rehearsal;
 #[allow(dead_code)]
 #[path = "../spark/helpers/mod.rs"]
 mod spark_helpers;
@@ -28,7 +34,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
-use spark_helpers::{checked, output_again_on_worker_timeout, Repository};
+use spark_helpers::{checked, Repository};
 
 /// The platform key of this machine (the JNI library's folder in the jar).
 fn platform() -> &'static str {
@@ -314,90 +320,6 @@ row = df.selectExpr("count(*) AS n", "sum(id) AS total").first()
 print(f"RESULT {row.n} {row.total}")
 spark.stop()
 "#;
-
-/// Runs `spark-submit <arguments> read_c_range.py` in local mode, with the data source's
-/// library path and nothing else of the checkout, and returns what it printed.
-fn spark_submit(step: &str, arguments: &[String]) -> String {
-    let release = release();
-    let work = tempfile::tempdir_in(release.dir.path()).expect("a work directory");
-    let app = work.path().join("read_c_range.py");
-    std::fs::write(&app, READ_C_RANGE).expect("write the app");
-    let library_path = release.c_range_dir.display().to_string();
-    let output = timed(
-        step,
-        Command::new(pyspark_home().join("bin/spark-submit"))
-            .args(arguments)
-            .args(["--master", "local[2]", "--conf", "spark.ui.enabled=false"])
-            .arg("--conf")
-            .arg(format!("spark.driver.extraLibraryPath={library_path}"))
-            .arg("--conf")
-            .arg(format!("spark.executor.extraLibraryPath={library_path}"))
-            .args([
-                "--driver-java-options",
-                "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
-            ])
-            .arg(&app)
-            .current_dir(work.path())
-            // The JNI library is the jar's, never another.
-            .env_remove("SPARKDS_JNI_LIBRARY")
-            .env_remove("SPARK_HOME")
-            .env("PYSPARK_PYTHON", "python3"),
-    );
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&output.stdout).contains("RESULT 1000 499500"),
-        "{step}: c_range's 1000 ids were not read:\n{printed}"
-    );
-    printed
-}
-
-#[test]
-fn spark_submit_packages_resolves_the_plugin_from_the_maven_repository_and_reads_c_range() {
-    let release = release();
-    let ivy = release.dir.path().join("ivy");
-    let printed = spark_submit(
-        "spark-submit --packages",
-        &[
-            "--packages".to_string(),
-            release.coordinates.clone(),
-            "--repositories".to_string(),
-            format!("file://{}", release.maven.display()),
-            "--conf".to_string(),
-            format!("spark.jars.ivy={}", ivy.display()),
-        ],
-    );
-    let (group, rest) = release.coordinates.split_once(':').expect("coordinates");
-    let (artifact, version) = rest.split_once(':').expect("coordinates");
-    assert!(
-        printed.contains(&format!("found {group}#{artifact};{version}")),
-        "Ivy did not resolve {}:\n{printed}",
-        release.coordinates
-    );
-    // What Ivy fetched is the jar of the repository.
-    let fetched = ivy
-        .join("jars")
-        .join(format!("{group}_{artifact}-{version}.jar"));
-    assert_eq!(
-        std::fs::read(&fetched).unwrap_or_else(|e| panic!("{}: {e}", fetched.display())),
-        std::fs::read(release.artifact(".jar")).expect("the jar")
-    );
-}
-
-#[test]
-fn spark_submit_jars_with_the_released_jar_reads_c_range() {
-    let release = release();
-    spark_submit(
-        "spark-submit --jars",
-        &[
-            "--jars".to_string(),
-            release.artifact(".jar").display().to_string(),
-        ],
-    );
-}
 
 /// A Java program that loads the plugin's JNI library from each jar it is given, each in a class
 /// loader of its own (as a JVM ties a library to one loader), and prints one line per jar:
@@ -716,122 +638,3 @@ row = spark.read.format("c_range").option("end", 1000).load().selectExpr(
 print(f"RESULT {row.n} {row.total} from {spark_native_bridge.__file__}")
 spark.stop()
 "#;
-
-/// The wheel `spark-native-bridge`, built from python/ as the release workflow builds it,
-/// installed with pip into a fresh virtual environment (pyspark and pyarrow from the
-/// machine's), reads c_range with nothing of the checkout on its path.
-#[test]
-fn the_bridge_s_wheel_installs_into_a_fresh_environment_and_reads_c_range() {
-    let release = release();
-    let version = VERSION;
-    let work = tempfile::tempdir_in(release.dir.path()).expect("a work directory");
-    // Built from a copy of python/: setuptools writes build/ and *.egg-info beside the sources.
-    let python = work.path().join("python");
-    checked(
-        Command::new("cp")
-            .arg("-R")
-            .arg(release.repository.path("python"))
-            .arg(&python),
-        "cp -R python",
-    );
-    let wheels = work.path().join("wheels");
-    timed(
-        "pip wheel python/",
-        Command::new("python3")
-            .args(["-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir"])
-            .arg(&wheels)
-            .arg(&python),
-    );
-    let wheel = wheels.join(format!("spark_native_bridge-{version}-py3-none-any.whl"));
-    let contents = entries(&wheel);
-    let mut listing = String::new();
-    for (name, bytes) in &contents {
-        listing.push_str(&format!("{:>9} {name}\n", bytes.len()));
-    }
-    println!(
-        "{} ({} bytes):\n{listing}",
-        wheel.file_name().unwrap().to_string_lossy(),
-        std::fs::metadata(&wheel).expect("the wheel").len()
-    );
-    let modules: Vec<&String> = contents
-        .iter()
-        .map(|(n, _)| n)
-        .filter(|n| n.starts_with("spark_native_bridge/"))
-        .collect();
-    let sources = std::fs::read_dir(release.repository.path("python/spark_native_bridge"))
-        .expect("python/spark_native_bridge")
-        .filter(|e| {
-            e.as_ref()
-                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "py"))
-        })
-        .count();
-    assert_eq!(modules.len(), sources, "{listing}");
-    let metadata = contents
-        .iter()
-        .find(|(n, _)| n.ends_with(".dist-info/METADATA"))
-        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
-        .expect("METADATA");
-    for wanted in [
-        "Name: spark-native-bridge".to_string(),
-        format!("Version: {version}"),
-        "License-Expression: Apache-2.0".to_string(),
-        "Requires-Dist: pyarrow>=11".to_string(),
-    ] {
-        assert!(
-            metadata.contains(&wanted),
-            "METADATA has no {wanted}:\n{metadata}"
-        );
-    }
-    // A fresh environment that sees the machine's pyspark and pyarrow, and pip's install of
-    // the wheel alone (--no-index: nothing else is fetched), by the machine's pip (`--python`),
-    // which spares the environment a pip of its own.
-    let venv = work.path().join("venv");
-    timed(
-        "python3 -m venv",
-        Command::new("python3")
-            .args(["-m", "venv", "--system-site-packages", "--without-pip"])
-            .arg(&venv),
-    );
-    let venv_python = venv.join("bin/python3");
-    timed(
-        "pip install spark-native-bridge",
-        Command::new("python3")
-            .args(["-m", "pip", "--python"])
-            .arg(&venv_python)
-            .args(["install", "--quiet", "--no-index", "--find-links"])
-            .arg(&wheels)
-            .arg(format!("spark-native-bridge=={version}"))
-            .env_remove("PYTHONPATH"),
-    );
-    let app = work.path().join("read_through_the_bridge.py");
-    std::fs::write(&app, READ_THROUGH_THE_BRIDGE).expect("write the app");
-    let c_range = std::fs::read_dir(&release.c_range_dir)
-        .expect("lib/")
-        .next()
-        .expect("c_range's library")
-        .expect("an entry")
-        .path();
-    // Spark's Python workers may miss their 10 s to connect back on a loaded machine: that
-    // failure alone is run once more (tests/support/checked.rs).
-    let started = Instant::now();
-    let output = output_again_on_worker_timeout(
-        Command::new(&venv_python)
-            .arg(&app)
-            .arg(&c_range)
-            .current_dir(work.path())
-            .env_remove("PYTHONPATH")
-            .env_remove("SPARK_HOME")
-            // Spark's Python workers run the environment's interpreter, which has the bridge.
-            .env("PYSPARK_PYTHON", &venv_python),
-    );
-    println!(
-        "step `a read through the installed bridge`: {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        stdout.contains(&format!("RESULT 1000 499500 from {}", venv.display())),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}

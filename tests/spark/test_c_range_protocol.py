@@ -35,9 +35,11 @@ def plan(native, options, schema=None, limit=None, columns=None):
 
 
 def read_all(native, state, partitions, task=None):
+    # The task outlives every stream: a stream calls its is_interrupted until it is released.
+    task = task or TaskContext()
     batches = []
     for partition in partitions:
-        reader = native.read(task or TaskContext(), state, partition)
+        reader = native.read(task, state, partition)
         for batch in reader:
             batch.validate(full=True)
             assert batch.schema.equals(reader.schema)

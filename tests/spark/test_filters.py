@@ -180,19 +180,22 @@ def test_a_message_counts_its_predicates():
 C_RANGE_SCHEMA = StructType([StructField("id", LongType(), False), StructField("label", StringType())])
 
 
-def c_range_reader(path, options):
+def c_range_reader(path, options, accepted_filters="trust"):
+    """A reader of c_range; `trust` leaves to Spark exactly what the library did not accept."""
     native = load(path, "c_range")
     with native.source(options) as (source, _):
         arrow_schema = _schema_to_bytes(native.schema(source))
     library = _Library(path=path, sha256=native.sha256, name="c_range")
-    return NativeReader(library, options, C_RANGE_SCHEMA, arrow_schema)
+    return NativeReader(library, options, C_RANGE_SCHEMA, arrow_schema, accepted_filters)
 
 
 def read_ids(reader):
     native = reader.library.load()
+    # The task outlives every stream: a stream calls its is_interrupted until it is released.
+    task = TaskContext()
     ids = []
     for partition in reader.partitions():
-        for batch in native.read(TaskContext(), partition.state, partition.data):
+        for batch in native.read(task, partition.state, partition.data):
             ids += batch.column(0).to_pylist()
     return sorted(ids)
 
@@ -254,7 +257,7 @@ def test_a_library_without_the_extension_is_offered_nothing(writer_library):
     native = load(writer_library, "e2e_rw")
     assert native.push_filters_function is None
     library = _Library(path=writer_library, sha256=native.sha256, name="e2e_rw")
-    reader = NativeReader(library, {}, C_RANGE_SCHEMA, b"")
+    reader = NativeReader(library, {}, C_RANGE_SCHEMA, b"", "trust")
     filters = [EqualTo(("id",), 1)]
 
     assert list(reader.pushFilters(filters)) == filters
@@ -299,9 +302,11 @@ def spark_rows(spark, c_range, condition, end=100, pushdown=True):
     return sorted((r.id, r.label) for r in df.where(condition).collect())
 
 
-def plan_of(spark, c_range, condition, end=100):
-    df = spark.read.format(c_range).option("end", end).load().where(condition)
-    return df._jdf.queryExecution().executedPlan().toString()
+def plan_of(spark, c_range, condition, end=100, accepted_filters=None):
+    df = spark.read.format(c_range).option("end", end)
+    if accepted_filters is not None:
+        df = df.option("acceptedFilters", accepted_filters)
+    return df.load().where(condition)._jdf.queryExecution().executedPlan().toString()
 
 
 def filter_nodes(plan):
@@ -331,14 +336,17 @@ def test_queries_return_the_same_rows_with_and_without_pushdown(
 
     assert with_pushdown == without == expected(ids)
     spark.conf.set(PUSHDOWN, "true")
-    plan = plan_of(spark, c_range, condition)
+    # Trusted, the accepted conditions leave Spark's plan: what stays is what c_range refused.
+    plan = plan_of(spark, c_range, condition, accepted_filters="trust")
     if left_in_spark is None:
-        # Every condition was accepted: Spark does not evaluate it again.
         assert filter_nodes(plan) == []
     else:
         [filter_line] = filter_nodes(plan)
         assert left_in_spark in filter_line
         assert "id#" not in filter_line or left_in_spark == "OR"
+    # By default Spark evaluates them all again, those c_range accepted too.
+    [filter_line] = filter_nodes(plan_of(spark, c_range, condition))
+    assert "id#" in filter_line
 
 
 def test_without_the_setting_reads_work_and_spark_filters(spark, c_range):
@@ -397,3 +405,86 @@ def test_generated_conditions_return_the_rows_spark_computes_itself(spark, c_ran
         pushed = spark_rows(spark, c_range, condition)
         spark_itself = sorted((r.id, r.label) for r in all_rows.where(condition).collect())
         assert pushed == spark_itself, str(condition)
+
+
+# -- what becomes of the accepted filters (rule 31) ----------------------------------------------
+
+
+def test_reevaluated_filters_are_pushed_and_left_to_spark_as_well(c_range_library):
+    reader = c_range_reader(c_range_library, {"end": "100"}, "reevaluate")
+    filters = [GreaterThanOrEqual(("id",), 95), IsNotNull(("label",))]
+
+    left = reader.pushFilters(filters)
+
+    # Spark evaluates them all after the scan; c_range still reads only the ids it accepted.
+    assert [id(f) for f in left] == [id(f) for f in filters]
+    assert reader.pushed_filters == (filters[0],) and reader.checked == ()
+    assert read_ids(reader) == list(range(95, 100))
+
+
+def test_checked_filters_reach_the_executors_copy_of_the_reader(c_range_library):
+    import pickle
+
+    reader = c_range_reader(c_range_library, {"end": "100"}, "check")
+    filters = [GreaterThanOrEqual(("id",), 95), IsNotNull(("label",))]
+
+    assert [id(f) for f in reader.pushFilters(filters)] == [id(filters[1])]
+
+    executor = pickle.loads(pickle.dumps(reader))
+    assert executor.checked == (filters[0],)
+    ids = [i for p in executor.partitions() for b in executor.read(p)
+           for i in b.column(0).to_pylist()]
+    assert sorted(ids) == list(range(95, 100))
+
+
+@pytest.fixture(scope="module")
+def ignoring(spark, tmp_path_factory):
+    """tests/conformance/fixtures/range.c with FAULT_FILTER_BROKEN_ROW, registered as
+    `ignored_filters`: it accepts every comparison on `id`, and returns every row anyway."""
+    from library_fixtures import conformance_fixture
+    from spark_native_bridge import register
+
+    directory = str(tmp_path_factory.mktemp("ignoring"))
+    library = conformance_fixture(directory, "ignored_filters", "FAULT_FILTER_BROKEN_ROW")
+    return register(spark, library).name()
+
+
+def ignored_ids(spark, name, **options):
+    """The ids that `id >= 15` keeps of the fixture's 20 rows, read in one partition."""
+    df = spark.read.format(name).option("end", 20).option("partitions", 1)
+    for key, value in options.items():
+        df = df.option(key, value)
+    return sorted(r.id for r in df.load().where("id >= 15").collect())
+
+
+def test_rows_that_break_an_accepted_filter_never_reach_the_query_by_default(
+    spark, pushdown, ignoring
+):
+    assert ignored_ids(spark, ignoring) == [15, 16, 17, 18, 19]
+    assert ignored_ids(spark, ignoring, acceptedFilters="reevaluate") == [15, 16, 17, 18, 19]
+
+
+def test_checked_filters_fail_the_read_naming_the_filter_and_the_row(spark, pushdown, ignoring):
+    with pytest.raises(Exception) as raised:
+        ignored_ids(spark, ignoring, acceptedFilters="check")
+
+    assert (
+        "The native data source `ignored_filters` failed in `read`: "
+        "INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: batch 0, row 0: the accepted filter "
+        "`id >= 15` is not TRUE; return only rows where every accepted filter is TRUE, or answer "
+        "0 for it (rule 31: returned rows satisfy the accepted filters; see "
+        "https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-31)"
+    ) in str(raised.value)
+
+
+def test_trusted_filters_give_the_library_s_rows(spark, pushdown, ignoring):
+    assert ignored_ids(spark, ignoring, acceptedFilters="trust") == list(range(20))
+
+
+def test_the_option_accepted_filters_takes_three_values(spark, pushdown, ignoring):
+    with pytest.raises(Exception) as raised:
+        ignored_ids(spark, ignoring, acceptedFilters="maybe")
+
+    assert (
+        "the option `acceptedFilters` must be `reevaluate`, `check` or `trust`, got `maybe`"
+    ) in str(raised.value)

@@ -10,13 +10,16 @@ from sample_conditions import END, conditions, sample_rows
 PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
 
 
-def read(spark, source, pushdown):
+def read(spark, source, pushdown, accepted_filters="reevaluate"):
     if pushdown:
         spark.conf.set(PUSHDOWN, "true")
     else:
         spark.conf.unset(PUSHDOWN)
     # A DataFrame of its own for each query: pyspark keeps a read's planning on its relation.
-    return spark.read.format(source).option("end", END).option("num_partitions", 3).load()
+    return (
+        spark.read.format(source).option("end", END).option("num_partitions", 3)
+        .option("acceptedFilters", accepted_filters).load()
+    )
 
 
 def rows(df):
@@ -40,12 +43,16 @@ def test_the_sample_s_rows_are_spark_s_for_generated_conditions(spark, filters_s
         spark.conf.unset(PUSHDOWN)
 
 
-def test_conditions_on_id_are_not_evaluated_again_and_the_others_are(spark, filters_source):
+def test_trusted_conditions_on_id_are_not_evaluated_again_and_the_others_are(
+    spark, filters_source
+):
     try:
-        accepted = read(spark, filters_source, True).where("id BETWEEN 10 AND 14 OR id = 40")
+        accepted = read(spark, filters_source, True, "trust").where(
+            "id BETWEEN 10 AND 14 OR id = 40"
+        )
         # An OR is left to Spark, as the sample accepts only conjuncts it folds into bounds.
         assert len(filter_nodes(accepted)) == 1
-        on_id = read(spark, filters_source, True).where("id >= 10 AND id IN (3, 11, 40)")
+        on_id = read(spark, filters_source, True, "trust").where("id >= 10 AND id IN (3, 11, 40)")
         assert filter_nodes(on_id) == []
         assert rows(on_id) == [(11, None), (40, "row 40")]
         limited = read(spark, filters_source, True).where("id > 30").limit(3)

@@ -311,6 +311,37 @@ def test_relative_entries_of_the_library_path_are_ignored(c_range_library, tmp_p
     assert _native._search_path("x.so") == ["/usr/lib/x.so", "/lib/x.so"]
 
 
+def test_a_named_pipe_is_refused_at_once_naming_it(c_range_library, tmp_path, monkeypatch):
+    """A named pipe where a library or a package should be: opened without waiting, checked
+    after opening, and named with what it is, wherever the bridge reads one."""
+    name = "trust_piped"
+    pipes = tmp_path / "pipes"
+    pipes.mkdir()
+    library = str(pipes / f"libspark_datasource_{name}.so")
+    package = str(pipes / "piped.sparkpkg")
+    os.mkfifo(library)
+    os.mkfifo(package)
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(pipes))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    expected = sha256(open(c_range_library, "rb").read())
+    pipe = "it is a named pipe (FIFO), not a regular file"
+
+    with pytest.raises(NativeDataSourceError) as driver:
+        register(Session(), library)
+    with pytest.raises(ValueError) as in_package:
+        register_package(Session(), package)
+    with pytest.raises(NativeDataSourceError) as executor:
+        _native.load(f"/nonexistent/libspark_datasource_{name}.so", name, expected)
+    from spark_native_bridge import verify
+
+    assert str(driver.value).endswith(f"cannot load {library}: {pipe}")
+    assert str(in_package.value) == f"{package}: not a readable .sparkpkg (zip) file: {pipe}"
+    assert f"{library} ({pipe})" in str(executor.value)
+    assert verify.reasons(package) == [
+        f"(package): [archive] cannot be read ({pipe}): give the path of a .sparkpkg"
+    ]
+
+
 # -- 4. package structure, as sparkds verify checks it ------------------------------------------
 
 PKG = "trust_pkg"
@@ -647,3 +678,25 @@ def test_the_sessions_redaction_patterns_reach_the_workers(c_range_library, tmp_
     assert str(refused.value).endswith(
         f"(status 5): no route to {REDACTED} for {REDACTED} ({REDACTED}), end `ten`"
     )
+
+
+def test_a_library_that_logs_a_secret_option_has_it_scrubbed(tmp_path, caplog):
+    """The library's log reaches Python's logging (and Spark's worker logs) without the value of
+    a secret option, whichever call logs it."""
+    from library_fixtures import conformance_fixture
+    from spark_native_bridge._datasource import NativeDataSource, _Library
+
+    name = "trust_logs_secret"
+    path = conformance_fixture(str(tmp_path), name, "FAULT_ECHO_SECRETS")
+    native = _native.load(path, name)
+    library = _Library(path=path, sha256=native.sha256, name=name)
+    source = type("Source", (NativeDataSource,), {"_library": library})(
+        {"end": "4", "password": "open-sesame"}
+    )
+
+    with caplog.at_level("INFO", logger="spark_native_bridge"):
+        source.schema()
+
+    logged = [r.getMessage() for r in caplog.records if r.name == "spark_native_bridge"]
+    assert f"{name}: create: password `{REDACTED}`" in logged, logged
+    assert not any("open-sesame" in message for message in logged)

@@ -7,6 +7,7 @@ import time
 
 import pytest
 from pyspark.sql import functions as F
+from recorded_writes import failed_epoch_commit, recorded, recording
 
 SCHEMA = "id long, label string"
 
@@ -155,3 +156,109 @@ def test_a_streaming_write_in_complete_mode_replaces_the_data_each_micro_batch(
     assert [row[0] for row in written] == [0, 1]
     total = sum(int(row[1]) for row in written)
     assert total >= rows_read and total % 4 == 0
+
+
+# -- the writers' calls, as a library records them ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def recording_writes(spark, tmp_path_factory):
+    """tests/conformance/fixtures/range.c with RECORD_WRITES, registered as `recorded_writes`:
+    it appends each call of the driver's write protocol to the file of its option `record`,
+    and its commit fails with `fail_commit=true`."""
+    from library_fixtures import conformance_fixture
+    from spark_native_bridge import register
+
+    directory = str(tmp_path_factory.mktemp("recording"))
+    return register(spark, conformance_fixture(directory, "recorded_writes", "RECORD_WRITES")).name()
+
+
+def recorded_writers(record):
+    """{writer: [(call, rest), ...]} of the calls the library recorded, and the writers in the
+    order they were created. pyspark runs the driver's steps of a write (the writer's state, the
+    commit, the abort) in Python workers of their own, so each step creates its own writer."""
+    calls = {}
+    order = []
+    for call, writer, rest in recorded(record):
+        if call == "create_writer":
+            order.append(writer)
+        calls.setdefault(writer, []).append((call, rest))
+    return calls, order
+
+
+def assert_aborted_after_the_failed_commit(record, epoch):
+    """The writers of a write whose commit failed: each created and closed once, all of the
+    same query, one that commits, then one that aborts with what the commit got. pyspark creates
+    the writer again in every Python worker of a step, so some writers do nothing else. Returns
+    what the commit got (`epoch E messages present/all`)."""
+    calls, order = recorded_writers(record)
+    for writer in order:
+        made = [call for call, _ in calls[writer]]
+        assert made[0] == "create_writer" and made[-1] == "close_writer", (writer, made)
+        assert made.count("create_writer") == made.count("close_writer") == 1, (writer, made)
+    assert len({calls[writer][0][1] for writer in order}) == 1, "one query ID"
+    [(commit, committed), (abort, aborted)] = [
+        step for writer in order for step in calls[writer][1:-1]
+    ]
+    assert (commit, abort) == ("commit", "abort")
+    assert committed.startswith(f"epoch {epoch} messages ")
+    # The abort gets the messages of every task, so that the library removes what they staged.
+    assert aborted == committed
+    return committed
+
+
+def test_a_failed_commit_is_aborted_and_every_writer_closed_once(
+    spark, recording_writes, tmp_path
+):
+    record = tmp_path / "record.txt"
+    rows = spark.range(0, 10, 1, 2).selectExpr("id", "CAST(id AS STRING) AS name")
+
+    with pytest.raises(Exception) as raised:
+        recording(rows.write.format(recording_writes), record, fail_commit=True).mode(
+            "append"
+        ).save()
+
+    assert "commit refused (the option fail_commit)" in str(raised.value)
+    assert assert_aborted_after_the_failed_commit(record, -1) == "epoch -1 messages 2/2"
+
+
+def test_a_failed_epoch_commit_is_aborted_and_every_writer_closed_once(
+    spark, recording_writes, c_range, tmp_path
+):
+    record = tmp_path / "record.txt"
+    stream = (
+        spark.readStream.format(c_range)
+        .option("rows_per_batch", 5)
+        .load()
+        .selectExpr("id", "label AS name")
+    )
+    error = failed_epoch_commit(
+        stream.writeStream.format(recording_writes), record, tmp_path / "checkpoint"
+    )
+
+    assert "commit refused (the option fail_commit)" in error
+    assert_aborted_after_the_failed_commit(record, 0)
+
+
+def test_the_streaming_query_id_holds_no_secret_option(writer_library):
+    """The bridge derives a streaming write's query ID from the sink's options, for every
+    process to agree on it: never from the value of a secret option (Spark's redaction rule),
+    which the library would receive hashed in every create_writer."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    from spark_native_bridge._datasource import NativeDataSource, _Library
+
+    schema = StructType([StructField("id", LongType())])
+    library = _Library(path=writer_library, sha256="0" * 64, name="e2e_rw",
+                       redaction=("(?i)tenant",))
+
+    def query_id(**options):
+        source = type("Sink", (NativeDataSource,), {"_library": library})(options)
+        return source._write_spec(schema, overwrite=False, streaming=True).query_id
+
+    with_secret = query_id(path="/t", password="hunter2", jdbcUrl="u://x:y@h", tenant="a")
+    assert with_secret == query_id(path="/t", password="other", jdbcUrl="u://z@h", tenant="b")
+    # The other options identify the sink, as before; the secret ones by their keys.
+    assert with_secret != query_id(path="/elsewhere", password="hunter2", jdbcUrl="u://x:y@h",
+                                   tenant="a")
+    assert with_secret != query_id(path="/t", jdbcUrl="u://x:y@h", tenant="a")

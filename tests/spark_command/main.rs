@@ -2,16 +2,19 @@
 //! `cargo install --locked --path crates/cargo-sparkds` (the README's way, into a root of this
 //! binary), in a project generated from the template in a scratch directory, on real Spark (the
 //! pyspark of python3): `--sql`, a write read back and a pushed filter (`--python`), `--connect`
-//! with a Connect client, `--cluster 2`, `--bridge`, the interactive shell in a pseudo-terminal,
-//! and the one message for a missing Java or Python.
+//! with Connect clients (with the run's token, without it, with a wrong one), a port taken by
+//! another process, Ctrl-C while the server starts, `--cluster 2`, `--bridge`, the interactive
+//! shell in a pseudo-terminal, and the one message for a missing Java or Python; and `check` and
+//! `roundtrip` on the generated project, which leave a table they did not create as it is.
 //!
 //! The tests share one generated project (the read-write variant with `push_filters`) and one
-//! cache (`SPARKDS_CACHE_DIR`, under `target/spark_command`), so the plugin is built by the
-//! first command that needs it and reused by the others, as on a user's machine. The tool
-//! installs from the checkout's target directory, as the README's command does (so after it,
-//! nothing is rebuilt), the JNI library builds there too (the command's way for an SDK from a
-//! checkout) and the project in `target/generated` beside the template's tests' projects, so a
-//! second run rebuilds nothing and a first one builds each dependency as few times as it can.
+//! cache (`SPARKDS_CACHE_DIR`: the test runner's, else `target/spark_command/cache`), so the
+//! plugin is built by the first command that needs it and reused by the others, as on a user's
+//! machine. The command, installed from this checkout, records no released plugin: it builds
+//! the JNI library of the project's SDK (a path) in the cache's target directory, which is where
+//! the tool is installed from too, so that the JNI build reuses the dependencies they share; the
+//! project builds in `target/generated` beside the template's tests' projects, so a second run
+//! rebuilds nothing and a first one builds each dependency as few times as it can.
 //! Each test starts one Spark at most; they run in parallel.
 
 #![cfg(unix)]
@@ -40,7 +43,8 @@ struct Fixture {
     /// The `bin` directory of the install root, first on PATH.
     bin: PathBuf,
     project: PathBuf,
-    base: PathBuf,
+    /// The cache of `cargo sparkds spark`.
+    cache: PathBuf,
     _run: tempfile::TempDir,
 }
 
@@ -57,13 +61,18 @@ fn fixture() -> &'static Fixture {
     FIXTURE.get_or_init(|| {
         let started = Instant::now();
         let base = repo_root().join("target").join("spark_command");
+        let cache = std::env::var_os("SPARKDS_CACHE_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| base.join("cache"));
         let root = base.join("tool");
         checked(
             Command::new("cargo")
                 .args(["install", "--locked", "--quiet", "--path"])
                 .arg(repo_root().join("crates/cargo-sparkds"))
                 .arg("--root")
-                .arg(&root),
+                .arg(&root)
+                .arg("--target-dir")
+                .arg(cache.join("jni-target")),
             "cargo install --path crates/cargo-sparkds",
         );
         let run = run_dir::new_run_dir(&base, "run-");
@@ -91,8 +100,7 @@ fn fixture() -> &'static Fixture {
             "cargo generate (is cargo-generate installed?)",
         );
         // The project builds where the template's tests build theirs, so that its release
-        // build reuses their dependencies: set in its cargo configuration, as a user would,
-        // since CARGO_TARGET_DIR would also move the JNI library's build out of the checkout.
+        // build reuses their dependencies: set in its cargo configuration, as a user would.
         let project = run.path().join(NAME);
         std::fs::create_dir_all(project.join(".cargo")).expect("create .cargo");
         std::fs::write(
@@ -107,7 +115,7 @@ fn fixture() -> &'static Fixture {
         Fixture {
             bin: root.join("bin"),
             project,
-            base,
+            cache,
             _run: run,
         }
     })
@@ -122,10 +130,23 @@ impl Fixture {
             .args(args)
             .current_dir(&self.project)
             .env("PATH", self.path())
-            .env("SPARKDS_CACHE_DIR", self.base.join("cache"))
+            .env("SPARKDS_CACHE_DIR", &self.cache)
             .env_remove("CARGO_TARGET_DIR")
             .stdin(Stdio::null());
         command
+    }
+
+    /// `cargo sparkds <args>` in the project, with the installed command first on PATH.
+    fn sparkds(&self, args: &[&str]) -> std::process::Output {
+        Command::new("cargo")
+            .arg("sparkds")
+            .args(args)
+            .current_dir(&self.project)
+            .env("PATH", self.path())
+            .env_remove("CARGO_TARGET_DIR")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run cargo sparkds")
     }
 
     /// PATH with the installed command's directory first.
@@ -164,7 +185,7 @@ fn sql_prints_the_rows_of_a_read_as_show_does() {
 /// of `dev.sparkds.spark.jni.Native`.
 fn assert_the_cached_jni_library_exports_the_native_methods() {
     use object::{Object, ObjectSymbol};
-    let cache = fixture().base.join("cache");
+    let cache = fixture().cache.clone();
     let library = std::fs::read_dir(&cache)
         .expect("the cache exists")
         .flatten()
@@ -227,6 +248,65 @@ print("PLAN", above._jdf.queryExecution().executedPlan().toString().replace("\n"
 }
 
 #[test]
+fn check_and_roundtrip_leave_a_table_they_did_not_create_as_it_is() {
+    let fixture = fixture();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let table = dir.path().join("people");
+    let path = format!("path={}", table.display());
+    // The user's table, with rows (written by the command, told that it may).
+    let made = fixture.sparkds(&["roundtrip", "--release", "--scratch", &path]);
+    assert!(made.status.success(), "{made:?}");
+    let before = tree(&table);
+    assert!(before.len() > 1, "{before:?}");
+    let check = fixture.sparkds(&["check", "--release", &path]);
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(1), "{check:?}");
+    assert!(
+        out.contains(
+            "truncate-write     not run: it would replace what the option `path` points at, \
+             which `check` did not create"
+        ),
+        "{out}"
+    );
+    let roundtrip = fixture.sparkds(&["roundtrip", "--release", "--mode", "truncate", &path]);
+    let said = String::from_utf8_lossy(&roundtrip.stderr);
+    assert_eq!(roundtrip.status.code(), Some(2), "{roundtrip:?}");
+    assert!(
+        said.contains(
+            "error: roundtrip would write sample rows into what the option `path` points at, \
+             replacing what is there (--mode truncate), and writes only where nothing is lost"
+        ),
+        "{said}"
+    );
+    assert_eq!(tree(&table), before, "the table changed");
+}
+
+#[test]
+fn check_writes_into_directories_it_creates() {
+    let check = fixture().sparkds(&["check", "--release"]);
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{check:?}");
+    assert!(out.ends_with("all protocols passed\n"), "{out}");
+}
+
+/// Every file under `dir` and its bytes.
+fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.insert(path.clone(), std::fs::read(&path).unwrap_or_default());
+            }
+        }
+    }
+    files
+}
+
+#[test]
 fn a_local_cluster_reads_through_its_executors() {
     let out = spark_ok(&[
         "--cluster",
@@ -251,12 +331,9 @@ fn the_bridge_reads_the_source_through_a_view() {
 }
 
 #[test]
-fn connect_serves_the_source_to_a_connect_client() {
+fn connect_serves_the_source_to_a_client_with_its_token_only() {
     let fixture = fixture();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let port = free_port();
     let started = Instant::now();
     let log = tempfile::NamedTempFile::new().expect("a log file");
     // One option from a file (as a password would come), one from the command line.
@@ -271,67 +348,298 @@ fn connect_serves_the_source_to_a_connect_client() {
         .spawn()
         .expect("start cargo sparkds spark --connect");
     let group = child.id();
-    let stop = || {
-        // The command, spark-submit and its JVM: the group the test started.
-        let _ = Command::new("kill")
-            .args(["-TERM", "--", &format!("-{group}")])
-            .status();
-    };
     let url = server_url(child.stdout.take().expect("piped stdout"));
     let Some(url) = url else {
-        stop();
+        stop_group(group);
         let _ = child.wait();
         panic!(
             "no URL printed; the command said:\n{}",
             std::fs::read_to_string(log.path()).unwrap_or_default()
         );
     };
-    assert_eq!(url, format!("sc://127.0.0.1:{port}"));
-    // The options reached spark-submit in a file of its own, removed once the server listens.
-    let passed = repo_root().join(format!(
-        "target/generated/sparkds-spark/connect-{port}.properties"
-    ));
+    let token = url
+        .strip_prefix(&format!("sc://localhost:{port}/;token="))
+        .unwrap_or_default()
+        .to_string();
+    // The options and the token reached spark-submit in a file of its own, removed once the
+    // server listens.
+    let passed = properties_file(port);
     let removed = !passed.exists();
-    let client = Command::new("python3")
-        .arg("-c")
-        .arg(format!(
-            "from pyspark.sql import SparkSession\n\
-             s = SparkSession.builder.remote('{url}').getOrCreate()\n\
-             print('COUNT', s.sql('SELECT count(*) AS n FROM native.{NAME}').first().n)\n\
-             s.stop()\n\
-             {LEAKS}"
-        ))
-        .output();
-    stop();
+    // The client gets the URL in its environment: a command line is every user's to read.
+    let client = |url: &str| {
+        Command::new("python3")
+            .arg("-c")
+            .arg(format!(
+                "import os\n\
+                 from pyspark.sql import SparkSession\n\
+                 try:\n\
+                 \x20   s = SparkSession.builder.remote(os.environ['SPARKDS_TEST_URL']).create()\n\
+                 \x20   print('COUNT', s.sql('SELECT count(*) AS n FROM native.{NAME}').first().n)\n\
+                 \x20   s.stop()\n\
+                 except Exception as e:\n\
+                 \x20   print('REFUSED', ' '.join(str(e).split()) or type(e).__name__)\n\
+                 {LEAKS}"
+            ))
+            .env("SPARKDS_TEST_URL", url)
+            .env("SPARKDS_TEST_TOKEN", &token)
+            .env_remove("SPARK_CONNECT_AUTHENTICATE_TOKEN")
+            .output()
+            .expect("run the Connect client")
+    };
+    let with_token = client(&url);
+    let without = client(&format!("sc://localhost:{port}"));
+    let wrong = client(&format!("sc://localhost:{port}/;token={}", "0".repeat(64)));
+    let readable = world_readable_files_holding(&token, started);
+    stop_group(group);
     let _ = child.wait();
-    let client = client.expect("run the Connect client");
-    let out = String::from_utf8_lossy(&client.stdout);
+    let said = |output: &std::process::Output| {
+        format!(
+            "{}{}\nserver:\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+            std::fs::read_to_string(log.path()).unwrap_or_default()
+        )
+    };
+    assert_eq!(token.len(), 64, "the URL printed: {url}");
     assert!(
         removed,
         "{} is left after the server started",
         passed.display()
     );
+    let out = String::from_utf8_lossy(&with_token.stdout);
     assert!(
         out.contains("COUNT 9") && out.contains("OPTIONS ON COMMAND LINES []"),
-        "{out}\n{}\nserver:\n{}",
-        String::from_utf8_lossy(&client.stderr),
-        std::fs::read_to_string(log.path()).unwrap_or_default()
+        "{}",
+        said(&with_token)
     );
-    println!("--connect with a client query: {:.1?}", started.elapsed());
+    // The server's words for each: no token at all, or another one.
+    for (refused, why) in [
+        (&without, "No authentication token provided"),
+        (&wrong, "Invalid authentication token"),
+    ] {
+        let out = String::from_utf8_lossy(&refused.stdout);
+        assert!(
+            out.contains("REFUSED") && out.contains(why),
+            "{}",
+            said(refused)
+        );
+    }
+    assert!(readable.is_empty(), "the token is in {readable:?}");
+    println!("--connect with three clients: {:.1?}", started.elapsed());
+}
+
+#[test]
+fn connect_prints_nothing_when_another_process_listens_on_its_port_first() {
+    let fixture = fixture();
+    let port = free_port();
+    let mut server = fixture.spark(&["--connect", &port.to_string(), "end=3"]);
+    std::os::unix::process::CommandExt::process_group(&mut server, 0);
+    let mut child = server
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start cargo sparkds spark --connect");
+    let group = child.id();
+    let stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
+    let (said, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = said.send(line);
+        }
+    });
+    // The command says which Spark it starts, then checks that the port is free and starts
+    // it, which takes seconds: the port is taken in between, as another user could.
+    let mut messages = Vec::new();
+    while let Ok(line) = lines.recv_timeout(Duration::from_secs(900)) {
+        let starting = line.starts_with("sparkds: Spark ");
+        messages.push(line);
+        if starting {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let taken = loop {
+        match std::net::TcpListener::bind(("127.0.0.1", port)) {
+            Ok(listener) => break Some(listener),
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => break None,
+        }
+    };
+    let mut stdout = String::new();
+    let _ =
+        std::io::Read::read_to_string(&mut child.stdout.take().expect("piped stdout"), &mut stdout);
+    let status = child.wait().expect("the command ends");
+    stop_group(group);
+    messages.extend(lines.try_iter());
+    let messages = messages.join("\n");
+    assert!(taken.is_some(), "the port stayed busy:\n{messages}");
+    assert_eq!(status.code(), Some(2), "{stdout}\n{messages}");
+    assert!(
+        messages.contains(&format!(
+            "error: another process listens on port {port} of 127.0.0.1, not the Spark Connect \
+             server that this command started: the server was stopped and its URL, which holds \
+             its token, not printed; pass another port with --connect PORT"
+        )),
+        "{messages}"
+    );
+    assert!(!stdout.contains("sc://"), "{stdout}");
+}
+
+#[test]
+fn ctrl_c_removes_the_file_that_holds_the_token_and_stops_the_server() {
+    let fixture = fixture();
+    let port = free_port();
+    let log = tempfile::NamedTempFile::new().expect("a log file");
+    let options_file = tempfile::NamedTempFile::new().expect("an options file");
+    std::fs::write(options_file.path(), "password=ctrl-c-7f3e\n").expect("write options");
+    let options_arg = format!("--options-file={}", options_file.path().display());
+    let mut server = fixture.spark(&["--connect", &port.to_string(), &options_arg]);
+    std::os::unix::process::CommandExt::process_group(&mut server, 0);
+    let mut child = server
+        .stdout(Stdio::null())
+        .stderr(log.reopen().expect("reopen the log"))
+        .spawn()
+        .expect("start cargo sparkds spark --connect");
+    let group = child.id();
+    let passed = properties_file(port);
+    let deadline = Instant::now() + Duration::from_secs(900);
+    while !passed.exists() && Instant::now() < deadline && child.try_wait().ok().flatten().is_none()
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mode = std::fs::metadata(&passed)
+        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777);
+    // Ctrl-C, to the command alone: the server starts, and the file is still there.
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let ended = wait_for(&mut child, Duration::from_secs(120));
+    let left = passed.exists();
+    // The JVM that the command started ends too, with no one left in the group.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !processes_in_group(group).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let lingering = processes_in_group(group);
+    stop_group(group);
+    let _ = child.wait();
+    let said = std::fs::read_to_string(log.path()).unwrap_or_default();
+    assert_eq!(mode.ok(), Some(0o600), "{}: {said}", passed.display());
+    assert!(ended, "the command did not end after Ctrl-C: {said}");
+    assert!(!left, "{} is left after Ctrl-C", passed.display());
+    assert!(lingering.is_empty(), "still running: {lingering:?}");
+}
+
+/// A free port of 127.0.0.1.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// Where `--connect PORT` writes the server's properties: the project's target directory.
+fn properties_file(port: u16) -> PathBuf {
+    repo_root().join(format!(
+        "target/generated/sparkds-spark/connect-{port}.properties"
+    ))
+}
+
+/// SIGTERM to the process group `group`: the command, spark-submit and its JVM.
+fn stop_group(group: u32) {
+    let _ = Command::new("kill")
+        .args(["-TERM", "--", &format!("-{group}")])
+        .status();
+}
+
+/// Whether `child` ends within `limit`.
+fn wait_for(child: &mut std::process::Child, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if child.try_wait().ok().flatten().is_some() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+/// The processes of the process group `group`.
+fn processes_in_group(group: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // `pid (name) state ppid pgrp ...`
+        let pgrp = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(2))
+            .and_then(|g| g.parse::<u32>().ok());
+        if pgrp == Some(group) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// The files that every user may read and that hold `secret`: in the project's target
+/// directory, where the command writes, and those made since `since` in the temporary
+/// directory, where Spark writes.
+fn world_readable_files_holding(secret: &str, since: Instant) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let age = since.elapsed();
+    let mut found = Vec::new();
+    let mut dirs = vec![
+        (repo_root().join("target/generated/sparkds-spark"), false),
+        (std::env::temp_dir(), true),
+    ];
+    while let Some((dir, recent_only)) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let Ok(meta) = entry.path().symlink_metadata() else {
+                continue;
+            };
+            let recent = meta
+                .modified()
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|a| a <= age);
+            if recent_only && !recent {
+                continue;
+            }
+            if meta.is_dir() {
+                dirs.push((entry.path(), recent_only));
+            } else if meta.is_file()
+                && meta.permissions().mode() & 0o004 != 0
+                && meta.len() < 64 << 20
+                && std::fs::read(entry.path())
+                    .is_ok_and(|bytes| bytes.windows(secret.len()).any(|w| w == secret.as_bytes()))
+            {
+                found.push(entry.path());
+            }
+        }
+    }
+    found
 }
 
 /// Python that prints the processes whose command line holds a source's option (`--conf
-/// spark.sql.catalog.native.<key>=<value>`), as `OPTIONS ON COMMAND LINES [pids]`: any user of
-/// the machine reads command lines (`ps`), and an option may be a password.
+/// spark.sql.catalog.native.<key>=<value>`), or the token in SPARKDS_TEST_TOKEN, as `OPTIONS ON
+/// COMMAND LINES [pids]`: any user of the machine reads command lines (`ps`), and an option may
+/// be a password or a token.
 const LEAKS: &str = r#"
 import os
 # Split, so that a `python3 -c` running this code does not match itself.
-needle = b"catalog." + b"native."
+needles = [b"catalog." + b"native."]
+if os.environ.get("SPARKDS_TEST_TOKEN"):
+    needles.append(os.environ["SPARKDS_TEST_TOKEN"].encode())
 leaks = []
 for pid in filter(str.isdigit, os.listdir("/proc")):
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            if needle in f.read():
+            line = f.read()
+            if any(needle in line for needle in needles):
                 leaks.append(int(pid))
     except OSError:
         pass
@@ -388,7 +696,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
             .arg(driver)
             .current_dir(&fixture.project)
             .env("PATH", fixture.path())
-            .env("SPARKDS_CACHE_DIR", fixture.base.join("cache"))
+            .env("SPARKDS_CACHE_DIR", &fixture.cache)
             .env_remove("CARGO_TARGET_DIR"),
         "the shell in a pseudo-terminal",
     );
@@ -425,7 +733,7 @@ fn refused_with_only(tools: &[&str]) -> String {
         .current_dir(&fixture.project)
         .env("PATH", bin.path())
         .env_remove("JAVA_HOME")
-        .env("SPARKDS_CACHE_DIR", fixture.base.join("cache"))
+        .env("SPARKDS_CACHE_DIR", &fixture.cache)
         .output()
         .expect("run cargo-sparkds");
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();

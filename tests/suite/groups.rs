@@ -88,7 +88,8 @@ pub fn build_all() -> Result<Vec<Group>, String> {
         .map(|(i, name)| (*name, i))
         .collect();
     groups.sort_by_key(|g| rank.get(g.name.as_str()).copied().unwrap_or(usize::MAX));
-    let shared = keep_apart(&built)?;
+    let mut shared = keep_apart(&built)?;
+    shared.push(shared_cache());
     for group in &mut groups {
         group.env.extend(shared.iter().cloned());
     }
@@ -182,6 +183,20 @@ fn keep_apart(built: &[(String, PathBuf)]) -> Result<Vec<(String, String)>, Stri
             Ok((variable.clone(), copy.display().to_string()))
         })
         .collect()
+}
+
+/// One cache of `cargo sparkds spark` for every group (`SPARKDS_CACHE_DIR`, kept between runs in
+/// `target/suite/sparkds-cache`): the groups that run the command on projects of the run's copy
+/// (the tutorial of `book`, `spark_command`) build the plugin's JNI library from that copy's SDK
+/// once, in its target directory, where `spark_command` also installs the command, so that the
+/// JNI library's build reuses the dependencies they share (as `tests/packaging` keeps their
+/// features equal). The release rehearsal clears it with the rest of the environment.
+fn shared_cache() -> (String, String) {
+    let directory = crate::suite_directory().join("sparkds-cache");
+    (
+        "SPARKDS_CACHE_DIR".to_string(),
+        directory.display().to_string(),
+    )
 }
 
 /// The package's name in a package id: `path+file:///dir/tests#template-tests@0.1.0`, or

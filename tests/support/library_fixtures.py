@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from template_projects import ROOT, build_c_range, generate_and_build
+from template_projects import ROOT, build_c_range, generate_and_build, library_file
 
 # The read-write variant of the template, and the one with filter pushdown, as every suite
 # generates them (their names are their libraries' and data sources').
@@ -62,3 +62,17 @@ def filters_library() -> str:
         "SPARK_E2E_FILTERS_LIBRARY",
         lambda: generate_and_build(FILTERS_NAME, [f"pushdowns={FILTERS_PUSHDOWNS}"]),
     )
+
+
+def conformance_fixture(directory: str, name: str, *switches: str) -> str:
+    """tests/conformance/fixtures/range.c built as data source `name` in `directory`, with each
+    of `switches` defined: `FAULT_FILTER_BROKEN_ROW` (it accepts comparisons on `id` and ignores
+    them), `RECORD_WRITES` (the options `record` and `fail_commit`), ... (its comment lists
+    them). The fault a test injects is a switch of the fixture, not a copy of it."""
+    library = library_file(directory, name)
+    command = ["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-O1",
+               "-pthread", "-I", os.path.join(ROOT, "crates", "spark-datasource"), "-o", library]
+    command += [f"-D{switch}" for switch in switches]
+    command.append(os.path.join(ROOT, "tests", "conformance", "fixtures", "range.c"))
+    subprocess.run(command, check=True)
+    return library

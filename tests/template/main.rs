@@ -535,12 +535,14 @@ fn assert_bench_runs_every_protocol(project: &Project) {
     .collect();
     assert_eq!(stream.len(), 3, "{stream:?}");
     assert!(stream.iter().all(|m| m.3 == 300), "{stream:?}");
-    // The batch write, through the interface and in process, into a table of its own.
+    // The batch write, through the interface and in process, into a table of the test's own,
+    // which `--scratch` lets bench write into.
     let table = project.dir.join("bench-table");
     let path = format!("path={}", table.display());
     let write: Vec<_> = measures(&[
         "--protocol",
         "batch-write",
+        "--scratch",
         "--write-rows",
         "3000",
         "--write-batch-rows",

@@ -50,6 +50,11 @@ pub struct BenchArgs {
     /// The tasks of a batch write, which share its rows.
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub write_tasks: usize,
+    /// What the options point at may be overwritten by the batch write. Without it, the batch
+    /// write writes only into an empty directory that bench creates (given as `path`), and
+    /// refuses options, which may point at data of your own.
+    #[arg(long)]
+    pub scratch: bool,
 }
 
 /// `--protocol`: a name of [`BenchProtocol`].
@@ -90,8 +95,19 @@ pub fn bench(args: &BenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
         }
         None => Vec::new(),
     };
+    // A write goes only where nothing is lost; the directory it creates lives until the end.
+    let mut write_target = None;
+    let options = if args.protocol == Some(BenchProtocol::BatchWrite) {
+        let write = write_target.insert(
+            sparkds::check::WriteTarget::new(&target.options, args.scratch)
+                .map_err(|keys| crate::drive::refused_write("bench", &keys, false))?,
+        );
+        write.options()?
+    } else {
+        target.options.clone()
+    };
     let spec = BenchSpec {
-        options: target.options.clone(),
+        options,
         schema,
         // `--columns ''` is one empty name: no column at all.
         columns: args

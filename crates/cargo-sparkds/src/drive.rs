@@ -16,62 +16,6 @@ use sparkds::filters::Filter;
 use crate::condition;
 use sparkds::{ddl, render, sample, Error, Library, Result, WriteMode};
 
-/// Parses a `key=value` option of the command line.
-///
-/// # Errors
-///
-/// A message that names the argument and shows the form it must take.
-pub fn parse_option(arg: &str) -> std::result::Result<(String, String), String> {
-    match arg.split_once('=') {
-        Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
-        // What follows `=`, or an argument without one that names a secret
-        // (`password:hunter2`), may be a secret value: it is not repeated.
-        Some(_) => Err("an option needs a key before `=`, such as `end=20`".to_string()),
-        None if sparkds::redact::is_secret_key(arg) => Err(
-            "an option whose key looks secret must be written key=value, such as `password=...`; \
-             the argument is not shown, since it may hold the secret"
-                .to_string(),
-        ),
-        None => Err(format!(
-            "option `{arg}` must be written key=value, such as `{}=20`",
-            if arg.is_empty() {
-                "end"
-            } else {
-                arg.trim_end_matches('=')
-            }
-        )),
-    }
-}
-
-/// Parses an option with [`parse_option`]. Its error is the message alone: clap's own would
-/// repeat the argument, which may hold a secret value.
-#[derive(Clone)]
-struct OptionParser;
-
-impl clap::builder::TypedValueParser for OptionParser {
-    type Value = (String, String);
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        _arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> std::result::Result<Self::Value, clap::Error> {
-        let message = match value.to_str() {
-            Some(text) => match parse_option(text) {
-                Ok(option) => return Ok(option),
-                Err(message) => message,
-            },
-            None => "an option must be UTF-8 text, written key=value".to_string(),
-        };
-        Err(clap::Error::raw(
-            clap::error::ErrorKind::ValueValidation,
-            format!("{message}\n"),
-        )
-        .with_cmd(cmd))
-    }
-}
-
 /// The library and the options, common to the commands.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Target {
@@ -90,9 +34,21 @@ pub struct Target {
     /// `df.schema.json()`, for a source without `schema` or to read with another schema.
     #[arg(long, value_name = "DDL")]
     pub schema: Option<String>,
-    /// The options of the data source, as `.option(key, value)` gives them.
-    #[arg(value_name = "KEY=VALUE", value_parser = OptionParser)]
+    /// The options of the data source, as `.option(key, value)` gives them. Those that look
+    /// secret (`password`, `url`...) belong in --options-file: any user of the machine reads a
+    /// command line (`ps`).
+    #[arg(value_name = "KEY=VALUE", value_parser = crate::options::OptionParser)]
     pub options: Vec<(String, String)>,
+    /// Read options from this file, one KEY=VALUE a line (blank lines and lines that start with
+    /// `#` are skipped; the value is the rest of the line, as written), before those of the
+    /// command line, which override them: for a password. Child processes get the options on
+    /// their standard input, never on their command line.
+    #[arg(long, value_name = "FILE")]
+    pub options_file: Option<PathBuf>,
+    /// Read the options as JSON from standard input: how the command gives them to its child
+    /// processes.
+    #[arg(long = "options-stdin", hide = true)]
+    pub options_stdin: bool,
     /// Call the library in this process. By default the command runs again in a child process
     /// (`check`: one per protocol), so that a library that aborts the process is reported.
     #[arg(long)]
@@ -138,6 +94,27 @@ impl Target {
         )
     }
 
+    /// Reads the options of `--options-file` (then those of the command line) or of
+    /// `--options-stdin` into `options`.
+    ///
+    /// # Errors
+    ///
+    /// When the file or standard input cannot be read or holds something other than options.
+    pub fn read_options(&mut self) -> Result<()> {
+        if self.options_stdin {
+            let mut options = sparkds::isolate::read_options(std::io::stdin().lock())?;
+            options.append(&mut self.options);
+            self.options = options;
+            return Ok(());
+        }
+        if let Some(path) = &self.options_file {
+            let mut options = crate::options::from_file(path)?;
+            options.append(&mut self.options);
+            self.options = options;
+        }
+        Ok(())
+    }
+
     fn load(&self) -> Result<Library> {
         Library::load(self.library_path()?)
     }
@@ -158,18 +135,23 @@ pub fn rerun_isolated(target: &Target) -> Result<ExitCode> {
         .map_err(|e| Error::io("cannot find the path of sparkds to run the command", e))?;
     let mut command = std::process::Command::new(exe);
     command
-        .args(child_arguments(std::env::args_os().skip(1)))
-        .arg("--in-process");
+        .args(child_arguments(
+            &crate::definition(),
+            std::env::args_os().skip(1),
+        ))
+        .arg("--in-process")
+        .arg(sparkds::isolate::OPTIONS_STDIN_FLAG);
     // Found (and said) here, so that the child, which says nothing, loads the same library.
     let library = target.library_path()?;
     if target.lib.is_none() {
         command.arg("--lib").arg(library);
     }
-    let output = command
+    command
         .env(sparkds::isolate::BREADCRUMBS_VAR, "1")
-        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::inherit())
-        .output()
+        .stderr(std::process::Stdio::piped());
+    let output = sparkds::isolate::spawn_with_options(&mut command, &target.options)
+        .and_then(std::process::Child::wait_with_output)
         .map_err(|e| Error::io("cannot run sparkds in a child process", e))?;
     let stderr = String::from_utf8_lossy(&output.stderr);
     eprint!("{}", sparkds::isolate::without_breadcrumbs(&stderr));
@@ -182,20 +164,52 @@ pub fn rerun_isolated(target: &Target) -> Result<ExitCode> {
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(2)))
 }
 
-/// The arguments of this command for its child, which is given the library with `--lib`: the
-/// arguments without the `sparkds` that cargo passes first, and without `--release` and
-/// `--profile NAME`, which chose the build that `--lib` now names.
-fn child_arguments(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
-    let mut kept = Vec::new();
-    let mut args = args.into_iter();
+/// The arguments of this command for its child, which is given the library with `--lib` and
+/// the options on its standard input: the arguments without the `sparkds` that cargo passes
+/// first, without `--release` and `--profile NAME`, which chose the build that `--lib` now
+/// names, and without the options (`KEY=VALUE`, `--options-file FILE`), which the child's
+/// command line, readable by every user of the machine, must not show. `cli` tells which flags
+/// take a value.
+fn child_arguments(cli: &clap::Command, args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut args = args.into_iter().peekable();
+    if args.peek().is_some_and(|arg| arg == "sparkds") {
+        args.next();
+    }
+    let Some(name) = args.next() else {
+        return Vec::new();
+    };
+    let takes_value: Vec<String> = cli
+        .find_subcommand(&name)
+        .map(|command| {
+            command
+                .get_arguments()
+                .filter(|arg| arg.get_action().takes_values())
+                .filter_map(|arg| arg.get_long().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut kept = vec![name];
     while let Some(arg) = args.next() {
-        if arg == "--profile" {
-            args.next();
-        } else if arg != "sparkds"
-            && arg != "--release"
-            && !arg.to_string_lossy().starts_with("--profile=")
-        {
+        let text = arg.to_string_lossy().into_owned();
+        let Some(long) = text.strip_prefix("--") else {
+            // A short flag (`-h`) stays; anything else is a positional option, KEY=VALUE.
+            if text.starts_with('-') {
+                kept.push(arg);
+            }
+            continue;
+        };
+        let (flag, inline) = match long.split_once('=') {
+            Some((flag, _)) => (flag, true),
+            None => (long, false),
+        };
+        let value = if !inline && takes_value.iter().any(|t| t == flag) {
+            args.next()
+        } else {
+            None
+        };
+        if !matches!(flag, "release" | "profile" | "options-file") {
             kept.push(arg);
+            kept.extend(value);
         }
     }
     kept
@@ -389,6 +403,26 @@ pub struct RoundtripArgs {
     /// The number of rows of each task.
     #[arg(long = "rows-per-task", default_value_t = 3, value_name = "N")]
     pub rows_per_task: usize,
+    /// What the options point at (a directory, a table) may be overwritten. Without it,
+    /// roundtrip writes only into an empty directory that it creates (given as `path`, removed
+    /// at the end), and refuses options, which may point at data of your own.
+    #[arg(long)]
+    pub scratch: bool,
+}
+
+/// The refusal of a write of `command` that the options with `keys` reach without --scratch.
+pub fn refused_write(command: &str, keys: &[String], truncate: bool) -> Error {
+    Error::usage(format!(
+        "{command} would write sample rows into {}{}, and writes only where nothing is lost: \
+         leave the options out, and it writes into an empty directory that it creates (given \
+         as `path`), or add --scratch if that may be overwritten",
+        sparkds::check::what_options_point_at(keys),
+        if truncate {
+            ", replacing what is there (--mode truncate)"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// Runs `sparkds roundtrip`.
@@ -397,8 +431,10 @@ pub struct RoundtripArgs {
 ///
 /// When the library cannot be loaded, or the write or the read fails or breaks a rule.
 pub fn roundtrip(args: &RoundtripArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    let mut target = sparkds::check::WriteTarget::new(&args.target.options, args.scratch)
+        .map_err(|keys| refused_write("roundtrip", &keys, args.mode == ModeArg::Truncate))?;
     let library = args.target.load()?;
-    let options = args.target.options.clone();
+    let options = target.options()?;
     let schema = sparkds::check::write_schema(&library, &options, args.target.schema()?)?;
     let mut write = library
         .batch_write()
@@ -421,9 +457,14 @@ pub fn roundtrip(args: &RoundtripArgs, out: &mut dyn Write) -> Result<ExitCode> 
     let outcome = write.run()?;
     let messages: Vec<Vec<u8>> = outcome.messages.iter().flatten().cloned().collect();
     let mut text = format!(
-        "wrote {} rows in {} tasks:\n{}\n{}\n",
+        "wrote {} rows in {} tasks{}:\n{}\n{}\n",
         written.iter().map(RecordBatch::num_rows).sum::<usize>(),
         args.tasks,
+        if target.created().is_some() {
+            " into an empty directory that roundtrip created as `path` (removed at the end)"
+        } else {
+            ""
+        },
         render::schema(&schema),
         render::batches(&written)
     );
@@ -461,6 +502,12 @@ pub struct CheckArgs {
     /// Print the outcomes as JSON, for a parent process.
     #[arg(long, hide = true)]
     pub json: bool,
+    /// What the options point at (a directory, a table) may be overwritten: the write
+    /// protocols run with the options, truncate-write replacing what is there. Without it,
+    /// they write only into empty directories that check creates (given as `path`), and are
+    /// not run when an option reaches them (scope the reads' options with `read:`).
+    #[arg(long)]
+    pub scratch: bool,
 }
 
 /// `--protocol` of `check`: a name of [`Protocol`].
@@ -501,6 +548,9 @@ pub fn check(args: &CheckArgs, out: &mut dyn Write) -> Result<ExitCode> {
     }
     if let Some(protocol) = args.protocol {
         check = check.protocols([protocol]);
+    }
+    if args.scratch {
+        check = check.scratch();
     }
     if !args.target.in_process {
         let binary = std::env::current_exe()
@@ -587,38 +637,43 @@ mod tests {
             "--profile=dist",
             "--limit",
             "5",
-            "end=3",
         ]
         .map(OsString::from);
         assert_eq!(
-            child_arguments(args),
-            ["show", "--limit", "5", "end=3"].map(OsString::from)
+            child_arguments(&crate::definition(), args),
+            ["show", "--limit", "5"].map(OsString::from)
         );
     }
 
     #[test]
-    fn an_option_without_equals_is_explained() {
+    fn the_child_gets_no_option_on_its_command_line() {
+        let args = [
+            "show",
+            "password=hunter2",
+            "--where",
+            "name = 'x'",
+            "--options-file",
+            "secrets.txt",
+            "--schema=id bigint",
+            "--lib",
+            "lib=x.so",
+            "url=jdbc:x",
+            "--options-file=other.txt",
+            "-h",
+        ]
+        .map(OsString::from);
         assert_eq!(
-            parse_option("end"),
-            Err("option `end` must be written key=value, such as `end=20`".to_string())
-        );
-        assert_eq!(parse_option("end=20"), Ok(("end".into(), "20".into())));
-        assert_eq!(parse_option("a=b=c"), Ok(("a".into(), "b=c".into())));
-    }
-
-    #[test]
-    fn an_option_that_may_hold_a_secret_is_not_repeated() {
-        assert_eq!(
-            parse_option("=hunter2"),
-            Err("an option needs a key before `=`, such as `end=20`".to_string())
-        );
-        assert_eq!(
-            parse_option("db.password:hunter2"),
-            Err(
-                "an option whose key looks secret must be written key=value, such as \
-                 `password=...`; the argument is not shown, since it may hold the secret"
-                    .to_string()
-            )
+            child_arguments(&crate::definition(), args),
+            [
+                "show",
+                "--where",
+                "name = 'x'",
+                "--schema=id bigint",
+                "--lib",
+                "lib=x.so",
+                "-h"
+            ]
+            .map(OsString::from)
         );
     }
 }

@@ -6,11 +6,12 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod bench;
 mod condition;
 mod drive;
+mod options;
 mod package;
 mod spark;
 mod verify;
@@ -30,6 +31,10 @@ enum Command {
     /// `df.show()`, through the whole batch read protocol and its checks.
     Show(drive::ShowArgs),
     /// Write sample rows through the whole write protocol, then read them back.
+    ///
+    /// Without options it writes into an empty directory that it creates (given as `path`) and
+    /// removes. With options it runs only with --scratch, which says that what they point at (a
+    /// directory, a table) may be overwritten: they may point at data of your own.
     Roundtrip(drive::RoundtripArgs),
     /// Run every protocol of every capability that the source declares, and report the rules
     /// it breaks.
@@ -37,7 +42,12 @@ enum Command {
     /// Each protocol runs in a child process, so that a library that aborts is reported. The
     /// exit code is 1 when a protocol breaks a rule or cannot run. An option `SCOPE:key=value`
     /// goes to some protocols only: SCOPE is `read`, `write` or a protocol name, as in
-    /// `write:path=/tmp/out batch-read:path=/tmp/out`.
+    /// `read:end=20`.
+    ///
+    /// The write protocols (truncate-write replaces what is there) write into empty directories
+    /// that check creates (given as `path`). A write protocol that an option reaches is not run,
+    /// since the option may point at data of your own, unless --scratch says that what the
+    /// options point at may be overwritten.
     Check(drive::CheckArgs),
     /// Measure the batch read and the micro-batch read that a source declares, through the C
     /// interface: rows/s, Arrow bytes/s, batches/s, the time inside the library and in the host,
@@ -57,8 +67,11 @@ enum Command {
     /// The JVM plugin loads the library (`--bridge`: the Python bridge): read it with
     /// `spark.read.format("native").option("source", NAME)` or `SELECT * FROM native.NAME`.
     /// Spark comes from SPARK_HOME, else python3's pyspark, else a pinned pyspark installed in
-    /// the cache (~/.cache/sparkds, or SPARKDS_CACHE_DIR), where the plugin is built on first
-    /// use. Builds the `release` profile unless `--profile` says otherwise.
+    /// the cache (~/.cache/sparkds, or SPARKDS_CACHE_DIR), which keeps the plugin: the released
+    /// jar of the Spark's line, fetched once from Maven Central (SPARKDS_MAVEN_REPOSITORY names
+    /// a mirror) and checked against the SHA-256 this command records, or, for a command built
+    /// from a checkout, one built there from the project's SDK. Builds the `release` profile
+    /// unless `--profile` says otherwise.
     Spark(spark::SparkArgs),
     /// Check a `.sparkpkg`: manifest, entries, and each library's format, architecture,
     /// `spark_ds_init` export, dependencies and glibc versions; prints each library's SHA-256.
@@ -74,8 +87,23 @@ fn arguments() -> Vec<OsString> {
     args
 }
 
+/// The command line's definition, which also tells a parent which arguments its child gets.
+fn definition() -> clap::Command {
+    Cli::command()
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(arguments());
+    let mut cli = Cli::parse_from(arguments());
+    let target = match &mut cli.command {
+        Command::Show(args) => Some(&mut args.target),
+        Command::Roundtrip(args) => Some(&mut args.target),
+        Command::Check(args) => Some(&mut args.target),
+        Command::Bench(args) => Some(&mut args.target),
+        _ => None,
+    };
+    if let Some(Err(e)) = target.map(drive::Target::read_options) {
+        return fail(&e);
+    }
     // A child that `show`, `roundtrip` or `check` started runs with breadcrumbs: its parent
     // has warned already.
     let child = std::env::var_os(sparkds::isolate::BREADCRUMBS_VAR).is_some();

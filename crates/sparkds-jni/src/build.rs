@@ -3,11 +3,11 @@
 //! copy ([`crate::private_copy`]), never by opening the original path again, so nothing can
 //! replace the file between its check and its `dlopen`.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::checksum::sha256_bytes;
+use crate::error::{Error, ErrorClass};
 
 /// The largest library that is read: bounds what a hostile file or package entry makes this
 /// process allocate. `sparkds verify` accepts entries of at most 512 MiB.
@@ -89,13 +89,15 @@ impl Build {
         }
     }
 
-    /// Reads the library file at `path`, once.
+    /// Reads the library file at `path`, once, opened as [`sparkds::open_regular`] opens it:
+    /// without waiting on a named pipe, and only if it is a regular file.
     ///
     /// # Errors
     ///
-    /// When it cannot be opened or read, or is larger than [`MAX_LIBRARY_BYTES`].
+    /// When it cannot be opened or read, is not a regular file, or is larger than
+    /// [`MAX_LIBRARY_BYTES`].
     pub fn read_file(path: &Path) -> std::io::Result<Build> {
-        let file = File::open(path)?;
+        let file = sparkds::open_regular(path)?;
         let bytes = read_bounded(file, &path.display().to_string())?;
         Ok(Build::new(bytes, Origin::File(path.to_path_buf())))
     }
@@ -110,6 +112,25 @@ impl Build {
             .unwrap_or(stem)
             .to_lowercase()
     }
+}
+
+/// The error of a library file at `path` that [`Build::read_file`] could not read: INIT_FAILED
+/// for what is not a regular file (a named pipe, a device, a directory), which no loader can
+/// load, NOT_FOUND for a file that cannot be read.
+pub fn unreadable(path: &Path, e: &std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::InvalidInput {
+        return Error::new(
+            ErrorClass::InitFailed,
+            format!(
+                "the library {} is refused: {e}; put the library's file there, or remove what is there",
+                path.display()
+            ),
+        );
+    }
+    Error::new(
+        ErrorClass::NotFound,
+        format!("cannot read the library {}: {e}", path.display()),
+    )
 }
 
 /// Everything `reader` holds, refusing more than [`MAX_LIBRARY_BYTES`] (`what` names it).

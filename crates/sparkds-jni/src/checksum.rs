@@ -2,19 +2,18 @@
 //! a size, a modification time or an inode can be set or reused by whoever writes the file, so
 //! only the bytes themselves say which build a file holds.
 
-use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-/// The SHA-256 of the file at `path`.
+/// The SHA-256 of the file at `path` (opened as [`sparkds::open_regular`] opens it).
 ///
 /// # Errors
 ///
-/// When the file cannot be read.
+/// When the file cannot be read, or is not a regular file.
 pub fn sha256_file(path: &Path) -> io::Result<String> {
-    let mut file = File::open(path)?;
+    let mut file = sparkds::open_regular(path)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 20];
     loop {

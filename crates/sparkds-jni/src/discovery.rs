@@ -8,7 +8,7 @@
 //! empty entry) would make the current directory of the process decide what runs.
 
 use std::fs::{self, File};
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::path::{Component, Path, PathBuf};
 
 use sparkds_package::{is_valid_data_source_name, Manifest, Platform, ABI_VERSION, MANIFEST_NAME};
@@ -198,17 +198,13 @@ fn in_configured_packages(
 /// has one.
 fn in_library_path(name: &str, search: &Search) -> Result<Option<Found>> {
     let file = library_file_name(name);
-    let Some(dir) = absolute_dirs(&search.library_dirs).find(|dir| dir.join(&file).is_file())
-    else {
+    // Whatever has the library's name counts: a named pipe or a directory there is refused by
+    // its name, rather than passed over for a library further down the path.
+    let Some(dir) = absolute_dirs(&search.library_dirs).find(|dir| dir.join(&file).exists()) else {
         return Ok(None);
     };
     let path = dir.join(&file);
-    let build = Build::read_file(&path).map_err(|e| {
-        Error::new(
-            ErrorClass::NotFound,
-            format!("cannot read the library {}: {e}", path.display()),
-        )
-    })?;
+    let build = Build::read_file(&path).map_err(|e| crate::build::unreadable(&path, &e))?;
     Ok(Some(Found {
         build,
         place: format!("library path {}", dir.display()),
@@ -288,7 +284,8 @@ fn not_found(name: &str, file: &str, search: &Search, skipped: &[Skipped]) -> Er
 }
 
 /// The `.sparkpkg` files of the configured paths: files as given, directories by their
-/// `.sparkpkg` entries in name order. A path that is neither is skipped.
+/// `.sparkpkg` entries in name order. A path that does not exist is skipped; one that is not a
+/// regular file (a named pipe) is kept, and skipped with that reason when it is opened.
 fn configured_package_files(paths: &[PathBuf], skipped: &mut Vec<Skipped>) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for path in paths {
@@ -297,13 +294,13 @@ fn configured_package_files(paths: &[PathBuf], skipped: &mut Vec<Skipped>) -> Ve
                 .map(|entries| {
                     entries
                         .filter_map(|e| e.ok().map(|e| e.path()))
-                        .filter(|p| p.extension().is_some_and(|e| e == "sparkpkg") && p.is_file())
+                        .filter(|p| p.extension().is_some_and(|e| e == "sparkpkg") && !p.is_dir())
                         .collect()
                 })
                 .unwrap_or_default();
             in_dir.sort();
             files.extend(in_dir);
-        } else if path.is_file() {
+        } else if path.exists() {
             files.push(path.clone());
         } else {
             skipped.push(Skipped {
@@ -382,12 +379,15 @@ fn provider(
     Ok(Some(entry.clone()))
 }
 
-/// Opens a package after checking its structure as `sparkds verify` does, so that a hostile
-/// package (a zip bomb, thousands of entries, colliding or overlapping entries) is refused
-/// before anything is decompressed.
+/// Opens a package (without waiting on a named pipe, and only a regular file: see
+/// [`sparkds::open_regular`]) and checks its structure as `sparkds verify` does, so that a
+/// hostile package (a zip bomb, thousands of entries, colliding or overlapping entries) is
+/// refused before anything is decompressed. What is checked is what is read: the same open
+/// file.
 fn open_archive(package: &Path) -> std::result::Result<ZipArchive<File>, String> {
-    let findings = sparkds_package::verify::check_structure(
-        package,
+    let mut file = sparkds::open_regular(package).map_err(|e| format!("cannot open it: {e}"))?;
+    let findings = sparkds_package::verify::check_open_structure(
+        &mut file,
         &sparkds_package::verify::Limits::default(),
     )
     .map_err(|e| format!("cannot read it: {e}"))?;
@@ -397,7 +397,7 @@ fn open_archive(package: &Path) -> std::result::Result<ZipArchive<File>, String>
             finding.file, finding.message
         ));
     }
-    let file = File::open(package).map_err(|e| format!("cannot open it: {e}"))?;
+    file.rewind().map_err(|e| format!("cannot read it: {e}"))?;
     ZipArchive::new(file).map_err(|e| format!("it is not a zip archive: {e}"))
 }
 
@@ -505,7 +505,8 @@ pub fn locate_build(wanted: &DriverBuild, library_dirs: &[PathBuf]) -> Result<Bu
     };
     if let Some(entry) = &wanted.entry {
         let packages = wanted.package_files.iter().chain([&wanted.driver_path]);
-        for package in packages.filter(|p| p.is_file()) {
+        // A path that exists but is not a regular file is named in the error with its reason.
+        for package in packages.filter(|p| p.exists()) {
             let build = read_entry(package, entry);
             if let Some(build) = consider(build, &|| package.display().to_string()) {
                 return Ok(build);
@@ -519,7 +520,7 @@ pub fn locate_build(wanted: &DriverBuild, library_dirs: &[PathBuf]) -> Result<Bu
         .then(|| wanted.driver_path.clone())
         .into_iter()
         .chain(absolute_dirs(library_dirs).map(|d| d.join(&file)));
-    for path in files.filter(|p| p.is_file()) {
+    for path in files.filter(|p| p.exists()) {
         let build = Build::read_file(&path).map_err(|e| format!("unreadable: {e}"));
         if let Some(build) = consider(build, &|| path.display().to_string()) {
             return Ok(build);
@@ -531,17 +532,32 @@ pub fn locate_build(wanted: &DriverBuild, library_dirs: &[PathBuf]) -> Result<Bu
     Err(Error::new(
         ErrorClass::NotFound,
         format!(
-            "native data source `{name}`: this executor has no build with the driver's SHA-256 {sha256}: {}; searched {}{} and the native library path ({}); install the driver's build on every node, at the same path or in the native library path, or add it in a package",
+            "native data source `{name}`: this executor has no build with the driver's SHA-256 {sha256}: {}; searched {}{}{} and the native library path ({}); install the driver's build on every node, at the same path or in the native library path, or add it in a package",
             if seen.is_empty() {
                 "it has none".to_string()
             } else {
                 format!("it has {}", seen.join(", "))
             },
+            session_copies(wanted),
             wanted.driver_path.display(),
             wanted.entry.as_ref().map(|e| format!(" (entry `{e}`)")).unwrap_or_default(),
             if dirs.is_empty() { "empty".to_string() } else { dirs.join(", ") },
         ),
     ))
+}
+
+/// The session's copies of the driver's package that an executor looked for, as the message of
+/// a missing build names them: "the session's copies a, b; ", or "" when there were none.
+fn session_copies(wanted: &DriverBuild) -> String {
+    if wanted.entry.is_none() || wanted.package_files.is_empty() {
+        return String::new();
+    }
+    let copies: Vec<String> = wanted
+        .package_files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    format!("the session's copies {}; ", copies.join(", "))
 }
 
 #[cfg(test)]

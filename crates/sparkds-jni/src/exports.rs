@@ -406,6 +406,7 @@ native! {
         schema: JByteArray<'l>,
         reader_state: JByteArray<'l>,
         partition: JByteArray<'l>,
+        accepted_filters: JByteArray<'l>,
         task_id: jlong,
         stage_id: jint,
         partition_id: jint,
@@ -418,12 +419,17 @@ native! {
         let schema = jvm::bytes(env, &schema, "schema")?;
         let state = jvm::optional_bytes(env, &reader_state)?;
         let partition = jvm::bytes(env, &partition, "partition")?;
+        let accepted_filters = jvm::optional_bytes(env, &accepted_filters)?;
         let interrupted = jvm::interrupt_check(env, &task_context)?;
+        let inputs = ops::ReadInputs {
+            state: state.as_deref(),
+            partition: &partition,
+            accepted_filters: accepted_filters.as_deref(),
+        };
         ops::read(
             library,
             &schema,
-            state.as_deref(),
-            &partition,
+            inputs,
             ids(task_id, stage_id, partition_id, attempt_number),
             interrupted,
             ops::checks_from_env(),

@@ -60,7 +60,7 @@ pub fn load(
     log_for: impl FnOnce(&str) -> Option<LogFunction>,
 ) -> Result<&'static Loaded> {
     let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    if !path.is_file() {
+    if !path.exists() {
         return Err(Error::new(
             ErrorClass::NotFound,
             format!(
@@ -69,12 +69,7 @@ pub fn load(
             ),
         ));
     }
-    let build = Build::read_file(&path).map_err(|e| {
-        Error::new(
-            ErrorClass::NotFound,
-            format!("cannot read the library {}: {e}", path.display()),
-        )
-    })?;
+    let build = Build::read_file(&path).map_err(|e| crate::build::unreadable(&path, &e))?;
     load_build(build, sha256, Path::new(""), spark_version, log_for)
 }
 

@@ -219,24 +219,53 @@ pub struct StreamHandle {
     descriptor: Vec<i64>,
 }
 
-/// `read`: opens the stream of `partition`, whose schema must be `schema` (an IPC message).
+/// What a partition is read with: its bytes, the reader's state, and the filters to check.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadInputs<'a> {
+    /// The reader's state (`serialize_reader`), or `None`.
+    pub state: Option<&'a [u8]>,
+    /// The partition's bytes.
+    pub partition: &'a [u8],
+    /// The filters that the reader accepted, one message of `spark_datasource_filters.h`,
+    /// checked on every row (rule 31); `None` to take the rows as they are.
+    pub accepted_filters: Option<&'a [u8]>,
+}
+
+/// `read`: opens the stream of a partition, whose schema must be `schema` (an IPC message).
 ///
 /// # Errors
 ///
-/// The failure of `read`, or a violation (such as a stream of another schema).
+/// The failure of `read`, or a violation (such as a stream of another schema); accepted filters
+/// that do not decode, or name a column that `schema` does not have.
 pub fn read(
     library: &'static Loaded,
     schema: &[u8],
-    state: Option<&[u8]>,
-    partition: &[u8],
+    inputs: ReadInputs<'_>,
     ids: TaskIds,
     interrupted: Interrupted,
     checks: Checks,
 ) -> Result<StreamHandle> {
     let schema = schema_arg(schema, "the schema of read")?;
+    let accepted = match inputs.accepted_filters {
+        Some(message) => sparkds::filters::decode(message).map_err(|e| {
+            Error::argument(format!(
+                "the accepted filters are not a message of spark_datasource_filters.h: {e}"
+            ))
+        })?,
+        None => Vec::new(),
+    };
     let task = TaskContext::new(ids, interrupted);
-    let stream = PartitionStream::open(library.library, task, schema, state, partition, checks)
-        .map_err(|e| Error::from_host(&library.name, e))?;
+    let fail = |e| Error::from_host(&library.name, e);
+    let mut stream = PartitionStream::open(
+        library.library,
+        task,
+        schema,
+        inputs.state,
+        inputs.partition,
+        checks,
+    )
+    .map_err(fail)?;
+    stream.check_accepted(accepted).map_err(fail)?;
     Ok(StreamHandle {
         stream,
         name: library.name.clone(),

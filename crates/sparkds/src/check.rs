@@ -1,6 +1,11 @@
 //! `sparkds check`: every protocol of every capability that a source declares, each reported on
 //! its own, optionally each in a child process so that a library that aborts the process
 //! (rule 9) is reported instead of ending the check.
+//!
+//! The write protocols write only where nothing can be lost: into an empty directory that the
+//! check creates (the option `path`, as `df.write.save(path)` gives it), or where the caller's
+//! options point once the caller has said that it may be overwritten ([`Check::scratch`],
+//! `--scratch` on the command line). A truncating write pointed at a real table would empty it.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -48,6 +53,17 @@ impl Protocol {
         Protocol::MicroBatchRead,
     ];
 
+    /// Whether the protocol writes (and `TruncateWrite` replaces what is there).
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            Protocol::BatchWrite
+                | Protocol::FailingWrite
+                | Protocol::TruncateWrite
+                | Protocol::StreamingWrite
+        )
+    }
+
     /// The name of the protocol, as `--protocol` takes it.
     pub fn name(self) -> &'static str {
         match self {
@@ -93,6 +109,9 @@ pub enum Outcome {
     /// It could not run: the library failed, as the interface allows (often an option that
     /// this protocol needs), or the host could not run it.
     Errored(String),
+    /// The check did not run it: a write whose options the caller gave, which may point at
+    /// data of their own, without [`Check::scratch`].
+    NotRun(String),
 }
 
 impl fmt::Display for Outcome {
@@ -102,6 +121,7 @@ impl fmt::Display for Outcome {
             Outcome::Skipped(why) => write!(f, "skipped: {why}"),
             Outcome::Failed(message) => write!(f, "FAILED: {message}"),
             Outcome::Errored(message) => write!(f, "error: {message}"),
+            Outcome::NotRun(why) => write!(f, "not run: {why}"),
         }
     }
 }
@@ -129,9 +149,19 @@ impl Report {
             .count()
     }
 
-    /// Whether every protocol passed or was skipped: none broke a rule, none could not run.
+    /// The number of protocols that the check did not run, since they would have written where
+    /// the caller's options point.
+    pub fn not_run(&self) -> usize {
+        self.results
+            .iter()
+            .filter(|(_, o)| matches!(o, Outcome::NotRun(_)))
+            .count()
+    }
+
+    /// Whether every protocol passed or was skipped: none broke a rule, none could not run,
+    /// none was left out.
     pub fn passed(&self) -> bool {
-        self.failures() == 0 && self.errors() == 0
+        self.failures() == 0 && self.errors() == 0 && self.not_run() == 0
     }
 }
 
@@ -140,8 +170,8 @@ impl fmt::Display for Report {
         for (protocol, outcome) in &self.results {
             writeln!(f, "{:<18} {outcome}", protocol.name())?;
         }
-        let (failures, errors) = (self.failures(), self.errors());
-        if failures == 0 && errors == 0 {
+        let (failures, errors, not_run) = (self.failures(), self.errors(), self.not_run());
+        if failures == 0 && errors == 0 && not_run == 0 {
             return writeln!(f, "all protocols passed");
         }
         let mut parts = Vec::new();
@@ -153,8 +183,14 @@ impl fmt::Display for Report {
         }
         if errors > 0 {
             parts.push(format!(
-                "{} could not run (the library failed: give the options they need, such as `write:path=...`)",
+                "{} could not run (the library failed: give the options they need)",
                 crate::error::count(errors as i128, "protocol")
+            ));
+        }
+        if not_run > 0 {
+            parts.push(format!(
+                "{} not run, to leave what the options point at as it is",
+                crate::error::count(not_run as i128, "write protocol")
             ));
         }
         writeln!(f, "{}", parts.join("; "))
@@ -163,11 +199,17 @@ impl fmt::Display for Report {
 
 /// A check of a library: every protocol, in this process or each in a child process.
 ///
+/// The write protocols write into an empty directory that the check creates for each (the
+/// option `path`), and run with options of the caller only once [`Check::scratch`] says that
+/// what they point at may be overwritten: otherwise they are [`Outcome::NotRun`].
+///
 /// ```no_run
 /// # fn main() -> Result<(), sparkds::Error> {
 /// let library = sparkds::cdylib("spark_datasource_my_source")?;
+/// let table = tempfile::tempdir().map_err(|e| sparkds::Error::io("a directory", e))?;
 /// let report = sparkds::check::Check::new(&library)
-///     .option("end", "10")
+///     .option("path", table.path().display().to_string())
+///     .scratch()
 ///     .isolated(sparkds::sparkds_binary()?)
 ///     .run();
 /// assert!(report.passed(), "{report}");
@@ -182,6 +224,7 @@ pub struct Check {
     schema: Option<String>,
     binary: Option<PathBuf>,
     protocols: Vec<Protocol>,
+    scratch: bool,
 }
 
 impl Check {
@@ -194,7 +237,18 @@ impl Check {
             schema: None,
             binary: None,
             protocols: Protocol::ALL.to_vec(),
+            scratch: false,
         }
+    }
+
+    /// Says that what the options point at (a directory, a table) may be overwritten: the
+    /// write protocols then run with the options, one of them in truncate mode, which replaces
+    /// what is there. Without it, a write protocol that any option of the check reaches is not
+    /// run ([`Outcome::NotRun`]); give the reads their options with
+    /// [`Check::protocol_option`] instead.
+    pub fn scratch(mut self) -> Self {
+        self.scratch = true;
+        self
     }
 
     crate::builders::option_setters!("Adds an option passed to every `create`.", options);
@@ -275,11 +329,20 @@ impl Check {
         };
         // Loading again is cheap: the loader returns the library already loaded.
         match Library::load(&self.library) {
-            Ok(library) => run_protocol(&library, protocol, &self.options_of(protocol), schema),
+            Ok(library) => run_protocol(
+                &library,
+                protocol,
+                &self.options_of(protocol),
+                schema,
+                self.scratch,
+            ),
             Err(e) => failure(e),
         }
     }
 
+    /// Runs `protocol` in a child process: `binary check --lib ... --in-process --json
+    /// --protocol ... --options-stdin`, with the options as JSON on its standard input, never on
+    /// its command line, which every user of the machine can read (`ps`).
     fn run_child(&self, binary: &Path, protocol: Protocol) -> Outcome {
         let mut command = Command::new(binary);
         command
@@ -287,16 +350,20 @@ impl Check {
             .arg("--lib")
             .arg(&self.library)
             .args(["--in-process", "--json", "--protocol", protocol.name()])
+            .arg(isolate::OPTIONS_STDIN_FLAG)
             .env(isolate::BREADCRUMBS_VAR, "1");
         if let Some(schema) = &self.schema {
             command.arg("--schema").arg(schema);
         }
-        command.args(
-            self.options_of(protocol)
-                .iter()
-                .map(|(k, v)| format!("{k}={v}")),
-        );
-        let output = match command.output() {
+        if self.scratch {
+            command.arg(SCRATCH_FLAG);
+        }
+        command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let output = match isolate::spawn_with_options(&mut command, &self.options_of(protocol))
+            .and_then(std::process::Child::wait_with_output)
+        {
             Ok(output) => output,
             Err(e) => {
                 return Outcome::Errored(format!(
@@ -326,14 +393,20 @@ impl Check {
     }
 }
 
-/// Runs one protocol in this process.
+/// The flag of `cargo sparkds` that says what the options point at may be overwritten
+/// ([`Check::scratch`]).
+pub const SCRATCH_FLAG: &str = "--scratch";
+
+/// Runs one protocol in this process. A write runs only where nothing can be lost (see
+/// [`WriteTarget`]): `scratch` says that what `options` point at may be overwritten.
 pub fn run_protocol(
     library: &Library,
     protocol: Protocol,
     options: &[(String, String)],
     schema: Option<SchemaRef>,
+    scratch: bool,
 ) -> Outcome {
-    match try_protocol(library, protocol, options, schema) {
+    match try_protocol(library, protocol, options, schema, scratch) {
         Ok(outcome) => outcome,
         Err(e) => failure(e),
     }
@@ -352,6 +425,7 @@ fn try_protocol(
     protocol: Protocol,
     options: &[(String, String)],
     schema: Option<SchemaRef>,
+    scratch: bool,
 ) -> Result<Outcome> {
     let caps = library.capabilities(options.to_vec())?;
     if let Some(flag) = undeclared_capability(protocol, caps) {
@@ -363,11 +437,164 @@ fn try_protocol(
         Protocol::Load => Ok(Outcome::Passed(format!("declares {caps}"))),
         Protocol::BatchRead => batch_read(library, options, &schema),
         Protocol::MicroBatchRead => micro_batch_read(library, options, &schema),
-        Protocol::BatchWrite | Protocol::FailingWrite | Protocol::TruncateWrite => {
-            batch_write(library, protocol, options, schema)
-        }
-        Protocol::StreamingWrite => streaming_write(library, options, schema),
+        Protocol::BatchWrite
+        | Protocol::FailingWrite
+        | Protocol::TruncateWrite
+        | Protocol::StreamingWrite => write(library, protocol, options, schema, scratch),
     }
+}
+
+/// A write protocol, where [`WriteTarget`] lets it write.
+fn write(
+    library: &Library,
+    protocol: Protocol,
+    options: &[(String, String)],
+    schema: Option<SchemaRef>,
+    scratch: bool,
+) -> Result<Outcome> {
+    let target = match WriteTarget::new(options, scratch) {
+        Ok(target) => target,
+        Err(keys) => return Ok(Outcome::NotRun(not_run(protocol, &keys))),
+    };
+    target.run(library, options, |options| match protocol {
+        Protocol::StreamingWrite => streaming_write(library, options, schema),
+        _ => batch_write(library, protocol, options, schema),
+    })
+}
+
+/// Why `check` did not run the write `protocol`, which the options with `keys` reach.
+fn not_run(protocol: Protocol, keys: &[String]) -> String {
+    format!(
+        "it would {} {}, which `check` did not create; give the reads their options as \
+         `read:KEY=VALUE` (the writes then go into empty directories that `check` creates, as \
+         `path`), or add {SCRATCH_FLAG} (`Check::scratch` in a test) if that may be overwritten",
+        if protocol == Protocol::TruncateWrite {
+            "replace"
+        } else {
+            "write into"
+        },
+        what_options_point_at(keys)
+    )
+}
+
+/// ``what the option `path` points at`` or ``what the options `url`, `table` point at``: the
+/// keys only, since a value may be secret.
+pub fn what_options_point_at(keys: &[String]) -> String {
+    let names: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+    match names.len() {
+        1 => format!("what the option {} points at", names[0]),
+        _ => format!("what the options {} point at", names.join(", ")),
+    }
+}
+
+/// Where a write of `check`, `roundtrip` or `bench` writes: an empty directory that it creates
+/// (the option `path`, removed when the write is done), unless the options name a `path`; and
+/// with options of the caller only when the caller said that what they point at may be
+/// overwritten. A write of sample rows in truncate mode pointed at a real table would empty it.
+#[derive(Debug)]
+pub struct WriteTarget {
+    /// The caller's options, and `path` when this created it.
+    options: Vec<(String, String)>,
+    /// The directory this created, removed on drop.
+    created: Option<tempfile::TempDir>,
+}
+
+impl WriteTarget {
+    /// The target of a write with `options`, the caller's: `scratch` says that what they point
+    /// at may be overwritten.
+    ///
+    /// # Errors
+    ///
+    /// The keys of the options (without their values, which may be secret), when there are
+    /// options and `scratch` is false: the write must not run.
+    pub fn new(
+        options: &[(String, String)],
+        scratch: bool,
+    ) -> std::result::Result<WriteTarget, Vec<String>> {
+        if !scratch && !options.is_empty() {
+            let mut keys: Vec<String> = Vec::new();
+            for (key, _) in options {
+                if !keys.contains(key) {
+                    keys.push(key.clone());
+                }
+            }
+            return Err(keys);
+        }
+        Ok(WriteTarget {
+            options: options.to_vec(),
+            created: None,
+        })
+    }
+
+    /// The options of the write, with `path` set to a directory created now when the caller's
+    /// options have none.
+    ///
+    /// # Errors
+    ///
+    /// When the directory cannot be created.
+    pub fn options(&mut self) -> Result<Vec<(String, String)>> {
+        if has_key(&self.options, "path") {
+            return Ok(self.options.clone());
+        }
+        if self.created.is_none() {
+            self.created = Some(empty_directory("path")?);
+        }
+        let mut options = self.options.clone();
+        if let Some(dir) = &self.created {
+            options.push(("path".to_string(), dir.path().display().to_string()));
+        }
+        Ok(options)
+    }
+
+    /// The directory this created for `path`, if it did.
+    pub fn created(&self) -> Option<&Path> {
+        self.created.as_ref().map(tempfile::TempDir::path)
+    }
+
+    /// Runs `write` with the options of the target. When the write fails with `path` added
+    /// here, and `create` fails with it and passes without it, the library refused `path`,
+    /// which Spark adds to a write by itself (`df.write.save(path)`): rule 27.
+    fn run(
+        mut self,
+        library: &Library,
+        given: &[(String, String)],
+        write: impl FnOnce(&[(String, String)]) -> Result<Outcome>,
+    ) -> Result<Outcome> {
+        let options = self.options()?;
+        let result = write(&options);
+        if self.created.is_none() {
+            return result;
+        }
+        match result {
+            Err(e @ Error::Library { .. })
+                if library.create(given).is_ok() && library.create(&options).is_err() =>
+            {
+                Err(refused_spark_option("path", e))
+            }
+            result => result,
+        }
+    }
+}
+
+/// Whether `options` set `key`, in any case, as Spark's case-insensitive options do.
+fn has_key(options: &[(String, String)], key: &str) -> bool {
+    options.iter().any(|(k, _)| k.eq_ignore_ascii_case(key))
+}
+
+/// A fresh empty directory for the option `key`, owner-only, removed on drop: a fresh name
+/// that nobody else can have made (a fixed one in a shared temporary directory could be a link
+/// to somewhere else).
+fn empty_directory(key: &str) -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(&format!("sparkds-check-{key}-"))
+        .tempdir()
+        .map_err(|e| {
+            Error::usage(format!(
+                "cannot create an empty directory for the `{key}` option in {}: {e} \
+                 (set TMPDIR to a writable directory)",
+                std::env::temp_dir().display()
+            ))
+        })
 }
 
 /// The capability flag that `protocol` needs and the source does not declare, if any.
@@ -513,26 +740,21 @@ fn accept_spark_option(
     key: &str,
     attempt: impl FnOnce(Vec<(String, String)>) -> Result<()>,
 ) -> Result<()> {
-    if options.iter().any(|(k, _)| k.eq_ignore_ascii_case(key)) {
+    if has_key(options, key) {
         return Ok(());
     }
-    // A fresh name that nobody else can have made (a fixed one in a shared temporary
-    // directory could be a link to somewhere else), removed when the attempt is over.
-    let directory = tempfile::Builder::new()
-        .prefix(&format!("sparkds-check-{key}-"))
-        .tempdir()
-        .map_err(|e| {
-            Error::usage(format!(
-                "cannot create an empty directory for the `{key}` option in {}: {e} \
-                 (set TMPDIR to a writable directory)",
-                std::env::temp_dir().display()
-            ))
-        })?;
+    let directory = empty_directory(key)?;
     let mut with_key = options.to_vec();
     with_key.push((key.to_string(), directory.path().display().to_string()));
     let result = attempt(with_key);
     drop(directory);
-    result.map_err(|e| match e {
+    result.map_err(|e| refused_spark_option(key, e))
+}
+
+/// The error of a library that failed with the option `key`, which Spark adds by itself, and
+/// passed without it: a rule 27 violation.
+fn refused_spark_option(key: &str, e: Error) -> Error {
+    match e {
         Error::Library {
             function,
             context,
@@ -550,7 +772,7 @@ fn accept_spark_option(
             .within(context.as_deref()),
         ),
         e => e,
-    })
+    }
 }
 
 /// `` `id`, `name` `` or "no column".

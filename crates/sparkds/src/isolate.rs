@@ -2,6 +2,10 @@
 //! 1.81; a C++ exception across `extern "C"` terminates) is run in a child process, the
 //! `sparkds` binary, which leaves breadcrumbs on stderr, one per call into the library, so the
 //! parent can name the function that was running when the child died (rule 9).
+//!
+//! A parent gives its child the options on the child's standard input ([`spawn_with_options`],
+//! [`read_options`]), never on its command line, which every user of the machine can read
+//! (`ps`, `/proc/<pid>/cmdline`): an option may be a password.
 
 use std::io::Write;
 use std::sync::OnceLock;
@@ -42,6 +46,51 @@ pub fn without_breadcrumbs(stderr: &str) -> String {
         .filter(|l| !l.starts_with(BREADCRUMB_PREFIX))
         .map(|l| format!("{l}\n"))
         .collect()
+}
+
+/// The flag with which a parent tells a child process of `cargo sparkds` to read its options
+/// from its standard input, as the JSON of `[[key, value], ...]`.
+pub const OPTIONS_STDIN_FLAG: &str = "--options-stdin";
+
+/// Starts `command` (given [`OPTIONS_STDIN_FLAG`] by the caller) with `options` written to its
+/// standard input, then closed; the caller sets its standard output and error.
+///
+/// # Errors
+///
+/// When the command cannot start.
+pub fn spawn_with_options(
+    command: &mut std::process::Command,
+    options: &[(String, String)],
+) -> std::io::Result<std::process::Child> {
+    let json = serde_json::to_vec(options).map_err(std::io::Error::other)?;
+    let mut child = command.stdin(std::process::Stdio::piped()).spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A child that ends before it reads (a library that aborts in `spark_ds_init`) closes
+        // the pipe: how it ended is what the caller reports, not this write.
+        let _ = stdin.write_all(&json);
+    }
+    Ok(child)
+}
+
+/// Reads the options that a parent wrote with [`spawn_with_options`].
+///
+/// # Errors
+///
+/// When `input` cannot be read or is not the JSON of `[[key, value], ...]`.
+pub fn read_options(mut input: impl std::io::Read) -> crate::Result<Vec<(String, String)>> {
+    let mut text = String::new();
+    input
+        .read_to_string(&mut text)
+        .map_err(|e| crate::Error::io("cannot read the options from standard input", e))?;
+    serde_json::from_str(&text).map_err(|e| {
+        crate::Error::usage(format!(
+            "{OPTIONS_STDIN_FLAG}: standard input is not the JSON of [[key, value], ...] \
+             (line {}, column {}); the flag is for the child processes of `cargo sparkds`: \
+             give options as KEY=VALUE or with --options-file",
+            e.line(),
+            e.column()
+        ))
+    })
 }
 
 /// How a child process ended, when it did not exit normally: "signal 6", or on Windows "exit

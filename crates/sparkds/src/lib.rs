@@ -121,7 +121,8 @@ pub use batch_read::{BatchRead, BatchReadOutcome, PartitionRead};
 pub use error::{Error, Result, Violation};
 pub use exported::exported_names;
 pub use library::{
-    Capabilities, HostOptions, Library, LogFunction, LogLevel, LogMessage, SPARK_VERSION,
+    open_regular, Capabilities, HostOptions, Library, LogFunction, LogLevel, LogMessage,
+    SPARK_VERSION,
 };
 pub use stream_read::{MicroBatch, StreamRead, StreamReadOutcome};
 pub use write::{BatchWrite, StreamingWrite, WriteMode, WriteOutcome};

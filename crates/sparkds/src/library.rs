@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::fmt;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -238,11 +239,15 @@ impl Library {
                 Error::usage("the Spark version contains a NUL byte; pass a version such as 4.4.0")
             })?),
         };
-        if !path.exists() {
-            return Err(Error::Load {
-                path,
-                reason: "the file does not exist; build the library first (cargo build), or pass the path of the built .so, .dylib or .dll".into(),
-            });
+        // The loader would open a named pipe and wait for a writer: the file is opened without
+        // waiting and checked first.
+        if let Err(e) = open_regular(&path) {
+            let reason = if e.kind() == std::io::ErrorKind::NotFound {
+                "the file does not exist; build the library first (cargo build), or pass the path of the built .so, .dylib or .dll".to_string()
+            } else {
+                format!("{e}; pass the path of the built .so, .dylib or .dll")
+            };
+            return Err(Error::Load { path, reason });
         }
         isolate::breadcrumb("spark_ds_init");
         // SAFETY: loading a library runs its initializers. That is the point of this host: it
@@ -814,6 +819,57 @@ fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Viol
     Ok(())
 }
 
+/// Opens the file at `path` for reading, as a library or a package that is about to be hashed,
+/// checked or loaded: without waiting (a named pipe opens at once instead of blocking until a
+/// writer comes; a device does not become the process's terminal), then checked on the open
+/// descriptor itself, so that what is read is the regular file that was checked. Links are
+/// followed: an installed library is often one.
+///
+/// # Errors
+///
+/// When the file cannot be opened, or is not a regular file: the message says what it is (`it
+/// is a named pipe (FIFO), not a regular file`), and the caller names the path.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NONBLOCK | libc::O_NOCTTY,
+    );
+    let file = options.open(path)?;
+    let file_type = file.metadata()?.file_type();
+    if file_type.is_file() {
+        return Ok(file);
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("it is {}, not a regular file", file_kind(&file_type)),
+    ))
+}
+
+/// What a file that is not a regular file is, for messages.
+fn file_kind(file_type: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if file_type.is_char_device() || file_type.is_block_device() {
+            return "a device";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+    }
+    if file_type.is_dir() {
+        "a directory"
+    } else {
+        "neither a file nor a directory"
+    }
+}
+
 /// The name Spark derives from a library file: `libspark_datasource_x.so` is `x`.
 fn data_source_name(path: &Path) -> String {
     let stem = path
@@ -893,6 +949,34 @@ mod tests {
             v.map(|v| v.to_string()),
             Some("`create`: declares SPARK_DS_BATCH_READ, but `create_reader` is NULL; a source must not declare a capability whose required functions are NULL (rule 4: declared capabilities are implemented; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-4)".to_string())
         );
+    }
+
+    /// A named pipe where a library should be: the loader would wait for a writer forever.
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_is_refused_at_once() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let pipe = dir.path().join("libspark_datasource_pipe.so");
+        let path = std::ffi::CString::new(pipe.to_str().expect("UTF-8")).expect("no NUL");
+        // SAFETY: `path` is a NUL-terminated string that lives for the call.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0, "mkfifo");
+        let (sender, received) = std::sync::mpsc::channel();
+        let loading = pipe.clone();
+        std::thread::spawn(move || {
+            let _ = sender.send(Library::load(&loading).err().map(|e| e.to_string()));
+        });
+        let error = received
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("Library::load returns instead of waiting on the pipe");
+        assert_eq!(
+            error,
+            Some(format!(
+                "cannot load the library `{}`: it is a named pipe (FIFO), not a regular file; pass the path of the built .so, .dylib or .dll",
+                pipe.display()
+            ))
+        );
+        let e = open_regular(dir.path()).expect_err("a directory");
+        assert_eq!(e.to_string(), "it is a directory, not a regular file");
     }
 
     #[test]

@@ -80,8 +80,8 @@ pub fn script(blocks: &[Block]) -> String {
 
 /// Where the tutorial runs, holding a copy of the repository as a fresh clone has it, named
 /// [`CHECKOUT`], whose `target` is a link to this repository's (so that the checkout's own
-/// builds, the JNI library that `cargo sparkds spark` builds there, reuse this repository's, as
-/// on a reader's machine after the first run): the directory of the test runner's copy
+/// builds reuse this repository's, as on a reader's machine after the first run): the
+/// directory of the test runner's copy
 /// ([`super::checkout`]), so that the project's build shares the SDK's crates with the other
 /// groups' projects, or else a new temporary directory.
 pub enum Scratch {

@@ -1,15 +1,30 @@
 //! `cargo sparkds spark --connect`: Spark's own Connect server (`SparkConnectServer`, started
 //! with the Spark's `spark-submit`) with the JVM plugin and the library, on 127.0.0.1. Its URL
 //! is printed once it listens; it runs until Ctrl-C or until it ends.
+//!
+//! Any user of the machine can connect to 127.0.0.1: the server takes only clients that give
+//! a token made for this run (Spark Connect's `spark.connect.authenticate.token`), which the
+//! server reads from a file only this user reads and the user gets in the printed URL. The
+//! server is ready when the child itself listens on the port: a connection that succeeds may
+//! reach another process that took the port first.
 
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::Path;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 use sparkds::{Error, Result};
 
+use super::listener::{listener, Listener};
+use super::signals::Guard;
 use super::Session;
+
+/// Spark's `spark.redaction.regex` for the server and the sessions: Spark's default, and `url`,
+/// which Spark redacts in options (`spark.sql.redaction.options.regex`) but not in its
+/// configuration, where the catalog's options are (`spark.sql.catalog.native.url`): its value
+/// would reach the event log and the environment page. It matches the keys that
+/// [`sparkds::redact::is_secret_key`] calls secret.
+pub const REDACTION_REGEX: &str = "(?i)secret|password|token|access[.]?key|url";
 
 /// How long the server may take to listen.
 const START_TIMEOUT: Duration = Duration::from_secs(300);
@@ -44,14 +59,18 @@ pub(super) fn serve(
             session.spark.version, session.spark.origin
         )));
     }
-    // The source's options go in a file only this user reads, not on spark-submit's command
-    // line, which any user of the machine sees (`ps`): an option may be a password. Spark reads
-    // the file as it starts, and it is removed once the server listens.
+    // The token and the source's options go in a file only this user reads, not on
+    // spark-submit's command line, which any user of the machine sees (`ps`): an option may be a
+    // password. Spark reads the file as it starts; it is removed once the server listens, when
+    // the command ends, and on Ctrl-C.
+    let token = token()?;
     let options_file = session
         .scratch()?
         .join(format!("connect-{port}.properties"));
-    write_private(&options_file, &properties(options))?;
+    let signals = Guard::install(true)?;
+    signals.remove_on_signal(&options_file);
     let removed = RemoveOnDrop(&options_file);
+    write_private(&options_file, &properties(options, &token))?;
     let mut child = Command::new("bash")
         .arg(&submit)
         .args(server_args(session, jar, port, &options_file)?)
@@ -60,8 +79,55 @@ pub(super) fn serve(
         .stdin(std::process::Stdio::null())
         .spawn()
         .map_err(|e| Error::usage(format!("cannot run {}: {e}", submit.display())))?;
+    signals.child(child.id());
+    let ready = wait_until_listening(&mut child, port, &signals);
+    let status = match ready {
+        Ok(()) => {
+            drop(removed);
+            print_url(session, port, &token);
+            child.wait()
+        }
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            signals.child(0);
+            return Err(e);
+        }
+    };
+    signals.child(0);
+    let status = status
+        .map_err(|e| Error::usage(format!("cannot wait for the Spark Connect server: {e}")))?;
+    Ok(ExitCode::from(
+        u8::try_from(status.code().unwrap_or(0)).unwrap_or(1),
+    ))
+}
+
+/// Waits until `child` listens on `port` of 127.0.0.1.
+///
+/// # Errors
+///
+/// When the child ends first, another process listens on the port, a signal came, or the
+/// server takes longer than [`START_TIMEOUT`].
+fn wait_until_listening(child: &mut std::process::Child, port: u16, signals: &Guard) -> Result<()> {
     let started = Instant::now();
-    while TcpStream::connect_timeout(&address, Duration::from_millis(500)).is_err() {
+    loop {
+        match listener(port, child.id()) {
+            Listener::Child => return Ok(()),
+            Listener::Other => {
+                return Err(Error::usage(format!(
+                    "another process listens on port {port} of 127.0.0.1, not the Spark \
+                     Connect server that this command started: the server was stopped and its \
+                     URL, which holds its token, not printed; pass another port with --connect \
+                     PORT"
+                )))
+            }
+            Listener::Nobody => {}
+        }
+        if signals.received() {
+            return Err(Error::usage(
+                "stopped before the Spark Connect server listened",
+            ));
+        }
         if let Ok(Some(status)) = child.try_wait() {
             return Err(Error::usage(format!(
                 "the Spark Connect server ended ({status}) before it listened on port {port}: \
@@ -69,7 +135,6 @@ pub(super) fn serve(
             )));
         }
         if started.elapsed() > START_TIMEOUT {
-            let _ = child.kill();
             return Err(Error::usage(format!(
                 "the Spark Connect server did not listen on port {port} within {} s",
                 START_TIMEOUT.as_secs()
@@ -77,21 +142,35 @@ pub(super) fn serve(
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    drop(removed);
-    println!("Spark Connect server: sc://127.0.0.1:{port}");
+}
+
+/// The URL with the token, and how to use it. `localhost`, not 127.0.0.1: PySpark's client
+/// sends a token without TLS only to `localhost`.
+fn print_url(session: &Session<'_>, port: u16, token: &str) {
+    let url = format!("sc://localhost:{port}/;token={token}");
+    println!("Spark Connect server: {url}");
+    println!(
+        "  (the token is this run's: keep the URL to yourself; clients without it are refused)"
+    );
     println!("  from pyspark.sql import SparkSession");
-    println!("  spark = SparkSession.builder.remote(\"sc://127.0.0.1:{port}\").getOrCreate()");
+    println!("  spark = SparkSession.builder.remote(\"{url}\").getOrCreate()");
     println!(
         "  spark.sql(\"SELECT * FROM native.{} LIMIT 5\").show()",
         session.name
     );
     println!("Ctrl-C stops it.");
-    let status = child
-        .wait()
-        .map_err(|e| Error::usage(format!("cannot wait for the Spark Connect server: {e}")))?;
-    Ok(ExitCode::from(
-        u8::try_from(status.code().unwrap_or(0)).unwrap_or(1),
-    ))
+}
+
+/// A token for one run of the server: 32 random bytes from the operating system, in hex.
+fn token() -> Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        Error::usage(format!(
+            "cannot make the Spark Connect server's token: the operating system's random \
+             generator failed: {e}"
+        ))
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// spark-submit's arguments: the server's class, the master and the configuration, with the
@@ -121,6 +200,9 @@ fn server_args(
             "127.0.0.1".into(),
         ),
         ("spark.connect.grpc.binding.port".into(), port.to_string()),
+        // A taken port fails the start, rather than moving the server to another port.
+        ("spark.connect.grpc.port.maxRetries".into(), "0".into()),
+        ("spark.redaction.regex".into(), REDACTION_REGEX.into()),
         ("spark.ui.enabled".into(), "false".into()),
         (
             "spark.sql.warehouse.dir".into(),
@@ -145,10 +227,14 @@ fn server_args(
     Ok(args)
 }
 
-/// The catalog's options (`spark.sql.catalog.native.<key>`: its sources' options) as the
-/// lines of a Java properties file, escaped as `java.util.Properties` reads them.
-fn properties(options: &[(String, String)]) -> String {
-    let mut text = String::new();
+/// The server's token (`spark.connect.authenticate.token`) and the catalog's options
+/// (`spark.sql.catalog.native.<key>`: its sources' options) as the lines of a Java properties
+/// file, escaped as `java.util.Properties` reads them.
+fn properties(options: &[(String, String)], token: &str) -> String {
+    let mut text = format!(
+        "spark.connect.authenticate.token={}\n",
+        escaped(token, false)
+    );
     for (key, value) in options {
         text.push_str(&escaped(&format!("spark.sql.catalog.native.{key}"), true));
         text.push('=');
@@ -236,16 +322,55 @@ mod tests {
     }
 
     #[test]
+    fn the_redaction_regex_finds_the_keys_that_the_host_calls_secret() {
+        // What `(?i)a|b|...` finds in a key, for this regex's plain alternatives.
+        let words: Vec<String> = REDACTION_REGEX
+            .trim_start_matches("(?i)")
+            .split('|')
+            .map(|w| w.replace("[.]?", "."))
+            .collect();
+        let finds = |key: &str| {
+            let key = key.to_ascii_lowercase();
+            words.iter().any(|w| {
+                key.contains(w.as_str()) || (w.contains('.') && key.contains(&w.replace('.', "")))
+            })
+        };
+        for key in [
+            "url",
+            "jdbcUrl",
+            "client_secret",
+            "db.password",
+            "refresh_token",
+            "fs.s3a.access.key",
+            "accessKey",
+            "end",
+            "path",
+            "batch_rows",
+        ] {
+            assert_eq!(finds(key), sparkds::redact::is_secret_key(key), "{key}");
+        }
+    }
+
+    #[test]
+    fn a_token_is_64_hex_digits_and_new_each_time() {
+        let (one, two) = (token().expect("a token"), token().expect("a token"));
+        assert_eq!(one.len(), 64);
+        assert!(one.chars().all(|c| c.is_ascii_hexdigit()), "{one}");
+        assert_ne!(one, two);
+    }
+
+    #[test]
     fn options_are_written_as_properties_that_read_back_the_same() {
         let options = vec![
             ("end".to_string(), "20".to_string()),
             ("password".to_string(), " p=a:s#s!\\w\nö\u{1}d ".to_string()),
         ];
-        let text = properties(&options);
+        let text = properties(&options, "0a1b");
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 2, "{text}");
-        assert_eq!(lines[0], "spark.sql.catalog.native.end=20");
-        let (key, value) = lines[1].split_once("=").expect("key=value");
+        assert_eq!(lines.len(), 3, "{text}");
+        assert_eq!(lines[0], "spark.connect.authenticate.token=0a1b");
+        assert_eq!(lines[1], "spark.sql.catalog.native.end=20");
+        let (key, value) = lines[2].split_once("=").expect("key=value");
         assert_eq!(key, "spark.sql.catalog.native.password");
         assert_eq!(unescaped(value), options[1].1);
         // An unescaped `=` or `:` would end the key early; a leading space would be dropped.

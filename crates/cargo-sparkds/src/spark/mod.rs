@@ -2,11 +2,16 @@
 //! session in which its data source is ready, through the JVM plugin (by default) or the Python
 //! bridge: an interactive PySpark shell, one SQL statement (`--sql`), a script (`--python`), or
 //! a Spark Connect server (`--connect`). Spark comes from SPARK_HOME, else python3's pyspark,
-//! else a pinned pyspark that the command installs in its cache; the plugin's jar is built
-//! once per command version, Spark version and platform, from sources the command embeds.
+//! else a pinned pyspark that the command installs in its cache. The plugin's jar of a released
+//! command is the released one of the Spark's line, fetched once from Maven and checked against
+//! the SHA-256 the command records; a command built from a checkout builds it in its cache from
+//! the sources it embeds (`plugin.rs`).
 
 mod cache;
 mod connect;
+mod listener;
+mod plugin;
+mod signals;
 mod tools;
 
 use std::path::{Path, PathBuf};
@@ -14,7 +19,7 @@ use std::process::{Command, ExitCode};
 
 use sparkds::{Error, Result};
 
-use cache::{Cache, JniSource};
+use cache::Cache;
 use tools::Spark;
 
 /// Arguments of `sparkds spark`.
@@ -32,7 +37,8 @@ pub struct SparkArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "connect")]
     pub python: Option<PathBuf>,
     /// Start a Spark Connect server with the data source on 127.0.0.1:PORT (15002 by default)
-    /// and print its URL; it runs until Ctrl-C.
+    /// and print its URL once it listens; it runs until Ctrl-C. The server takes only clients
+    /// that give the token made for this run, which the URL holds: keep it to yourself.
     #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "15002")]
     pub connect: Option<u16>,
     /// Run on a local cluster of N executor processes (`local-cluster[N,1,1024]`) rather than
@@ -45,7 +51,7 @@ pub struct SparkArgs {
     pub bridge: bool,
     /// The data source's options, for every read of the session (`end=20`): the plugin's
     /// catalog options, or the bridge's view options. They override those of --options-file.
-    #[arg(value_name = "KEY=VALUE", value_parser = crate::drive::parse_option)]
+    #[arg(value_name = "KEY=VALUE", value_parser = crate::options::OptionParser)]
     pub options: Vec<(String, String)>,
     /// Read options from this file, one KEY=VALUE a line (blank lines and lines that start with
     /// `#` are skipped; the value is the rest of the line, as written): for a password, which
@@ -95,7 +101,7 @@ pub fn run(args: &SparkArgs) -> Result<ExitCode> {
     let loader = if args.bridge {
         Loader::Bridge(cache.sources()?.join("python"))
     } else {
-        Loader::Plugin(cache.plugin_jar(&spark, &jni_source(&dir)?)?)
+        Loader::Plugin(plugin::jar(&cache, &spark, &dir)?)
     };
     eprintln!(
         "sparkds: Spark {} from {}; {} loads {} (built with the `{}` profile)",
@@ -129,39 +135,11 @@ pub fn run(args: &SparkArgs) -> Result<ExitCode> {
 /// key given twice keeps its last value, as `.option` does).
 fn options(args: &SparkArgs) -> Result<Vec<(String, String)>> {
     let mut options = match &args.options_file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                Error::io(
-                    format!("cannot read the options file {}", path.display()),
-                    e,
-                )
-            })?;
-            options_of_file(&text).map_err(|(line, message)| {
-                Error::usage(format!("{} line {line}: {message}", path.display()))
-            })?
-        }
+        Some(path) => crate::options::from_file(path)?,
         None => Vec::new(),
     };
     options.extend(args.options.iter().cloned());
     Ok(options)
-}
-
-/// The KEY=VALUE lines of an options file, or the number of the first line that is not one
-/// and why (never the line itself, which may hold a secret).
-fn options_of_file(text: &str) -> std::result::Result<Vec<(String, String)>, (usize, String)> {
-    text.lines()
-        .enumerate()
-        .map(|(i, line)| (i + 1, line.strip_suffix('\r').unwrap_or(line)))
-        .filter(|(_, line)| !line.trim().is_empty() && !line.trim_start().starts_with('#'))
-        .map(|(number, line)| match line.split_once('=') {
-            Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
-            _ => Err((
-                number,
-                "not KEY=VALUE, such as `end=20` (the line is not shown: it may hold a secret)"
-                    .to_string(),
-            )),
-        })
-        .collect()
 }
 
 /// Spark from SPARK_HOME, else from python3's pyspark, else the cache's pinned pyspark.
@@ -204,75 +182,6 @@ fn data_source_name(library: &Path) -> Result<String> {
                 library.display()
             ))
         })
-}
-
-/// `sparkds-jni` from where the project's `spark-datasource` comes from, per `cargo metadata`.
-fn jni_source(dir: &Path) -> Result<JniSource> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1"])
-        .current_dir(dir)
-        .output()
-        .map_err(|e| Error::usage(format!("cannot run cargo metadata: {e}")))?;
-    if !output.status.success() {
-        return Err(Error::usage(format!(
-            "cargo metadata failed in {}: {}",
-            dir.display(),
-            String::from_utf8_lossy(&output.stderr).trim()
-        )));
-    }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| Error::usage(format!("cannot read cargo metadata's output: {e}")))?;
-    let sdk = metadata["packages"]
-        .as_array()
-        .and_then(|packages| packages.iter().find(|p| p["name"] == "spark-datasource"))
-        .ok_or_else(|| {
-            Error::usage(format!(
-                "the project in {} does not depend on spark-datasource, whose sources build the \
-                 JVM plugin's JNI library: use --bridge",
-                dir.display()
-            ))
-        })?;
-    jni_source_of(
-        sdk["source"].as_str(),
-        Path::new(sdk["manifest_path"].as_str().unwrap_or_default()),
-    )
-}
-
-/// `sparkds-jni` for an SDK from `source` (cargo metadata's: none for a path) whose manifest is
-/// `manifest`.
-fn jni_source_of(source: Option<&str>, manifest: &Path) -> Result<JniSource> {
-    match source {
-        None => {
-            let crates = manifest
-                .parent()
-                .and_then(Path::parent)
-                .unwrap_or(Path::new("."));
-            let jni = crates.join("sparkds-jni");
-            if jni.join("Cargo.toml").is_file() {
-                Ok(JniSource::Path(jni))
-            } else {
-                Err(Error::usage(format!(
-                    "the SDK at {} has no sparkds-jni next to it ({}): point the project's \
-                     spark-datasource at a checkout of spark-datasource-template, or use --bridge",
-                    manifest.display(),
-                    jni.display()
-                )))
-            }
-        }
-        Some(git) if git.starts_with("git+") => {
-            let (location, rev) = git["git+".len()..].split_once('#').unwrap_or((git, ""));
-            let url = location.split('?').next().unwrap_or(location);
-            Ok(JniSource::Git {
-                url: url.to_string(),
-                rev: rev.to_string(),
-            })
-        }
-        Some(other) => Err(Error::usage(format!(
-            "the project's spark-datasource comes from {other}, which does not publish the JVM \
-             plugin's JNI library (sparkds-jni): use --bridge, or depend on the SDK by git or path"
-        ))),
-    }
 }
 
 /// The session that the Python side opens.
@@ -324,22 +233,52 @@ impl Session<'_> {
             "bridge": bridge.as_ref().map(|b| b.display().to_string()),
             "options": options.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
             "warehouse": self.scratch()?.join("warehouse").display().to_string(),
+            "redaction_regex": connect::REDACTION_REGEX,
         });
+        // The settings hold the options: in a file only this user reads, which session.py
+        // removes once read, not in an environment variable that every process Spark starts
+        // would inherit. Ctrl-C is the shell's (a cancel): only SIGTERM is passed on.
+        let signals = signals::Guard::install(false)?;
+        let settings_file = tempfile::Builder::new()
+            .prefix("sparkds-spark-session-")
+            .suffix(".json")
+            .tempfile()
+            .map_err(|e| Error::io("cannot create the session's settings file", e))?
+            .into_temp_path();
+        signals.remove_on_signal(&settings_file);
+        std::fs::write(&settings_file, settings.to_string()).map_err(|e| {
+            Error::io(
+                format!(
+                    "cannot write the session's settings to {}",
+                    settings_file.display()
+                ),
+                e,
+            )
+        })?;
         let mut command = Command::new(&self.spark.python);
         if interactive {
             command.arg("-i");
         }
         let extra: Vec<PathBuf> = bridge.into_iter().collect();
-        let status = command
+        let mut child = command
             .arg(script)
             .current_dir(dir)
-            .env("SPARKDS_SPARK_SESSION", settings.to_string())
+            .env("SPARKDS_SPARK_SESSION_FILE", &settings_file)
             .env("PYTHONPATH", self.spark.python_path_with(&extra)?)
             .envs(self.spark_env()?)
-            .status()
+            .spawn()
             .map_err(|e| {
                 Error::usage(format!("cannot run {}: {e}", self.spark.python.display()))
             })?;
+        signals.child(child.id());
+        let status = child.wait();
+        signals.child(0);
+        let status = status.map_err(|e| {
+            Error::usage(format!(
+                "cannot wait for {}: {e}",
+                self.spark.python.display()
+            ))
+        })?;
         Ok(ExitCode::from(
             u8::try_from(status.code().unwrap_or(1)).unwrap_or(1),
         ))
@@ -378,23 +317,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_options_file_holds_key_value_lines_and_comments() {
-        let text = "# the database\r\nhost=db.example.com\n\n  # port below\nport=5432\npassword= a=b #c\n";
-        assert_eq!(
-            options_of_file(text),
-            Ok(vec![
-                ("host".to_string(), "db.example.com".to_string()),
-                ("port".to_string(), "5432".to_string()),
-                ("password".to_string(), " a=b #c".to_string()),
-            ])
-        );
-        // A line that is not KEY=VALUE is named by its number, never shown.
-        let error = options_of_file("end=1\nhunter2\n").expect_err("a bad line");
-        assert_eq!(error.0, 2);
-        assert!(!error.1.contains("hunter2"), "{}", error.1);
-    }
-
-    #[test]
     fn the_data_source_is_named_by_the_library_file() {
         let file = format!(
             "{}spark_datasource_my_source.{}",
@@ -409,31 +331,5 @@ mod tests {
             .err()
             .map(|e| e.to_string());
         assert!(error.is_some_and(|e| e.contains("spark_datasource_<name>")));
-    }
-
-    #[test]
-    fn the_jni_library_comes_from_where_the_sdk_comes_from() {
-        let git = jni_source_of(
-            Some("git+https://example.com/sdk.git?tag=v0.1.0#0123abcd"),
-            Path::new("/x/Cargo.toml"),
-        );
-        assert!(matches!(
-            git,
-            Ok(JniSource::Git { ref url, ref rev }) if url == "https://example.com/sdk.git" && rev == "0123abcd"
-        ));
-        let registry = jni_source_of(
-            Some("registry+https://github.com/rust-lang/crates.io-index"),
-            Path::new("/x/Cargo.toml"),
-        );
-        assert!(registry
-            .err()
-            .is_some_and(|e| e.to_string().contains("--bridge")));
-        let missing = jni_source_of(
-            None,
-            Path::new("/nonexistent/crates/spark-datasource/Cargo.toml"),
-        );
-        assert!(missing
-            .err()
-            .is_some_and(|e| e.to_string().contains("sparkds-jni")));
     }
 }

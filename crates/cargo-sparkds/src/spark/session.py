@@ -1,10 +1,11 @@
 """The PySpark side of `cargo sparkds spark`: a Spark session with one native data source ready,
 through the JVM plugin or through the Python bridge, then a shell, one SQL statement or a script.
 
-`cargo sparkds spark` runs it as `python3 [-i] session.py`, with its settings as JSON in
-SPARKDS_SPARK_SESSION: mode (shell, sql or python), sql, script, master, library, name, jar (the
-plugin's, or null for the bridge), bridge (the directory that holds spark_native_bridge),
-options (the source's options) and warehouse.
+`cargo sparkds spark` runs it as `python3 [-i] session.py`, with its settings as JSON in the
+file that SPARKDS_SPARK_SESSION_FILE names (only the user reads it, and it is removed once read:
+the options may hold a password): mode (shell, sql or python), sql, script, master, library,
+name, jar (the plugin's, or null for the bridge), bridge (the directory that holds
+spark_native_bridge), options (the source's options), warehouse and redaction_regex.
 """
 
 import json
@@ -12,7 +13,10 @@ import os
 import runpy
 import sys
 
-settings = json.loads(os.environ["SPARKDS_SPARK_SESSION"])
+_settings_file = os.environ.pop("SPARKDS_SPARK_SESSION_FILE")
+with open(_settings_file, encoding="utf-8") as f:
+    settings = json.load(f)
+os.remove(_settings_file)
 name = settings["name"]
 library_dir = os.path.dirname(settings["library"])
 
@@ -27,6 +31,9 @@ def session():
         .config("spark.log.level", "ERROR")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.warehouse.dir", settings["warehouse"])
+        # `url` too: the catalog's options are configuration, which Spark's default leaves
+        # unredacted when it holds a URL (with a password in it).
+        .config("spark.redaction.regex", settings["redaction_regex"])
     )
     if settings["jar"]:
         builder = (

@@ -75,7 +75,9 @@ public final class Smoke {
     Native.close(source);
 
     Task task = new Task();
-    long stream = Native.read(library, idOnly.serializeAsMessage(), state, partitions[1], 42L, 1, 1, 0, task);
+    long stream =
+        Native.read(
+            library, idOnly.serializeAsMessage(), state, partitions[1], null, 42L, 1, 1, 0, task);
     long[] batch = Native.next(stream);
     // [rows, length, null_count, 2 buffers, validity (0, 0), values (address, 8 * rows)]
     check(batch.length == 8 && batch[0] == 5 && batch[3] == 2 && batch[4] == 0 && batch[7] == 40,

@@ -44,8 +44,11 @@ fn time_next(columns: &[&str], checks: Checks) -> (usize, Duration) {
     let mut stream = ops::read(
         library,
         &ipc(&pruned),
-        state.as_deref(),
-        &partitions[0],
+        ops::ReadInputs {
+            state: state.as_deref(),
+            partition: &partitions[0],
+            accepted_filters: None,
+        },
         TaskIds::default(),
         None,
         checks,

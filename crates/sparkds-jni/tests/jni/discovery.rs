@@ -356,3 +356,92 @@ fn an_executor_takes_the_drivers_package_build_from_its_session_copy() {
         "{e}"
     );
 }
+
+/// A named pipe at `path`, which a plain open would wait on until a writer came.
+fn fifo(path: &Path) -> PathBuf {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success(), "mkfifo {}", path.display());
+    path.to_path_buf()
+}
+
+/// Runs `f` on a thread and fails if it has not returned within 20 s: what a blocking open of a
+/// named pipe would do.
+fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (sender, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(f());
+    });
+    received
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("returns at once instead of waiting on a named pipe")
+}
+
+#[test]
+fn a_named_pipe_in_the_library_path_is_refused_by_its_name() {
+    let dir = fresh_dir("fifo-library");
+    let lib_dir = dir.join("lib");
+    std::fs::create_dir_all(&lib_dir).expect("a directory");
+    let pipe = fifo(&lib_dir.join(library_file_name("piped")));
+    // The same name further down the path is not reached: the first directory holds it.
+    installed(&dir.join("later"), "piped");
+    let mut s = search(&dir);
+    s.library_dirs = vec![lib_dir, dir.join("later")];
+    let e = within_seconds(move || discovery::resolve("piped", &s, &quiet))
+        .expect_err("a named pipe is not a library");
+    assert_eq!(e.class, ErrorClass::InitFailed);
+    assert_eq!(
+        e.message,
+        format!(
+            "the library {} is refused: it is a named pipe (FIFO), not a regular file; put the library's file there, or remove what is there",
+            pipe.display()
+        )
+    );
+}
+
+#[test]
+fn a_named_pipe_as_a_package_is_skipped_with_its_reason() {
+    let dir = fresh_dir("fifo-package");
+    let session = fifo(&dir.join("session.sparkpkg"));
+    let configured = fresh_dir("fifo-package-configured");
+    let in_dir = fifo(&configured.join("in-dir.sparkpkg"));
+    let mut s = search(&dir);
+    s.session_packages = vec![session.clone()];
+    s.configured_packages = vec![configured];
+    let e = within_seconds(move || discovery::resolve("piped", &s, &quiet))
+        .expect_err("no package can be read");
+    assert_eq!(e.class, ErrorClass::NotFound);
+    for pipe in [session, in_dir] {
+        let reason = format!(
+            "{}: cannot open it: it is a named pipe (FIFO), not a regular file",
+            pipe.display()
+        );
+        assert!(e.message.contains(&reason), "{}", e.message);
+    }
+}
+
+#[test]
+fn an_executor_names_a_named_pipe_where_it_looked_for_the_driver_s_build() {
+    let dir = fresh_dir("fifo-executor");
+    let driver = fifo(&dir.join(library_file_name("piped")));
+    let wanted = DriverBuild {
+        name: "piped".into(),
+        sha256: "0".repeat(64),
+        driver_path: driver.clone(),
+        entry: None,
+        package_files: Vec::new(),
+    };
+    let e =
+        within_seconds(move || discovery::locate_build(&wanted, &[])).expect_err("nothing to load");
+    assert_eq!(e.class, ErrorClass::NotFound);
+    assert!(
+        e.message.contains(&format!(
+            "it has {} (unreadable: it is a named pipe (FIFO), not a regular file)",
+            driver.display()
+        )),
+        "{}",
+        e.message
+    );
+}

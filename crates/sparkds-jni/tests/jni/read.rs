@@ -53,8 +53,11 @@ fn read_all(
         let mut stream = ops::read(
             library,
             &ipc(schema),
-            state,
-            partition,
+            ops::ReadInputs {
+                state,
+                partition,
+                accepted_filters: None,
+            },
             ids(i as i32),
             None,
             Checks { full: true },
@@ -152,8 +155,11 @@ fn a_read_pruned_to_no_column_describes_row_counts_only() {
         let mut stream = ops::read(
             library,
             &ipc(&none),
-            state.as_deref(),
-            partition,
+            ops::ReadInputs {
+                state: state.as_deref(),
+                partition,
+                accepted_filters: None,
+            },
             ids(i as i32),
             None,
             Checks::default(),
@@ -224,8 +230,11 @@ fn is_interrupted_asks_the_task_context() {
     let mut stream = ops::read(
         library,
         &schema_bytes,
-        state.as_deref(),
-        &partitions[0],
+        ops::ReadInputs {
+            state: state.as_deref(),
+            partition: &partitions[0],
+            accepted_filters: None,
+        },
         ids(0),
         Some(Box::new(move || {
             flag.load(std::sync::atomic::Ordering::SeqCst)
@@ -276,8 +285,11 @@ fn tasks_on_several_threads_read_their_partitions_at_once() {
                     let mut stream = ops::read(
                         library,
                         schema_bytes,
-                        state.as_deref(),
-                        partition,
+                        ops::ReadInputs {
+                            state: state.as_deref(),
+                            partition,
+                            accepted_filters: None,
+                        },
                         ids(i as i32),
                         None,
                         Checks::default(),

@@ -195,8 +195,11 @@ fn text_files_writes_what_a_batch_read_of_it_returns() {
         let mut stream = ops::read(
             library,
             &ipc(&schema()),
-            state.as_deref(),
-            partition,
+            ops::ReadInputs {
+                state: state.as_deref(),
+                partition,
+                accepted_filters: None,
+            },
             task(i as i32),
             None,
             Checks { full: true },

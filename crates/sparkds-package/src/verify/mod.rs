@@ -193,10 +193,20 @@ struct Entry {
 /// A file that cannot be read.
 pub fn check_structure(path: &Path, limits: &Limits) -> Result<Vec<Finding>> {
     let mut file = fs::File::open(path).map_err(error::io(path))?;
+    check_open_structure(&mut file, limits).map_err(error::io(path))
+}
+
+/// [`check_structure`] of a package that the caller opened, so that it checks and then reads
+/// the same file (a host opens it without waiting on a named pipe, and refuses anything but a
+/// regular file).
+///
+/// # Errors
+///
+/// A file that cannot be read.
+pub fn check_open_structure(file: &mut fs::File, limits: &Limits) -> std::io::Result<Vec<Finding>> {
     // A file that is not a zip archive has no findings here: the zip library names what it
     // misses when the package is opened.
-    let checked = archive::check(&mut file, limits).map_err(error::io(path))?;
-    Ok(checked.unwrap_or_default())
+    Ok(archive::check(file, limits)?.unwrap_or_default())
 }
 
 /// Checks the package at `path`.

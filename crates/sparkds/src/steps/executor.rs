@@ -9,6 +9,7 @@ use arrow_array::{make_array, Array, RecordBatch, RecordBatchOptions, StructArra
 use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, SchemaRef};
+use spark_datasource::filters::Filter;
 
 use super::Checks;
 use crate::calls::{call_read, export_schema, required, schema_ptr, sink_call_one, still_borrowed};
@@ -100,6 +101,8 @@ pub struct PartitionStream {
     checks: Checks,
     batches: usize,
     ended: bool,
+    /// The filters that the reader accepted, checked on every row (rule 31).
+    accepted: Vec<Filter>,
 }
 
 impl PartitionStream {
@@ -143,6 +146,7 @@ impl PartitionStream {
             checks,
             batches: 0,
             ended: false,
+            accepted: Vec::new(),
         };
         let Some(get_schema) = opened
             .stream
@@ -182,6 +186,34 @@ impl PartitionStream {
             ));
         }
         Ok(opened)
+    }
+
+    /// Checks every row of every batch against `filters`, the filters that the reader accepted
+    /// (`push_filters` on the driver): a row where one of them is not TRUE fails the stream
+    /// with a violation of rule 31 that names the filter, the batch and the row, rather than
+    /// reaching the query. A host that trusts the library, or evaluates the filters again
+    /// itself, does not call this.
+    ///
+    /// # Errors
+    ///
+    /// A filter on a column that the stream's schema does not have (a usage error): the host
+    /// must read every column that an accepted filter names, or it cannot check it.
+    pub fn check_accepted(&mut self, filters: Vec<Filter>) -> Result<()> {
+        for filter in &filters {
+            if let Some(column) = filter
+                .columns()
+                .into_iter()
+                .find(|c| !crate::filters::has_column(self.schema.fields(), c))
+            {
+                return Err(Error::usage(format!(
+                    "the accepted filter `{}` names the column `{column}`, which the read's schema `{}` does not have; read every column that an accepted filter names, so that its rows can be checked",
+                    crate::filters::sql(filter),
+                    render::schema_line(&self.schema)
+                )));
+            }
+        }
+        self.accepted = filters;
+        Ok(())
     }
 
     /// The schema of the stream's batches.
@@ -240,10 +272,18 @@ impl PartitionStream {
                             .within(Some(&self.context)),
                     )
                 })?;
-        Ok(Some(self.current.insert(Batch {
+        let batch = Batch {
             data,
             schema: self.schema.clone(),
-        })))
+        };
+        if !self.accepted.is_empty() {
+            crate::filters::check_batch(&self.accepted, &batch.to_record_batch()?, index).map_err(
+                |(rule, m)| {
+                    Error::from(Violation::new("read", rule, m).within(Some(&self.context)))
+                },
+            )?;
+        }
+        Ok(Some(self.current.insert(batch)))
     }
 }
 

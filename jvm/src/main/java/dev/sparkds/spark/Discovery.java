@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.spark.JobArtifactSet;
+import org.apache.spark.JobArtifactState;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
@@ -138,6 +139,37 @@ final class Discovery {
       packages.add(localPath(uri));
     }
     return packages.toArray(new String[0]);
+  }
+
+  /**
+   * The artifact session of the query that runs on this thread: the uuid of the active
+   * JobArtifactState, which an isolated session (Spark Connect's) sets while it plans and runs
+   * its queries; null for the default session, whose files every session shares.
+   */
+  static String artifactSession() {
+    scala.Option<JobArtifactState> state = JobArtifactSet.getCurrentJobArtifactState();
+    return state.isDefined() ? state.get().uuid() : null;
+  }
+
+  /**
+   * Where this node keeps its copy of the session file {@code fileName}: an executor fetches the
+   * files of an isolated session into a folder named after its artifact session, under
+   * SparkFiles' root (Executor.updateDependencies), and those of the default session into the
+   * root itself. The task's thread has no active JobArtifactState there, so SparkFiles.get()
+   * names the root's copy only: the session's folder comes from the driver.
+   */
+  static String[] sessionFileCopies(String fileName, String artifactSession) {
+    List<String> copies = new ArrayList<>();
+    try {
+      String root = SparkFiles.getRootDirectory();
+      if (artifactSession != null) {
+        copies.add(new File(new File(root, artifactSession), fileName).getAbsolutePath());
+      }
+      copies.add(new File(root, fileName).getAbsolutePath());
+    } catch (RuntimeException e) {
+      // No SparkEnv: no session files on this node.
+    }
+    return copies.toArray(new String[0]);
   }
 
   private static String localPath(String uri) {

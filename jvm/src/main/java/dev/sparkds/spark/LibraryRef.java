@@ -5,15 +5,14 @@ import java.io.File;
 import java.io.Serializable;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
-import org.apache.spark.SparkFiles;
 
 /**
  * The build of a library that the driver resolved and loaded: its name, where the driver found
- * it (a library file, or a package and its entry) and the SHA-256 of the bytes it loaded.
- * Executors load only that build.
+ * it (a library file, or a package and its entry), the SHA-256 of the bytes it loaded, and the
+ * isolated session whose package it came from. Executors load only that build.
  */
 public final class LibraryRef implements Serializable {
-  private static final long serialVersionUID = 2L;
+  private static final long serialVersionUID = 3L;
 
   private static final String SESSION_PACKAGE = "session package ";
 
@@ -22,13 +21,27 @@ public final class LibraryRef implements Serializable {
   private final String sha256;
   private final String origin;
   private final String entry;
+  // The artifact session (JobArtifactState's uuid) of the isolated session that resolved the
+  // library, or null for the default session: executors keep its files in a folder of that name.
+  private final String artifactSession;
 
   public LibraryRef(String name, String path, String sha256, String origin, String entry) {
+    this(name, path, sha256, origin, entry, null);
+  }
+
+  LibraryRef(
+      String name,
+      String path,
+      String sha256,
+      String origin,
+      String entry,
+      String artifactSession) {
     this.name = name;
     this.path = path;
     this.sha256 = sha256;
     this.origin = origin;
     this.entry = entry;
+    this.artifactSession = artifactSession;
   }
 
   /** Finds and loads the library of data source {@code name}, on the driver. */
@@ -44,7 +57,8 @@ public final class LibraryRef implements Serializable {
             Discovery.driverLibraryDirs(conf),
             Discovery.privateDir(),
             sparkVersion());
-    return new LibraryRef(name, found[0], found[1], found[2], found[3]);
+    return new LibraryRef(
+        name, found[0], found[1], found[2], found[3], Discovery.artifactSession());
   }
 
   public String name() {
@@ -101,16 +115,15 @@ public final class LibraryRef implements Serializable {
         sparkVersion());
   }
 
-  /** The copy of the driver's session package that this node got with the session's files. */
+  /**
+   * The copies of the driver's session package that this node got with the session's files:
+   * {@link Discovery#sessionFileCopies}.
+   */
   private String[] sessionCopies() {
     if (entry.isEmpty() || !origin.startsWith(SESSION_PACKAGE)) {
       return new String[0];
     }
-    try {
-      return new String[] {SparkFiles.get(new File(path).getName())};
-    } catch (RuntimeException e) {
-      return new String[0];
-    }
+    return Discovery.sessionFileCopies(new File(path).getName(), artifactSession);
   }
 
   static String sparkVersion() {

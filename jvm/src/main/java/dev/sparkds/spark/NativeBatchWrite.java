@@ -6,7 +6,11 @@ import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 
-/** A batch write: one writer, committed or aborted once with the tasks' messages. */
+/**
+ * A batch write: one writer, committed or aborted with the tasks' messages, then closed. When
+ * commit fails, Spark calls abort with the same messages (V2TableWriteExec): the writer stays
+ * open for it until then.
+ */
 final class NativeBatchWrite implements BatchWrite {
   /** SPARK_DS_NO_EPOCH. */
   static final long NO_EPOCH = -1;
@@ -30,11 +34,8 @@ final class NativeBatchWrite implements BatchWrite {
 
   @Override
   public void commit(WriterCommitMessage[] messages) {
-    try {
-      writer.commit(NO_EPOCH, messages);
-    } finally {
-      writer.close();
-    }
+    writer.commit(NO_EPOCH, messages);
+    writer.close();
   }
 
   @Override

@@ -63,7 +63,7 @@ final class NativeMicroBatchStream implements MicroBatchStream, SupportsAdmissio
     byte[] state = Native.serializeStreamReader(reader);
     InputPartition[] result = new InputPartition[partitions.length];
     for (int i = 0; i < partitions.length; i++) {
-      result[i] = new NativeInputPartition(table.library, schema, state, partitions[i]);
+      result[i] = new NativeInputPartition(table.library, schema, state, partitions[i], null);
     }
     return result;
   }

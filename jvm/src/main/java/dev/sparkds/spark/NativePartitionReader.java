@@ -27,6 +27,7 @@ final class NativePartitionReader implements PartitionReader<ColumnarBatch> {
               partition.schema,
               partition.readerState,
               partition.partition,
+              partition.acceptedFilters,
               task == null ? 0 : task.taskAttemptId(),
               task == null ? 0 : task.stageId(),
               task == null ? 0 : task.partitionId(),

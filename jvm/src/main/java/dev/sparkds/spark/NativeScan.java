@@ -37,8 +37,8 @@ final class NativeScan implements Scan, Batch {
   }
 
   /**
-   * Shown in the plan: the source, and the predicates, limit and columns that the library
-   * accepted.
+   * Shown in the plan: the source, the predicates, limit and columns that the library accepted,
+   * and what becomes of the accepted predicates.
    */
   @Override
   public String description() {
@@ -53,6 +53,7 @@ final class NativeScan implements Scan, Batch {
           .append(String.join(", ", Arrays.asList(pruned.fieldNames())))
           .append("]");
     }
+    text.append(filters.describeMode());
     return text.toString();
   }
 
@@ -115,9 +116,10 @@ final class NativeScan implements Scan, Batch {
       }
     }
     byte[] schema = Schemas.toBytes(readSchema());
+    byte[] toCheck = filters.toCheck();
     InputPartition[] result = new InputPartition[partitions.length];
     for (int i = 0; i < partitions.length; i++) {
-      result[i] = new NativeInputPartition(table.library, schema, state, partitions[i]);
+      result[i] = new NativeInputPartition(table.library, schema, state, partitions[i], toCheck);
     }
     planned = result;
     return result;

@@ -2,7 +2,9 @@ package dev.sparkds.spark;
 
 import dev.sparkds.spark.jni.Native;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
@@ -94,7 +96,15 @@ final class NativeScanBuilder
         throw e;
       }
     }
-    filters = PushedFilters.of(options.name(), predicates, offered, message, answers);
+    filters =
+        PushedFilters.of(
+            options.name(),
+            predicates,
+            offered,
+            encoded,
+            message,
+            answers,
+            options.acceptedFilters());
     return filters.postScan();
   }
 
@@ -133,8 +143,17 @@ final class NativeScanBuilder
     // also prune inside structs, which a library is not asked to do.
     StructType full = table.schema();
     StructType topLevel = new StructType();
+    Set<String> kept = new HashSet<>();
     for (StructField field : required.fields()) {
       topLevel = topLevel.add(full.apply(field.name()));
+      kept.add(field.name());
+    }
+    // The executors check the accepted predicates on every row: the columns they name are
+    // read too, and Spark projects them away after the scan.
+    for (String column : filters.columnsToCheck()) {
+      if (kept.add(column)) {
+        topLevel = topLevel.add(full.apply(column));
+      }
     }
     if (topLevel.equals(full)) {
       return;

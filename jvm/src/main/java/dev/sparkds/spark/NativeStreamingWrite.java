@@ -10,7 +10,9 @@ import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
  * A streaming write. Spark asks for a writer factory at each micro-batch and then commits or
  * aborts that epoch, and a streaming write has no end of its own: so each epoch gets its own
  * writer (create_writer with the query's ID, streaming), closed once the epoch is committed or
- * aborted, which keeps every handle closed exactly once whenever the query stops.
+ * aborted, which keeps every handle closed exactly once whenever the query stops. When an
+ * epoch's commit fails, Spark aborts it with the same messages: its writer stays the current
+ * one until then.
  */
 final class NativeStreamingWrite implements StreamingWrite {
   private final NativeTable table;
@@ -39,23 +41,24 @@ final class NativeStreamingWrite implements StreamingWrite {
     return new NativeDataWriterFactory(table.library, info.schema(), current.state);
   }
 
-  private synchronized NativeWriter take() {
-    NativeWriter writer = current;
-    current = null;
-    if (writer == null) {
+  private synchronized NativeWriter current() {
+    if (current == null) {
       throw new IllegalStateException("a streaming epoch ended that had no writer");
     }
+    return current;
+  }
+
+  private synchronized NativeWriter take() {
+    NativeWriter writer = current();
+    current = null;
     return writer;
   }
 
   @Override
   public void commit(long epochId, WriterCommitMessage[] messages) {
-    NativeWriter writer = take();
-    try {
-      writer.commit(epochId, messages);
-    } finally {
-      writer.close();
-    }
+    // Taken only once committed: a failed commit leaves the writer to the abort that follows.
+    current().commit(epochId, messages);
+    take().close();
   }
 
   @Override

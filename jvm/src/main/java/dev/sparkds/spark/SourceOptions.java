@@ -1,7 +1,9 @@
 package dev.sparkds.spark;
 
 import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -23,6 +25,34 @@ public final class SourceOptions implements Serializable {
    * evaluates them all. It does not reach the library.
    */
   public static final String PUSH_DOWN_PREDICATE = "pushDownPredicate";
+
+  /**
+   * The plugin's option that says what becomes of the filters a library accepted (rule 31: the
+   * library returns only rows where they are TRUE): {@code check} (the default: each executor
+   * evaluates them on every row the library returns, and a row where one is not TRUE fails the
+   * task with INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE), {@code reevaluate} (Spark keeps
+   * them after the scan and evaluates them again, as it does the filters the library refused:
+   * rows that break them are dropped, and no LIMIT is pushed) or {@code trust} (neither: the
+   * library's rows are the query's). It does not reach the library.
+   */
+  public static final String ACCEPTED_FILTERS = "acceptedFilters";
+
+  /** What becomes of the filters a library accepted: see {@link #ACCEPTED_FILTERS}. */
+  enum AcceptedFilters {
+    CHECK,
+    REEVALUATE,
+    TRUST;
+
+    /** The option's value: check, reevaluate or trust. */
+    String value() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  /** The plugin's options: they configure the plugin, and the library never sees them. */
+  private static final Set<String> PLUGIN_OPTIONS =
+      Set.of(
+          PUSH_DOWN_PREDICATE.toLowerCase(Locale.ROOT), ACCEPTED_FILTERS.toLowerCase(Locale.ROOT));
 
   private final String name;
   private final LinkedHashMap<String, String> options;
@@ -47,6 +77,7 @@ public final class SourceOptions implements Serializable {
       }
     }
     checkPushDownPredicate(rest);
+    acceptedFilters(rest);
     if (name == null || name.trim().isEmpty()) {
       throw new NativeDataSourceException(
           "NATIVE_DATA_SOURCE_MISSING_SOURCE",
@@ -95,15 +126,45 @@ public final class SourceOptions implements Serializable {
     return new SourceOptions(name.toLowerCase(Locale.ROOT), copy);
   }
 
-  /** The options with {@code other}'s added (a write's options over a table's). */
+  /**
+   * The options with {@code other}'s added: a query's options (a read's or a write's) over a
+   * table's. A table whose options hold a secret (a password, a token, a URL that may carry
+   * either) takes no option from a query but the plugin's own: one more option could send its
+   * credentials elsewhere (another {@code url} or host, no TLS), and the query's user may not be
+   * the one who configured the table. Throws NATIVE_DATA_SOURCE_UNSUPPORTED_OPERATION, naming
+   * the keys and never their values.
+   */
   public SourceOptions with(Map<String, String> other) {
     LinkedHashMap<String, String> merged = new LinkedHashMap<>(options);
+    List<String> refused = new ArrayList<>();
+    boolean credentials = options.keySet().stream().anyMatch(Redaction::isSecretKey);
     for (Map.Entry<String, String> entry : other.entrySet()) {
-      if (entry.getKey().equalsIgnoreCase(SOURCE)) {
+      String key = entry.getKey();
+      if (key.equalsIgnoreCase(SOURCE)) {
         continue;
       }
-      merged.keySet().removeIf(key -> key.equalsIgnoreCase(entry.getKey()));
-      merged.put(entry.getKey(), entry.getValue());
+      boolean same =
+          options.entrySet().stream()
+              .anyMatch(
+                  own -> own.getKey().equalsIgnoreCase(key) && own.getValue().equals(entry.getValue()));
+      if (credentials && !same && !PLUGIN_OPTIONS.contains(key.toLowerCase(Locale.ROOT))) {
+        refused.add(key);
+        continue;
+      }
+      merged.keySet().removeIf(own -> own.equalsIgnoreCase(key));
+      merged.put(key, entry.getValue());
+    }
+    if (!refused.isEmpty()) {
+      throw new NativeDataSourceException(
+          "NATIVE_DATA_SOURCE_UNSUPPORTED_OPERATION",
+          "the table of data source `"
+              + name
+              + "` holds credentials in its options, so a query may not add or change its "
+              + "options, and this one gives "
+              + String.join(", ", refused)
+              + ": set them where the table is configured (the catalog's options, or CREATE "
+              + "TABLE ... OPTIONS), or read with spark.read.format(\"native\") and options of "
+              + "your own.");
     }
     return new SourceOptions(name, merged);
   }
@@ -120,6 +181,36 @@ public final class SourceOptions implements Serializable {
       }
     }
     return true;
+  }
+
+  /** What becomes of the filters the library accepts: the option {@code acceptedFilters}. */
+  AcceptedFilters acceptedFilters() {
+    return acceptedFilters(options);
+  }
+
+  /**
+   * The option {@code acceptedFilters} of {@code options} (any case), {@code check} without
+   * it; an IllegalArgumentException names a value that is none of the three.
+   */
+  private static AcceptedFilters acceptedFilters(Map<String, String> options) {
+    for (Map.Entry<String, String> entry : options.entrySet()) {
+      if (!entry.getKey().equalsIgnoreCase(ACCEPTED_FILTERS)) {
+        continue;
+      }
+      String value = entry.getValue().trim();
+      for (AcceptedFilters mode : AcceptedFilters.values()) {
+        if (mode.value().equalsIgnoreCase(value)) {
+          return mode;
+        }
+      }
+      throw new IllegalArgumentException(
+          "the option `"
+              + ACCEPTED_FILTERS
+              + "` must be `check`, `reevaluate` or `trust`, got `"
+              + value
+              + "`");
+    }
+    return AcceptedFilters.CHECK;
   }
 
   private static void checkPushDownPredicate(Map<String, String> options) {
@@ -153,7 +244,7 @@ public final class SourceOptions implements Serializable {
 
   private LinkedHashMap<String, String> libraryOptions() {
     LinkedHashMap<String, String> library = new LinkedHashMap<>(options);
-    library.keySet().removeIf(key -> key.equalsIgnoreCase(PUSH_DOWN_PREDICATE));
+    library.keySet().removeIf(key -> PLUGIN_OPTIONS.contains(key.toLowerCase(Locale.ROOT)));
     return library;
   }
 }

@@ -174,13 +174,19 @@ public final class Native {
 
   /**
    * read: opens the stream of one partition. {@code schema} is the schema to read (after
-   * pruning); the stream's schema must equal it. {@code readerState} may be null.
+   * pruning); the stream's schema must equal it. {@code readerState} may be null. With
+   * {@code acceptedFilters} (a message of spark_datasource_filters.h: the predicates that the
+   * library accepted), every row of every batch is checked against them, and a row where one is
+   * not TRUE fails next() with INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE (rule 31, naming
+   * the predicate, the batch and the row); null takes the rows as they are. Every column that
+   * they name must be in {@code schema}.
    */
   public static native long read(
       long library,
       byte[] schema,
       byte[] readerState,
       byte[] partition,
+      byte[] acceptedFilters,
       long taskId,
       int stageId,
       int partitionId,
