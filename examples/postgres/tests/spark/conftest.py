@@ -116,6 +116,15 @@ class Server:
         self.psql(f"CREATE DATABASE {DATABASE} OWNER {USER}", user="postgres", database="postgres")
         return self
 
+    def restart(self):
+        """Stops the server (`-m fast`: its sessions are ended) and starts it again with the
+        same settings."""
+        self._run(
+            self._argv("pg_ctl")
+            + ["-D", os.path.join(self.dir, "data"), "-l", os.path.join(self.dir, "server.log")]
+            + ["-m", "fast", "-w", "-t", "60", "restart"]
+        )
+
     def psql(self, sql, user=USER, database=DATABASE, args=()):
         """Runs `sql` with psql over TCP, with the role's password; returns its output."""
         return self._run(

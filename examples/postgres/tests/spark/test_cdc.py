@@ -47,10 +47,10 @@ def test_a_stream_applied_to_parquet_ends_equal_to_the_source(spark, bridge, pg_
         wait_for_slot(pg_logical, f"slot_{table}")
         # The query runs while four sessions change the table at once.
         run_sessions(pg_logical, table, sessions=4, transactions=120, seed=len(path))
-        wait_until_equal(spark, pg_logical, table, out, query)
+        wait_until_equal(pg_logical, table, out, lambda: query.exception())
     finally:
         query.stop()
-    assert check_exactly_once(spark, out) > 0
+    assert check_exactly_once(out) > 0
 
 
 def _offset(progress_offset):
