@@ -114,9 +114,10 @@ class Session(threading.Thread):
             psql.kill()
 
 
-def run_sessions(pg, table, sessions=4, transactions=150, seed=0):
-    """Runs `sessions` concurrent sessions of `transactions` transactions each, to their end."""
-    workers = [Session(pg, table, n, transactions=transactions, seed=seed) for n in range(sessions)]
+def run_sessions(pg, table, sessions=4, transactions=150, seed=0, first=0):
+    """Runs `sessions` concurrent sessions of `transactions` transactions each, to their end,
+    numbered from `first` (a session's number picks its ids)."""
+    workers = [Session(pg, table, n, transactions=transactions, seed=seed) for n in range(first, first + sessions)]
     for w in workers:
         w.start()
     for w in workers:

@@ -199,7 +199,7 @@ def test_a_query_killed_at_any_point_gives_every_change_once_after_its_restart(
 
         # 1. Between micro-batches: once one more is in the commit log.
         committed = len(batches(checkpoint, "commits"))
-        query.wait(lambda: len(batches(checkpoint, "commits")) >= committed + 2, "two micro-batches")
+        query.wait(lambda: len(batches(checkpoint, "commits")) > committed, "a micro-batch")
         query.kill()
         step("killed between micro-batches")
 
@@ -268,7 +268,7 @@ def test_a_server_restarted_under_the_stream_is_waited_for_and_loses_nothing(pg_
         # 100 changes a micro-batch: the stream is still reading the backlog.
         assert target_rows(out) != source_rows(pg_logical, table)
         pg_logical.restart()
-        run_sessions(pg_logical, table, sessions=3, transactions=50, seed=6)
+        run_sessions(pg_logical, table, sessions=3, transactions=50, seed=6, first=3)
         wait_until_equal(pg_logical, table, out, query.failed)
     finally:
         if query.process and query.process.poll() is None:
