@@ -70,6 +70,7 @@ def session(library, jar, libraries):
         .config("spark.driver.extraLibraryPath", libraries)
         .config("spark.executor.extraLibraryPath", libraries)
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", os.environ.get("BENCH_DRIVER_MEMORY", "4g"))
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.session.timeZone", "UTC")
