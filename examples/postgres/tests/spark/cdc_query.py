@@ -38,16 +38,18 @@ def main(path):
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
+    # ANCHOR: query
     query = (
         spark.readStream.format("native")
         .option("source", "postgres")
-        .options(**config["options"])
+        .options(**config["options"])  # url, user, password, slot, tables, maxChangesPerTrigger
         .load()
         .writeStream.foreachBatch(applier(config["table"], config["out"], hold=config.get("hold")))
         .option("checkpointLocation", config["checkpoint"])
         .trigger(processingTime=f"{config['trigger']} seconds")
         .start()
     )
+    # ANCHOR_END: query
     os.makedirs(config["out"], exist_ok=True)
     open(os.path.join(config["out"], "started"), "w").close()
     while query.isActive and not os.path.exists(config["stop"]):

@@ -116,3 +116,33 @@ def test_a_column_added_under_the_stream_fails_the_query_naming_the_table(spark,
     message = str(caught.value)
     assert f"the table `public.{table}` changed at " in message, message
     assert "column `extra` (int4) was added" in message, message
+
+
+@pytest.mark.parametrize("path", ["jvm", "bridge"])
+def test_a_micro_batch_of_many_arrow_batches_reads_every_change(spark, bridge, pg_logical, path, tmp_path):
+    """1,000 changes in one micro-batch of batches of 100 rows (`fetchsize`): each batch after
+    the first reloads the structs of the table's columns (the plugin once lost them when Spark
+    closed the batch before)."""
+    table = f"cdc_batches_{next(_names)}"
+    create_table(pg_logical, table)
+    options = stream_options(pg_logical, f"slot_{table}", table, fetchsize="100")
+    checkpoint = str(tmp_path / "checkpoint")
+
+    def drain():
+        query = (
+            _stream(spark, bridge, path, options)
+            .writeStream.format("noop")
+            .option("checkpointLocation", checkpoint)
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(300)
+        if query.exception() is not None:
+            raise AssertionError(f"the stream failed: {query.exception()}")
+        return sum(p["numInputRows"] for p in query.recentProgress)
+
+    drain()  # creates the slot
+    pg_logical.psql(
+        f"INSERT INTO {table} SELECT i, 1, 'n' || i, i / 100.0 FROM generate_series(1, 1000) AS i"
+    )
+    assert drain() == 1000
