@@ -133,7 +133,7 @@ def kill_while_committing(pg, slot, query, checkpoint):
     # The lock must stop the driver as it asks for the latest offset, between micro-batches.
     # Taken while a task reads (or the driver commits), it stops them instead: then let go,
     # and take it again.
-    while True:
+    for _ in range(30):
         first = hold_lock(pg, slot, "cdc-test-first")
         query.wait(
             lambda: waiting_on_lock(pg, "sparkds-stream") or waiting_on_lock(pg, "sparkds-stream-read"),
@@ -143,6 +143,8 @@ def kill_while_committing(pg, slot, query, checkpoint):
             break
         release(pg, "cdc-test-first", first)
         time.sleep(0.5)
+    else:
+        raise AssertionError("the lock never caught the driver between micro-batches in 30 tries")
     second = hold_lock(pg, slot, "cdc-test-second")
     query.wait(lambda: waiting_on_lock(pg, "cdc-test-second"), "the second session to queue")
     release(pg, "cdc-test-first", first)
