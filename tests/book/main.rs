@@ -20,6 +20,7 @@
 //! pyarrow on a Java that pyspark runs on. The tutorial's projects build in
 //! `<repo>/target/book`.
 
+mod errors;
 mod helpers;
 mod rules;
 

@@ -31,6 +31,8 @@ BRIDGE = os.path.join(ROOT, "python")
 
 # The driver's node has the bridge; the executors' environment does not (see `cluster`).
 sys.path.insert(0, BRIDGE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+import spark_session  # noqa: E402
 os.environ["PYTHONPATH"] = BRIDGE
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -89,36 +91,30 @@ def cluster(
     bridge shipped to them; stopped afterwards. With `driver_cwd`, the driver's JVM starts there
     (the Python workers it starts to plan run there too); the executors run in their own
     directories."""
-    from pyspark.sql import SparkSession
-
     from spark_native_bridge import ship_to_executors
 
     started = time.monotonic()
     scratch = tempfile.mkdtemp(prefix=f"sparkds_cluster_{name}_")
     os.environ["SPARK_HOME"] = spark_home_with_own_work_dir(os.path.join(scratch, "spark_home"))
-    builder = (
-        SparkSession.builder.master(f"local-cluster[{EXECUTORS},1,1024]")
-        .appName(f"spark-native-cluster-{name}")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.warehouse.dir", os.path.join(scratch, "warehouse"))
-        .config("spark.driver.memory", "1g")
-        .config("spark.executor.memory", "768m")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.default.parallelism", "4")
-        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
-        # A lost executor is noticed within seconds rather than the default two minutes.
-        .config("spark.network.timeout", "20s")
-        .config("spark.network.timeoutInterval", "10s")
-        .config("spark.executor.heartbeatInterval", "2s")
-    )
     # In local-cluster, executors inherit the driver JVM's environment: give them an empty
     # PYTHONPATH of their own, as on a node where the bridge is not installed.
     os.makedirs(os.path.join(scratch, "executor_pythonpath"))
-    builder = builder.config(
-        "spark.executorEnv.PYTHONPATH", os.path.join(scratch, "executor_pythonpath")
+    settings = {
+        "spark.executor.memory": "768m",
+        # A lost executor is noticed within seconds rather than the default two minutes.
+        "spark.network.timeout": "20s",
+        "spark.network.timeoutInterval": "10s",
+        "spark.executor.heartbeatInterval": "2s",
+        "spark.executorEnv.PYTHONPATH": os.path.join(scratch, "executor_pythonpath"),
+    }
+    settings.update(conf or {})
+    builder = spark_session.builder(
+        f"spark-native-cluster-{name}",
+        os.path.join(scratch, "warehouse"),
+        master=f"local-cluster[{EXECUTORS},1,1024]",
+        partitions=4,
+        conf=settings,
     )
-    for key, value in (conf or {}).items():
-        builder = builder.config(key, value)
     # pyspark starts the driver's JVM in this process's working directory, which it keeps.
     previous = os.getcwd()
     os.chdir(driver_cwd or previous)

@@ -17,6 +17,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 from template_projects import generate_and_build  # noqa: E402
+import spark_session  # noqa: E402
 # The fixtures of the libraries and the jar, shared with the other Spark suites.
 from library_fixtures import (  # noqa: E402,F401
     jar,
@@ -66,8 +67,6 @@ def dirs():
 def spark(
     jar, c_range_library, writer_library, types_library, filters_library, dirs, tmp_path_factory
 ):
-    from pyspark.sql import SparkSession
-
     library_path = os.pathsep.join(
         [
             os.path.dirname(c_range_library),
@@ -78,24 +77,18 @@ def spark(
         ]
     )
     # ANCHOR: session
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("sparkds-jvm-plugin-tests")
-        .config("spark.jars", jar)
-        .config("spark.driver.extraLibraryPath", library_path)
-        .config("spark.executor.extraLibraryPath", library_path)
-        .config("spark.sql.dataSource.native.paths", dirs["packages"])
-        .config("spark.ui.enabled", "false")
-        # Tables of the session catalog go to a scratch directory, not into the checkout.
-        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.driver.memory", "1g")
-        .config("spark.task.maxFailures", "1")
-        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
-        .getOrCreate()
+    session = spark_session.builder(
+        "sparkds-jvm-plugin-tests",
+        str(tmp_path_factory.mktemp("warehouse")),
+        jars=[jar],
+        # Installed libraries: the native library path of the driver and the executors.
+        library_path=library_path,
+        conf={
+            # Packages configured for the application.
+            "spark.sql.dataSource.native.paths": dirs["packages"],
+            "spark.task.maxFailures": "1",
+        },
     )
     # ANCHOR_END: session
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    with spark_session.started(session) as started:
+        yield started

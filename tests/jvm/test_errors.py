@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from jvm_helpers import ROOT, install, native, sha256_of
+from jvm_helpers import ROOT, install, make_package, native, platform_key, sha256_of
 
 
 def failure(action) -> str:
@@ -218,6 +218,85 @@ def test_errors_are_spark_throwables_with_their_class(spark):
     assert error.getCondition() == "NATIVE_DATA_SOURCE_LIBRARY_NOT_FOUND"
     assert spark._jvm.org.apache.spark.SparkThrowable._java_lang_class.isInstance(error)
     assert error.getMessageParameters().get("message") in error.getMessage()
+    # Every message ends with its class's row in the book's errors chapter.
+    assert error.getMessage().endswith(
+        " See https://sparkds.github.io/spark-datasource-template/jvm/errors.html"
+        "#native-data-source-library-not-found"
+    )
+
+
+def test_two_configured_packages_of_one_name_are_ambiguous(spark, c_range_library, dirs):
+    packages = [
+        make_package(
+            os.path.join(dirs["packages"], f"twice_range-{n}.sparkpkg"),
+            "twice_range",
+            c_range_library,
+            platform_key(),
+        )
+        for n in (1, 2)
+    ]
+    try:
+        text = failure(lambda: native(spark, "twice_range").load())
+    finally:
+        for package in packages:
+            os.unlink(package)
+
+    assert "[INVALID_NATIVE_DATA_SOURCE_LIBRARY.AMBIGUOUS]" in text
+    assert "native data source `twice_range` is provided by 2 configured packages" in text
+    assert all(package in text for package in packages)
+    assert "keep one of them in spark.sql.dataSource.native.paths" in text
+    assert "jvm/errors.html#invalid-native-data-source-library-ambiguous" in text
+
+
+def test_an_unknown_column_vectors_value_is_an_invalid_conf(spark):
+    spark.conf.set("spark.sparkds.columnVectors", "fastest")
+    try:
+        text = failure(lambda: native(spark, "c_range", end=3).load().collect())
+    finally:
+        spark.conf.unset("spark.sparkds.columnVectors")
+
+    assert "[NATIVE_DATA_SOURCE_INVALID_CONF]" in text
+    assert "spark.sparkds.columnVectors must be `native` or `arrow`, got `fastest`" in text
+    assert "jvm/errors.html#native-data-source-invalid-conf" in text
+
+
+def test_a_checkpoint_of_another_source_is_an_invalid_offset(spark, tmp_path):
+    checkpoint = str(tmp_path / "checkpoint")
+    output = str(tmp_path / "out")
+
+    def start():
+        stream = spark.readStream.format("native").option("source", "c_range").load()
+        return (
+            stream.writeStream.format("parquet")
+            .option("path", output)
+            .option("checkpointLocation", checkpoint)
+            .trigger(availableNow=True)
+            .start()
+        )
+
+    start().awaitTermination(180)
+    # What the checkpoint of another source holds: an offset that is not the plugin's JSON.
+    offsets = os.path.join(checkpoint, "offsets")
+    last = max((name for name in os.listdir(offsets) if name.isdigit()), key=int)
+    with open(os.path.join(offsets, last)) as f:
+        lines = f.read().splitlines()
+    lines[-1] = '{"topic":{"0":42}}'
+    with open(os.path.join(offsets, last), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+    def restart():
+        query = start()
+        try:
+            query.awaitTermination(180)
+        finally:
+            query.stop()
+
+    text = failure(restart)
+
+    assert "[NATIVE_DATA_SOURCE_INVALID_OFFSET]" in text
+    assert 'the checkpoint holds the offset `{"topic":{"0":42}}`' in text
+    assert "use a new checkpointLocation" in text
+    assert "jvm/errors.html#native-data-source-invalid-offset" in text
 
 
 def test_a_disabled_application_refuses_to_load_native_data_sources(jar, c_range_library):

@@ -1,14 +1,8 @@
 //! Tests: packaging. `sparkds package` and `sparkds verify` on libraries compiled on this
-//! machine and on packages crafted to break one rule each, and the GitHub Actions workflows of
-//! `ci-templates/` and the template's caller of them (rendered for every answer `sdk`, linted,
-//! calling what they should with the inputs they declare, the copies GitHub calls identical to
-//! `ci-templates/`, every action a recorded Node 24 release), the crates as `cargo package` would publish them, and the
-//! dependency policy of `deny.toml` (`cargo deny`, offline) here and in a generated project.
+//! machine, on packages crafted to break one rule each, and on hostile archives. (The
+//! workflows that build packages are the `workflows` group's; the crates, the `crates` group's.)
 
-mod crates;
-mod deny;
 mod helpers;
 mod hostile_packages;
 mod package_and_verify;
 mod rejected_packages;
-mod workflows;

@@ -19,13 +19,12 @@
 //! `zip` and `git`, cargo's download cache of Cargo.lock's crates (`cargo fetch --locked`), and
 //! PyPI for the wheel's build backend (setuptools, as pip fetches it).
 
-#[allow(dead_code)]
-#[path = "../support/checkout.rs"]
-mod checkout;
 mod rehearsal;
 #[allow(dead_code)]
 #[path = "../spark/helpers/mod.rs"]
 mod spark_helpers;
+
+use spark_helpers::checkout;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

@@ -115,6 +115,12 @@ impl User {
             .env("CARGO_HOME", self.home.join(".cargo"))
             .env("TMPDIR", self.home.join("tmp"))
             .env("LANG", "C.UTF-8")
+            // A login shell's USER, which cargo generate reads for the project's authors (it
+            // stops without one); this process may run without it, as in a container.
+            .env(
+                "USER",
+                std::env::var_os("USER").unwrap_or_else(|| "sparkds-user".into()),
+            )
             .current_dir(dir);
         // The machine's toolchains: rustup's (which lives outside any HOME of a user once
         // RUSTUP_HOME names it), pyenv's and the JDK.

@@ -21,6 +21,7 @@ from library_fixtures import (  # noqa: E402,F401
     writer_library,
     filters_library,
 )
+import spark_session  # noqa: E402
 
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [BRIDGE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -36,24 +37,13 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("spark-native-bridge-tests")
-        .config("spark.ui.enabled", "false")
-        # Tables of the session catalog go to a scratch directory, not into the checkout.
-        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.driver.memory", "1g")
-        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
-        .config("spark.python.worker.reuse", "true")
-        .getOrCreate()
+    session = spark_session.builder(
+        "spark-native-bridge-tests",
+        str(tmp_path_factory.mktemp("warehouse")),
+        conf={"spark.python.worker.reuse": "true"},
     )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    with spark_session.started(session) as started:
+        yield started
 
 
 @pytest.fixture(scope="session")

@@ -31,6 +31,8 @@ const LONGEST_FIRST: &[&str] = &[
     "connect",
     "text_files/library",
     "packaging",
+    "workflows",
+    "crates",
     "doc-tests",
     "conformance",
 ];
@@ -189,7 +191,7 @@ fn keep_apart(built: &[(String, PathBuf)]) -> Result<Vec<(String, String)>, Stri
 /// `target/suite/sparkds-cache`): the groups that run the command on projects of the run's copy
 /// (the tutorial of `book`, `spark_command`) build the plugin's JNI library from that copy's SDK
 /// once, in its target directory, where `spark_command` also installs the command, so that the
-/// JNI library's build reuses the dependencies they share (as `tests/packaging` keeps their
+/// JNI library's build reuses the dependencies they share (as `tests/crates` keeps their
 /// features equal). The release rehearsal clears it with the rest of the environment.
 fn shared_cache() -> (String, String) {
     let directory = crate::suite_directory().join("sparkds-cache");

@@ -1,5 +1,5 @@
 //! sparkds: drives a native data source library the way Spark does, and checks every rule of
-//! the interface on the way (`conformance.md`).
+//! the interface on the way (the book's rules chapter, [`rules`]).
 //!
 //! A library is loaded with the platform's dynamic loader, exactly as Spark loads it, so any
 //! library built against `spark_datasource.h` can be tested, whatever its language. The drivers
@@ -47,8 +47,8 @@
 //!   open at once); the host closes each handle exactly once, in order, and never unloads a
 //!   library; an accepted limit never exceeded per partition; a killed task stops within one
 //!   batch; a micro-batch replayed by a new query gives the same rows;
-//! - filter pushdown, the extension of `spark_datasource_filters.h` (rules 29-31, which
-//!   `conformance.md` does not have: they are numbered after its 28), for a library that
+//! - filter pushdown, the extension of `spark_datasource_filters.h` (rules 29-31,
+//!   numbered after the 28 rules of version 1), for a library that
 //!   exports `spark_ds_filters_init` (one that does not is driven exactly as before):
 //!   - rule 29, the filter table: `spark_ds_filters_init`, called once after `spark_ds_init`
 //!     with the same host, returns 0 and a non-NULL table whose `size` is a multiple of the

@@ -3,7 +3,7 @@
 #[path = "../../support/checked.rs"]
 mod checked;
 #[path = "../../support/checkout.rs"]
-mod checkout;
+pub mod checkout;
 pub use checked::{checked, output_again_on_worker_timeout};
 
 use std::ffi::OsString;

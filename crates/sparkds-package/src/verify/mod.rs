@@ -81,7 +81,44 @@ pub enum Rule {
     Nested,
 }
 
+/// The book's page of the package format, where each rule has a row (`#package-<name>`).
+pub const RULES_URL: &str = concat!(env!("CARGO_PKG_HOMEPAGE"), "reference/manifest.html");
+
 impl Rule {
+    /// Every rule, in the order of the book's table.
+    pub const ALL: [Rule; 20] = [
+        Rule::Manifest,
+        Rule::AbiVersion,
+        Rule::DataSource,
+        Rule::Platform,
+        Rule::FileName,
+        Rule::MissingFile,
+        Rule::ExtraFile,
+        Rule::UnsafePath,
+        Rule::Format,
+        Rule::Architecture,
+        Rule::Export,
+        Rule::Dependency,
+        Rule::Glibc,
+        Rule::Notices,
+        Rule::Sbom,
+        Rule::Limit,
+        Rule::EntryName,
+        Rule::Duplicate,
+        Rule::Archive,
+        Rule::Nested,
+    ];
+
+    /// The anchor of the rule's row in the book: `package-<name>`.
+    pub fn anchor(self) -> String {
+        format!("package-{}", self.name())
+    }
+
+    /// The address of the rule's row in the book, which every finding ends with.
+    pub fn link(self) -> String {
+        format!("{RULES_URL}#{}", self.anchor())
+    }
+
     /// The rule's name in reports.
     pub fn name(self) -> &'static str {
         match self {
@@ -132,7 +169,14 @@ impl Finding {
 
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: [{}] {}", self.file, self.rule.name(), self.message)
+        write!(
+            f,
+            "{}: [{}] {} (see {})",
+            self.file,
+            self.rule.name(),
+            self.message,
+            self.rule.link()
+        )
     }
 }
 
@@ -656,4 +700,47 @@ fn quoted(names: &[String]) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod rule_tests {
+    use super::Rule;
+
+    /// A rule added to the enum must be added to `Rule::ALL` (and so to the book's table, which
+    /// the book's tests hold to `ALL`): this match stops compiling until it is.
+    #[test]
+    fn all_lists_every_rule_once() {
+        for rule in Rule::ALL {
+            match rule {
+                Rule::Manifest
+                | Rule::AbiVersion
+                | Rule::DataSource
+                | Rule::Platform
+                | Rule::FileName
+                | Rule::MissingFile
+                | Rule::ExtraFile
+                | Rule::UnsafePath
+                | Rule::Format
+                | Rule::Architecture
+                | Rule::Export
+                | Rule::Dependency
+                | Rule::Glibc
+                | Rule::Notices
+                | Rule::Sbom
+                | Rule::Limit
+                | Rule::EntryName
+                | Rule::Duplicate
+                | Rule::Archive
+                | Rule::Nested => {}
+            }
+        }
+        let mut names: Vec<&str> = Rule::ALL.iter().map(|r| r.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(
+            names.len(),
+            Rule::ALL.len(),
+            "a rule listed twice in Rule::ALL"
+        );
+    }
 }

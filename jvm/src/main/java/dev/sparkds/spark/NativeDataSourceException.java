@@ -12,13 +12,25 @@ import org.apache.spark.SparkThrowable;
 public class NativeDataSourceException extends RuntimeException implements SparkThrowable {
   private static final long serialVersionUID = 1L;
 
+  /** The book's section of the error classes (a test holds it equal to the SDK's BOOK_URL). */
+  static final String ERRORS_URL =
+      "https://sparkds.github.io/spark-datasource-template/jvm/errors.html";
+
   private final String errorClass;
   private final String detail;
 
   public NativeDataSourceException(String errorClass, String message) {
-    super("[" + errorClass + "] " + message);
+    super("[" + errorClass + "] " + message + " See " + link(errorClass));
     this.errorClass = errorClass;
     this.detail = message;
+  }
+
+  /**
+   * The address of the class's row in the book: the class in lower case, `.` and `_` as `-`
+   * (INVALID_NATIVE_DATA_SOURCE_LIBRARY.REPLACED is #invalid-native-data-source-library-replaced).
+   */
+  public static String link(String errorClass) {
+    return ERRORS_URL + "#" + errorClass.toLowerCase(java.util.Locale.ROOT).replaceAll("[._]", "-");
   }
 
   // Not @Override: Spark 3.5's SparkThrowable has getErrorClass only.
