@@ -13,8 +13,10 @@ use bytes::Bytes;
 use futures_util::SinkExt;
 use serde::{Deserialize, Serialize};
 use spark_datasource::{Error, Options, Result, Secret};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpStream, UnixStream};
 use tokio_postgres::config::SslMode as ClientSslMode;
+use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -22,10 +24,8 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use super::tls::{connector, Socket, SslMode};
 
 /// A connection of the client, over a socket of `tls`.
-pub type ClientConnection = tokio_postgres::Connection<
-    Socket,
-    <MakeRustlsConnect as tokio_postgres::tls::MakeTlsConnect<Socket>>::Stream,
->;
+pub type ClientConnection =
+    tokio_postgres::Connection<Socket, <MakeRustlsConnect as MakeTlsConnect<Socket>>::Stream>;
 
 /// The default port of PostgreSQL.
 const DEFAULT_PORT: u16 = 5432;
@@ -106,11 +106,26 @@ impl Connection {
     /// The server's message (a wrong password, an unknown database), or why it could not be
     /// reached; never the password.
     pub fn connect(&self, application_name: &str) -> Result<Session> {
+        self.try_session(application_name)
+            .map_err(|failed| failed.error)
+    }
+
+    /// [`Connection::connect`], saying whether a failure may pass (see [`is_transient`]).
+    ///
+    /// # Errors
+    /// As [`Connection::connect`].
+    pub fn try_session(
+        &self,
+        application_name: &str,
+    ) -> std::result::Result<Session, ConnectError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| Error::io("cannot start the runtime of a connection", e))?;
-        let (client, connection) = runtime.block_on(self.connect_async(application_name))?;
+            .map_err(|e| ConnectError {
+                error: Error::io("cannot start the runtime of a connection", e),
+                transient: false,
+            })?;
+        let (client, connection) = runtime.block_on(self.try_connect(application_name))?;
         // Polled whenever the session waits on the runtime, as the synchronous client does.
         runtime.spawn(connection);
         Ok(Session { runtime, client })
@@ -125,7 +140,44 @@ impl Connection {
         &self,
         application_name: &str,
     ) -> Result<(Client, ClientConnection)> {
-        let (mut config, user, dbname) = self.config(application_name)?;
+        self.try_connect(application_name)
+            .await
+            .map_err(|failed| failed.error)
+    }
+
+    /// [`Connection::connect_async`], saying whether a failure may pass: a server that
+    /// refuses connections, is starting up or shutting down (see [`is_transient`]).
+    ///
+    /// # Errors
+    /// As [`Connection::connect`].
+    pub async fn try_connect(
+        &self,
+        application_name: &str,
+    ) -> std::result::Result<(Client, ClientConnection), ConnectError> {
+        self.connect_with(application_name, |socket| socket, |tls| tls)
+            .await
+    }
+
+    /// Connects with the socket and the TLS connector that `socket` and `tls` wrap (in
+    /// `cdc::replication`, to ask for a replication connection).
+    ///
+    /// # Errors
+    /// As [`Connection::try_connect`].
+    pub async fn connect_with<S, T>(
+        &self,
+        application_name: &str,
+        socket: impl Fn(Socket) -> S,
+        tls: impl Fn(<MakeRustlsConnect as MakeTlsConnect<S>>::TlsConnect) -> T,
+    ) -> std::result::Result<(Client, tokio_postgres::Connection<S, T::Stream>), ConnectError>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+        T: TlsConnect<S>,
+    {
+        let fatal = |error| ConnectError {
+            error,
+            transient: false,
+        };
+        let (mut config, user, dbname) = self.config(application_name).map_err(fatal)?;
         let modes: &[ClientSslMode] = match self.sslmode {
             SslMode::Disable => &[ClientSslMode::Disable],
             // libpq's `allow`: plain first, TLS when the server refuses plain.
@@ -133,40 +185,47 @@ impl Connection {
             SslMode::Prefer => &[ClientSslMode::Prefer],
             _ => &[ClientSslMode::Require],
         };
-        let tls = match self.sslmode {
+        let mode = match self.sslmode {
             SslMode::Disable | SslMode::Allow | SslMode::Prefer => SslMode::Prefer,
             mode => mode,
         };
-        let mut tls = connector(tls, self.root_cert.as_deref())?;
+        let mut make = connector(mode, self.root_cert.as_deref()).map_err(fatal)?;
         let mut failure = None;
         for &mode in modes {
             config.ssl_mode(mode);
             let attempt = async {
-                let socket = self.socket().await.map_err(|e| e.to_string())?;
-                let Ok(connect) = tokio_postgres::tls::MakeTlsConnect::<Socket>::make_tls_connect(
-                    &mut tls, &self.host,
-                );
-                config
-                    .connect_raw(socket, connect)
+                let raw = self
+                    .socket()
                     .await
-                    .map_err(|e| describe(&e))
+                    .map_err(|e| (e.to_string(), is_transient_io(&e)))?;
+                let Ok(connect) = MakeTlsConnect::<S>::make_tls_connect(&mut make, &self.host);
+                config
+                    .connect_raw(socket(raw), tls(connect))
+                    .await
+                    .map_err(|e| (describe(&e), is_transient(&e)))
             };
             let result = match self.connect_timeout {
                 0 => attempt.await,
                 seconds => tokio::time::timeout(Duration::from_secs(seconds), attempt)
                     .await
                     .unwrap_or_else(|_| {
-                        Err(format!(
-                            "no answer within {seconds} seconds (option `connectTimeout`)"
+                        Err((
+                            format!("no answer within {seconds} seconds (option `connectTimeout`)"),
+                            true,
                         ))
                     }),
             };
             match result {
                 Ok(connected) => return Ok(connected),
-                Err(why) => failure = Some(self.unreachable(&user, &dbname, &why)),
+                Err((why, transient)) => {
+                    failure = Some(ConnectError {
+                        error: self.unreachable(&user, &dbname, &why),
+                        transient,
+                    })
+                }
             }
         }
-        Err(failure.unwrap_or_else(|| Error::msg("no way to connect")))
+        Err(failure.unwrap_or_else(|| fatal(Error::msg("no way to connect"))))
     }
 
     /// The socket to the server: TCP, or a Unix socket in the directory `host`, as libpq
@@ -419,6 +478,54 @@ fn decode(text: &str) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// A connection that could not be opened: why, and whether trying again later may succeed.
+#[derive(Debug)]
+pub struct ConnectError {
+    pub error: Error,
+    pub transient: bool,
+}
+
+/// Whether `error` may pass by itself: the server refuses connections or closed this one
+/// (restarting), is starting up or shutting down, or the connection broke.
+pub fn is_transient(error: &tokio_postgres::Error) -> bool {
+    use tokio_postgres::error::SqlState;
+    if let Some(db) = error.as_db_error() {
+        let code = db.code();
+        return [
+            SqlState::ADMIN_SHUTDOWN,
+            SqlState::CRASH_SHUTDOWN,
+            SqlState::CANNOT_CONNECT_NOW,
+        ]
+        .contains(code)
+            || code.code().starts_with("08");
+    }
+    if error.is_closed() {
+        return true;
+    }
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return is_transient_io(io);
+        }
+        source = cause.source();
+    }
+    false
+}
+
+fn is_transient_io(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::ConnectionRefused
+            | ErrorKind::ConnectionReset
+            | ErrorKind::ConnectionAborted
+            | ErrorKind::BrokenPipe
+            | ErrorKind::UnexpectedEof
+            | ErrorKind::NotFound
+            | ErrorKind::TimedOut
+    )
+}
+
 /// A connection for the driver's planning and commits and a task's writes: the asynchronous
 /// client on a runtime of its own, which runs the connection while the session waits.
 pub struct Session {
@@ -477,8 +584,14 @@ impl Session {
         })
     }
 
-    fn wait<F: Future>(&self, future: F) -> F::Output {
+    /// Waits for `future`, polling the connection meanwhile.
+    pub fn wait<F: Future>(&self, future: F) -> F::Output {
         self.runtime.block_on(future)
+    }
+
+    /// The asynchronous client, for work that [`Session::wait`] waits for.
+    pub fn client(&self) -> &Client {
+        &self.client
     }
 }
 

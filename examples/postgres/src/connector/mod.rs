@@ -11,8 +11,11 @@
 //! - Writes stage each task attempt's rows in a table of their own with binary COPY; the commit
 //!   publishes them all into the target in one transaction (`write`).
 //! - Connections: `url`, `user`, `password`, `sslmode` and the fallbacks of libpq (`connect`).
+//! - Streaming reads capture the changes of tables from a logical replication slot (`cdc`),
+//!   selected by the option `slot`.
 
 mod binary;
+pub mod cdc;
 mod connect;
 mod read;
 mod sql;
@@ -76,6 +79,8 @@ const MAX_BATCH_BYTES: usize = 1 << 30;
 /// The data source: the options of the query, checked once.
 pub struct Source {
     settings: Settings,
+    /// A stream of changes (the option `slot`), or `None` for batch reads and writes.
+    capture: Option<cdc::Capture>,
 }
 
 /// What reads and writes need; it travels with readers and writers.
@@ -118,7 +123,9 @@ impl Relation {
 
 impl DataSource for Source {
     fn create(_name: &str, options: Options) -> Result<Self> {
-        options.expect_only(OPTIONS)?;
+        let known: Vec<&str> = OPTIONS.iter().chain(cdc::OPTIONS).copied().collect();
+        options.expect_only(&known)?;
+        let capture = cdc::Capture::from_options(&options)?;
         let relation = match (options.get("dbtable"), options.get("query")) {
             (Some(_), Some(_)) => {
                 return Err(Error::Option(
@@ -163,14 +170,18 @@ impl DataSource for Source {
             push_filters: options.get_or("pushDownPredicate", true)?,
             push_limit: options.get_or("pushDownLimit", true)?,
         };
-        let source = Source { settings };
-        if !probe {
+        let source = Source { settings, capture };
+        if !probe && source.capture.is_none() {
             source.check()?;
         }
         Ok(source)
     }
 
     fn schema(&self) -> Result<SchemaRef> {
+        if let Some(capture) = &self.capture {
+            let client = self.settings.connection.connect("sparkds-schema")?;
+            return Ok(cdc::schema(&cdc::catalog(&client, capture)?));
+        }
         let catalog = self.catalog()?;
         let fields: Vec<_> = catalog
             .columns
@@ -191,6 +202,12 @@ struct Catalog {
 impl Source {
     /// The options that every read and write needs.
     fn check(&self) -> Result<()> {
+        if self.capture.is_some() {
+            return Err(Error::Option(
+                "option `slot` captures changes, which only a streaming read                  (spark.readStream) reads: leave `slot` out to read or write a table with                  `dbtable`"
+                    .to_string(),
+            ));
+        }
         match &self.settings.relation {
             Relation::Table(table) if table.is_empty() => Err(Error::Option(
                 "missing option `dbtable` or `query`: set .option(\"dbtable\", \"schema.table\") \

@@ -28,6 +28,7 @@ use spark_datasource::kit::partitions::RangePartition;
 use spark_datasource::{
     BatchRead, BatchReader, BatchSender, Batches, Error, Options, Producer, Result, TaskContext,
 };
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_postgres::types::ToSql;
 
 use super::binary::{CopyDecoder, Decoder, ReadError};
@@ -413,6 +414,59 @@ fn ranges(lower: i64, upper: i64, partitions: i64) -> Result<Vec<Bounds>> {
     Ok(planned.into_iter().map(range).collect())
 }
 
+/// How [`drive`] ended, when not with the work's result.
+pub enum Driven<E = Error> {
+    /// The work's own error, or `Error::Cancelled` when Spark stopped reading.
+    Failed(E),
+    /// The connection's error: the server went away, or sent an error outside a query.
+    Connection(tokio_postgres::Error),
+    /// The server closed the connection before the work was done.
+    Closed,
+}
+
+/// Runs `work` (which uses the client of `connection`) on the task's thread, polling the
+/// connection and the work together, so that a wake-up handles every message that arrived;
+/// and stops when Spark stops reading (`out`), even while the server sends nothing.
+pub async fn drive<T, E: From<Error>, S, U>(
+    connection: &mut tokio_postgres::Connection<S, U>,
+    work: impl Future<Output = Result<T, E>>,
+    out: &BatchSender,
+) -> std::result::Result<T, Driven<E>>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+    U: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut work = pin!(work);
+    let mut closed = false;
+    // A server that sends nothing for long (a slow query) wakes nobody: the timer does, to see
+    // whether Spark stopped reading.
+    let mut check = tokio::time::interval(CANCEL_CHECK);
+    poll_fn(|cx| {
+        while check.poll_tick(cx).is_ready() {
+            if out.is_cancelled() {
+                return Poll::Ready(Err(Driven::Failed(Error::Cancelled.into())));
+            }
+        }
+        // The connection first: it reads the socket and hands the messages to the work; its
+        // own error (a server that goes away) is the task's.
+        while !closed {
+            match connection.poll_message(cx) {
+                // Notices and notifications: the work waits for neither.
+                Poll::Ready(Some(Ok(_))) => {}
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(Driven::Connection(e))),
+                Poll::Ready(None) => closed = true,
+                Poll::Pending => break,
+            }
+        }
+        match work.as_mut().poll(cx) {
+            Poll::Pending if closed => Poll::Ready(Err(Driven::Closed)),
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(result) => Poll::Ready(result.map_err(Driven::Failed)),
+        }
+    })
+    .await
+}
+
 /// What the thread of a task needs.
 struct Task {
     settings: Settings,
@@ -436,37 +490,16 @@ impl Task {
                 .connection
                 .connect_async("sparkds-read")
                 .await?;
-            let mut copy = pin!(self.copy(&client, out));
-            let mut closed = false;
-            // A server that sends nothing for long (a slow query) wakes nobody: the timer
-            // does, to see whether Spark stopped reading.
-            let mut check = tokio::time::interval(CANCEL_CHECK);
-            poll_fn(|cx| {
-                while check.poll_tick(cx).is_ready() {
-                    if out.is_cancelled() {
-                        return Poll::Ready(Err(Error::Cancelled));
-                    }
-                }
-                // The connection first: it reads the socket and hands the messages to the
-                // COPY; its own error (a server that goes away) is the task's.
-                while !closed {
-                    match connection.poll_message(cx) {
-                        // Notices and notifications: a COPY waits for neither.
-                        Poll::Ready(Some(Ok(_))) => {}
-                        Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(self.failed(&e))),
-                        Poll::Ready(None) => closed = true,
-                        Poll::Pending => break,
-                    }
-                }
-                match copy.as_mut().poll(cx) {
-                    Poll::Pending if closed => Poll::Ready(Err(Error::msg(format!(
+            drive(&mut connection, self.copy(&client, out), out)
+                .await
+                .map_err(|failure| match failure {
+                    Driven::Failed(error) => error,
+                    Driven::Connection(e) => self.failed(&e),
+                    Driven::Closed => Error::msg(format!(
                         "reading {} failed: the server closed the connection",
                         self.settings.relation.describe()
-                    )))),
-                    polled => polled,
-                }
-            })
-            .await
+                    )),
+                })
         })
     }
 

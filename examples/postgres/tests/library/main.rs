@@ -4,6 +4,7 @@
 //! connector's Rust API instead, where they need to act in the middle of a task (a server that
 //! restarts during a read, a task attempt that dies before its retry).
 
+mod cdc;
 mod failures;
 mod helpers;
 mod integrity;

@@ -30,6 +30,8 @@ pub struct Setup {
     pub settings: Vec<String>,
     pub hba: Vec<String>,
     pub files: Vec<(&'static str, Vec<u8>, u32)>,
+    /// Arguments of `initdb` (such as `--wal-segsize=1`).
+    pub initdb: Vec<String>,
 }
 
 /// A running server.
@@ -37,6 +39,7 @@ pub struct Server {
     pub port: u16,
     pub dir: PathBuf,
     settings: Vec<String>,
+    initdb: Vec<String>,
     bin: PathBuf,
     run_as: Option<&'static str>,
     watchdog: Mutex<Option<Child>>,
@@ -48,6 +51,13 @@ pub fn shared() -> &'static Server {
     SERVER.get_or_init(Server::start)
 }
 
+/// The server that the tests of change data capture share: `wal_level = logical`, and the
+/// test role may use replication slots.
+pub fn logical() -> &'static Server {
+    static SERVER: OnceLock<Server> = OnceLock::new();
+    SERVER.get_or_init(|| Server::start_logical(Setup::default()))
+}
+
 impl Server {
     /// Starts a new server.
     ///
@@ -55,6 +65,18 @@ impl Server {
     /// When PostgreSQL is not installed (`apt-get install postgresql`) or does not start.
     pub fn start() -> Server {
         Server::start_with(Setup::default())
+    }
+
+    /// Starts a new server for change data capture: `setup` with `wal_level = logical`, and the
+    /// test role with the `REPLICATION` attribute.
+    pub fn start_logical(mut setup: Setup) -> Server {
+        // Commits flushed at once: a peek returns what the server has flushed, and the tests
+        // read right after they commit.
+        setup.settings.push("wal_level=logical".into());
+        setup.settings.push("synchronous_commit=on".into());
+        let server = Server::start_with(setup);
+        server.admin(&format!("ALTER ROLE {USER} REPLICATION"));
+        server
     }
 
     /// Starts a new server with `setup`.
@@ -77,6 +99,7 @@ impl Server {
                 .iter()
                 .map(|setting| format!(" -c {}", setting.replace("{dir}", &dir.to_string_lossy())))
                 .collect(),
+            initdb: setup.initdb.clone(),
             dir,
             bin,
             run_as,
@@ -127,6 +150,25 @@ impl Server {
         self.pg_ctl(&["restart", "-m", "fast"]);
     }
 
+    /// Stops the server (a fast shutdown), and starts it again after `pause`.
+    pub fn stop_for(&self, pause: std::time::Duration) {
+        self.pg_ctl(&["stop", "-m", "fast"]);
+        std::thread::sleep(pause);
+        self.pg_ctl(&["start"]);
+    }
+
+    /// Whether the server answers.
+    pub fn is_up(&self) -> bool {
+        postgres::Config::new()
+            .host("127.0.0.1")
+            .port(self.port)
+            .user(USER)
+            .password(PASSWORD)
+            .dbname(DATABASE)
+            .connect(postgres::NoTls)
+            .is_ok()
+    }
+
     /// Runs `statements` as the superuser, in the tests' database.
     pub fn admin(&self, statements: &str) {
         self.connect("postgres", SUPERUSER_PASSWORD, DATABASE)
@@ -161,6 +203,7 @@ impl Server {
             .arg(self.data())
             .args(["-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"])
             .args(["--auth=scram-sha-256"])
+            .args(&self.initdb)
             .arg(format!("--pwfile={}", password_file.display()));
         run(&mut initdb);
     }

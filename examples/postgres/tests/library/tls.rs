@@ -113,6 +113,7 @@ fn tls_server() -> &'static Server {
                 ("server.crt", file("server.crt"), 0o644),
                 ("server.key", file("server.key"), 0o600),
             ],
+            ..Setup::default()
         });
         server.admin(&format!(
             "SET password_encryption = 'md5'; \

@@ -116,14 +116,28 @@ class Server:
         self.psql(f"CREATE DATABASE {DATABASE} OWNER {USER}", user="postgres", database="postgres")
         return self
 
+    def restart(self):
+        """Stops the server (`-m fast`: its sessions are ended) and starts it again with the
+        same settings."""
+        self._run(
+            self._argv("pg_ctl")
+            + ["-D", os.path.join(self.dir, "data"), "-l", os.path.join(self.dir, "server.log")]
+            + ["-m", "fast", "-w", "-t", "60", "restart"]
+        )
+
     def psql(self, sql, user=USER, database=DATABASE, args=()):
         """Runs `sql` with psql over TCP, with the role's password; returns its output."""
-        password = SUPERUSER_PASSWORD if user == "postgres" else PASSWORD
         return self._run(
-            ["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", user, "-d", database]
-            + ["-v", "ON_ERROR_STOP=1", "-q", "-X", *args, "-c", sql],
-            env=dict(os.environ, PGPASSWORD=password),
+            self.psql_argv(user, database) + ["-v", "ON_ERROR_STOP=1", "-q", "-X", *args, "-c", sql],
+            env=self.password_env(user),
         )
+
+    def psql_argv(self, user=USER, database=DATABASE):
+        """psql, connected over TCP as `user` (its password in `password_env`)."""
+        return ["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", user, "-d", database]
+
+    def password_env(self, user=USER):
+        return dict(os.environ, PGPASSWORD=SUPERUSER_PASSWORD if user == "postgres" else PASSWORD)
 
     def stop(self):
         if self.watchdog.poll() is None:
@@ -154,6 +168,19 @@ def pg():
     server = Server()
     try:
         yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_logical():
+    """A server for change data capture: wal_level = logical, and the test role may use
+    replication slots."""
+    server = Server()
+    try:
+        server.start(settings=["wal_level=logical"])
+        server.psql(f"ALTER ROLE {USER} REPLICATION", user="postgres")
+        yield server
     finally:
         server.stop()
 

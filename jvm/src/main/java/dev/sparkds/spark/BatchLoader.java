@@ -110,11 +110,26 @@ final class BatchLoader implements AutoCloseable {
       int next = 0;
       for (int i = 0; i < columns.length; i++) {
         if (!flat[i]) {
-          columns[i] = new ArrowColumnVector(vectors.get(next++));
+          columns[i] = new LoadedVector(vectors.get(next++));
         }
       }
     }
     return new ColumnarBatch(columns, rows);
+  }
+
+  /**
+   * A column of the root, which every batch reloads: Spark may close a batch's columns when it
+   * is done with the batch, and ArrowColumnVector.close() closes its vector, which drops a
+   * struct's or a list's child vectors, so the next batch would not load. The loader closes
+   * the root itself.
+   */
+  private static final class LoadedVector extends ArrowColumnVector {
+    LoadedVector(FieldVector vector) {
+      super(vector);
+    }
+
+    @Override
+    public void close() {}
   }
 
   @Override

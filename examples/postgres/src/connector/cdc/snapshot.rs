@@ -1,0 +1,190 @@
+//! The initial snapshot (`initialSnapshot=true`): the captured tables as of the slot's
+//! consistent point, read before the changes that follow it.
+//!
+//! The slot is created on a replication connection with `CREATE_REPLICATION_SLOT ...
+//! (SNAPSHOT 'export')`, which exports the snapshot of the consistent point: every
+//! transaction that commits before the point is in it, every one after is in the slot's
+//! changes, none in both. The connection stays open, and idle, on the driver until Spark
+//! plans past the snapshot's micro-batch: the snapshot lives as long as it does. Each task of
+//! that micro-batch reads one table in a `REPEATABLE READ` transaction that imports it
+//! (`SET TRANSACTION SNAPSHOT`), with binary COPY.
+//!
+//! A query that stops before its snapshot's micro-batch is read cannot read it later (the
+//! connection closed with the query): the tasks then fail with a message that says so.
+
+use std::cell::Cell;
+use std::pin::pin;
+
+use arrow_schema::SchemaRef;
+use futures_util::StreamExt;
+use spark_datasource::{BatchSender, Error};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{Client, SimpleQueryMessage};
+
+use super::super::binary::{BatchSize, CopyDecoder, Decoder, ReadError};
+use super::super::connect::Connection;
+use super::super::sql::quote;
+use super::changes::{Meta, Rows};
+use super::pgoutput::Lsn;
+use super::replication;
+use super::slot::Failure;
+use super::Table;
+
+/// The snapshot of a slot's consistent point, exported by a connection that stays open.
+pub struct Export {
+    /// What `SET TRANSACTION SNAPSHOT` takes.
+    pub name: String,
+    pub consistent_point: Lsn,
+    // The client first, then the runtime whose task runs its connection: dropping them closes
+    // the connection, which ends the snapshot.
+    _client: Client,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl Export {
+    /// Creates the slot `slot` and exports the snapshot of its consistent point.
+    ///
+    /// # Errors
+    /// The server's: a role without the `REPLICATION` attribute, a slot that exists, no free
+    /// replication slot or WAL sender.
+    pub fn create(connection: &Connection, slot: &str) -> Result<Export, Failure> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::io("cannot start the runtime of a connection", e))?;
+        let (client, connection) =
+            runtime.block_on(replication::connect(connection, "sparkds-snapshot"))?;
+        // Runs whenever the runtime waits on it; idle otherwise, as the export needs.
+        runtime.spawn(connection);
+        // The slot's name is PostgreSQL's kind of name (`Capture::from_options`).
+        let command =
+            format!("CREATE_REPLICATION_SLOT {slot} LOGICAL pgoutput (SNAPSHOT 'export')");
+        let messages = runtime
+            .block_on(client.simple_query(&command))
+            .map_err(|e| Failure::Server("create the replication slot with a snapshot", e))?;
+        let row = messages
+            .iter()
+            .find_map(|m| match m {
+                SimpleQueryMessage::Row(row) => Some(row),
+                _ => None,
+            })
+            .ok_or_else(|| Error::msg("CREATE_REPLICATION_SLOT returned no row"))?;
+        let point = row.get("consistent_point").and_then(Lsn::parse);
+        let name = row.get("snapshot_name");
+        let (Some(consistent_point), Some(name)) = (point, name) else {
+            return Err(Error::msg(
+                "CREATE_REPLICATION_SLOT returned no consistent point or snapshot name",
+            )
+            .into());
+        };
+        Ok(Export {
+            name: name.to_string(),
+            consistent_point,
+            _client: client,
+            _runtime: runtime,
+        })
+    }
+}
+
+/// Reads the `table`th table of `tables` in the exported `snapshot`, as rows of `_op`
+/// `snapshot` at `lsn`.
+#[allow(clippy::too_many_arguments)]
+pub async fn read(
+    client: &Client,
+    snapshot: &str,
+    tables: &[Table],
+    table: usize,
+    lsn: Lsn,
+    schema: &SchemaRef,
+    size: BatchSize,
+    out: &BatchSender,
+    sent: &Cell<bool>,
+) -> Result<(), Failure> {
+    let captured = &tables[table];
+    let qualified = captured.qualified();
+    // PostgreSQL's snapshot names are hexadecimal digits and dashes: safe in SQL text.
+    if snapshot.is_empty() || !snapshot.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
+        return Err(Error::msg(format!("`{snapshot}` is not the name of a snapshot")).into());
+    }
+    let begin = format!(
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '{snapshot}'"
+    );
+    if let Err(e) = client.batch_execute(&begin).await {
+        if e.code() == Some(&SqlState::INVALID_PARAMETER_VALUE)
+            || e.code() == Some(&SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE)
+        {
+            return Err(Error::msg(format!(
+                "the initial snapshot of the stream ({snapshot}) is gone: it lived as long as \
+                 the query that created the slot, which stopped before it read the snapshot \
+                 whole. Drop the replication slot and start the query again with a new \
+                 checkpointLocation"
+            ))
+            .into());
+        }
+        return Err(Failure::Server("import the initial snapshot", e));
+    }
+    let columns: Vec<String> = captured.columns.iter().map(|c| quote(&c.name)).collect();
+    let statement = format!(
+        "COPY (SELECT {} FROM {}.{}) TO STDOUT (FORMAT binary)",
+        columns.join(", "),
+        quote(&captured.namespace),
+        quote(&captured.name)
+    );
+    let failed = |e| Failure::Server("read the initial snapshot", e);
+    let stream = client.copy_out(&statement).await.map_err(failed)?;
+    let mut stream = pin!(stream);
+    let mut copy = CopyDecoder::new(size);
+    let mut decoders: Vec<Decoder> = captured
+        .columns
+        .iter()
+        .map(|c| Decoder::new(&c.kind))
+        .collect();
+    let mut rows = Rows::new(schema.clone(), tables, size);
+    let mut seq = 0i64;
+    let value_error = |error: ReadError| -> Failure {
+        match error {
+            ReadError::Value { column, why } => Error::msg(format!(
+                "column `{}` of the table `{qualified}` holds {why}",
+                captured.columns[column].name
+            )),
+            ReadError::Format(why) => Error::msg(format!(
+                "reading the snapshot of `{qualified}` failed: {why}"
+            )),
+        }
+        .into()
+    };
+    let mut send = |decoders: &mut [Decoder], count: usize| -> Result<(), Failure> {
+        let arrays = decoders.iter_mut().map(Decoder::finish).collect();
+        let meta = Meta {
+            op: "snapshot",
+            table: captured,
+            lsn,
+            seq,
+            commit_time: None,
+            xid: None,
+        };
+        let batch = rows.snapshot(table, &meta, arrays)?;
+        seq += i64::try_from(count).unwrap_or(i64::MAX);
+        out.send(batch)?;
+        sent.set(true);
+        Ok(())
+    };
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(failed)?;
+        let mut input: &[u8] = &chunk;
+        while copy.decode(input, &mut decoders).map_err(value_error)? {
+            let count = copy.take_batch();
+            send(&mut decoders, count)?;
+            input = &[];
+        }
+    }
+    copy.finish().map_err(value_error)?;
+    let count = copy.take_batch();
+    if count > 0 {
+        send(&mut decoders, count)?;
+    }
+    client
+        .batch_execute("COMMIT")
+        .await
+        .map_err(|e| Failure::Server("end the snapshot's transaction", e))
+}

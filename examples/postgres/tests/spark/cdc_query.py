@@ -1,0 +1,65 @@
+"""A change data capture query in a process of its own, which a test kills and starts again:
+`python3 cdc_query.py CONFIG` where CONFIG is a JSON file of `master`, `jar`, `library`,
+`options` (of the stream), `table`, `out` (the target), `checkpoint`, `trigger` (seconds), `hold`
+(the fault switch of `cdc_support.applier`) and `stop` (a file whose existence stops the query
+cleanly). It writes `<out>/started` once the query runs."""
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from cdc_support import applier  # noqa: E402
+
+
+def main(path):
+    with open(path) as f:
+        config = json.load(f)
+    from pyspark.sql import SparkSession
+
+    libraries = tempfile.mkdtemp(prefix="sparkds_cdc_lib_")
+    shutil.copy(config["library"], libraries)
+    spark = (
+        SparkSession.builder.master(config["master"])
+        .appName("sparkds-cdc-query")
+        .config("spark.jars", config["jar"])
+        .config("spark.driver.extraLibraryPath", libraries)
+        .config("spark.executor.extraLibraryPath", libraries)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.driver.memory", "1g")
+        .config("spark.executor.memory", "1g")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    # ANCHOR: query
+    query = (
+        spark.readStream.format("native")
+        .option("source", "postgres")
+        .options(**config["options"])  # url, user, password, slot, tables, maxChangesPerTrigger
+        .load()
+        .writeStream.foreachBatch(applier(config["table"], config["out"], hold=config.get("hold")))
+        .option("checkpointLocation", config["checkpoint"])
+        .trigger(processingTime=f"{config['trigger']} seconds")
+        .start()
+    )
+    # ANCHOR_END: query
+    os.makedirs(config["out"], exist_ok=True)
+    open(os.path.join(config["out"], "started"), "w").close()
+    while query.isActive and not os.path.exists(config["stop"]):
+        time.sleep(0.2)
+    if query.exception() is not None:
+        print(f"the query failed: {query.exception()}", file=sys.stderr)
+        sys.exit(1)
+    query.stop()
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,148 @@
+"""Change data capture on Spark, through the JVM plugin and the bridge: a stream of a table that
+several sessions change at random, applied by foreachBatch to a Parquet table, ends equal to
+the table, with every change once, in commit order per key; the offsets that Spark reports
+carry the slot's lag; a schema change fails the query with the table and what changed."""
+
+import base64
+import itertools
+import json
+import time
+
+import pytest
+from cdc_support import (
+    applier,
+    check_exactly_once,
+    create_table,
+    run_sessions,
+    stream_options,
+    wait_for_slot,
+    wait_until_equal,
+)
+
+_names = itertools.count()
+
+
+def _stream(spark, bridge, path, options):
+    if path == "jvm":
+        reader = spark.readStream.format("native").option("source", "postgres")
+    else:
+        reader = spark.readStream.format(bridge)
+    return reader.options(**options).load()
+
+
+@pytest.mark.parametrize("path", ["jvm", "bridge"])
+def test_a_stream_applied_to_parquet_ends_equal_to_the_source(spark, bridge, pg_logical, path, tmp_path):
+    table = f"cdc_{path}_{next(_names)}"
+    create_table(pg_logical, table)
+    options = stream_options(pg_logical, f"slot_{table}", table, maxChangesPerTrigger="500")
+    out = str(tmp_path / "target")
+    query = (
+        _stream(spark, bridge, path, options)
+        .writeStream.foreachBatch(applier(table, out))
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(processingTime="500 milliseconds")
+        .start()
+    )
+    try:
+        wait_for_slot(pg_logical, f"slot_{table}")
+        # The query runs while four sessions change the table at once.
+        run_sessions(pg_logical, table, sessions=4, transactions=120, seed=len(path))
+        wait_until_equal(pg_logical, table, out, lambda: query.exception())
+    finally:
+        query.stop()
+    assert check_exactly_once(out) > 0
+
+
+def _offset(progress_offset):
+    """The stream's own offset inside the one that Spark reports (the plugin's and the bridge's
+    wrappers hold it in base64)."""
+    wrapper = json.loads(progress_offset) if isinstance(progress_offset, str) else progress_offset
+    encoded = wrapper.get("sparkds") or wrapper.get("native_offset")
+    return json.loads(base64.b64decode(encoded))
+
+
+def test_the_progress_reports_the_lsn_and_the_lag_of_each_micro_batch(spark, pg_logical, tmp_path):
+    table = f"cdc_progress_{next(_names)}"
+    create_table(pg_logical, table)
+    options = stream_options(pg_logical, f"slot_{table}", table, maxChangesPerTrigger="50")
+    query = (
+        _stream(spark, None, "jvm", options)
+        .writeStream.format("noop")
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(processingTime="200 milliseconds")
+        .start()
+    )
+    try:
+        wait_for_slot(pg_logical, f"slot_{table}")
+        run_sessions(pg_logical, table, sessions=1, transactions=200, seed=7)
+        deadline = time.time() + 120
+        reported = []
+        while time.time() < deadline and not any(p.get("lag") == 0 for p in reported):
+            for progress in query.recentProgress:
+                source = progress["sources"][0]
+                if source["numInputRows"] > 0:
+                    end = _offset(source["endOffset"])
+                    reported.append({"rows": source["numInputRows"], "lag": end.get("lagBytes")})
+            time.sleep(0.5)
+    finally:
+        query.stop()
+    # Micro-batches of whole transactions up to the limit (a transaction has up to 4 changes),
+    # each with the WAL the server had flushed past it; the last ones caught up.
+    assert reported, "no micro-batch with rows"
+    assert all(r["rows"] <= 50 + 3 for r in reported), reported
+    assert any(r["lag"] > 0 for r in reported) and any(r["lag"] == 0 for r in reported), reported
+
+
+def test_a_column_added_under_the_stream_fails_the_query_naming_the_table(spark, pg_logical, tmp_path):
+    from pyspark.errors import StreamingQueryException
+
+    table = f"cdc_schema_{next(_names)}"
+    create_table(pg_logical, table)
+    options = stream_options(pg_logical, f"slot_{table}", table)
+    query = (
+        _stream(spark, None, "jvm", options)
+        .writeStream.format("noop")
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .start()
+    )
+    try:
+        wait_for_slot(pg_logical, f"slot_{table}")
+        pg_logical.psql(f"INSERT INTO {table} VALUES (1, 1, 'a', 1)")
+        pg_logical.psql(f"ALTER TABLE {table} ADD COLUMN extra int; INSERT INTO {table} VALUES (2, 1, 'b', 2, 3)")
+        with pytest.raises(StreamingQueryException) as caught:
+            query.awaitTermination(120)
+    finally:
+        query.stop()
+    message = str(caught.value)
+    assert f"the table `public.{table}` changed at " in message, message
+    assert "column `extra` (int4) was added" in message, message
+
+
+@pytest.mark.parametrize("path", ["jvm", "bridge"])
+def test_a_micro_batch_of_many_arrow_batches_reads_every_change(spark, bridge, pg_logical, path, tmp_path):
+    """1,000 changes in one micro-batch of batches of 100 rows (`fetchsize`): each batch after
+    the first reloads the structs of the table's columns (the plugin once lost them when Spark
+    closed the batch before)."""
+    table = f"cdc_batches_{next(_names)}"
+    create_table(pg_logical, table)
+    options = stream_options(pg_logical, f"slot_{table}", table, fetchsize="100")
+    checkpoint = str(tmp_path / "checkpoint")
+
+    def drain():
+        query = (
+            _stream(spark, bridge, path, options)
+            .writeStream.format("noop")
+            .option("checkpointLocation", checkpoint)
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(300)
+        if query.exception() is not None:
+            raise AssertionError(f"the stream failed: {query.exception()}")
+        return sum(p["numInputRows"] for p in query.recentProgress)
+
+    drain()  # creates the slot
+    pg_logical.psql(
+        f"INSERT INTO {table} SELECT i, 1, 'n' || i, i / 100.0 FROM generate_series(1, 1000) AS i"
+    )
+    assert drain() == 1000
