@@ -11,7 +11,12 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+# The suite's one Spark session helper (tests/support/spark_session.py).
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "tests", "support"))
+
+import spark_session  # noqa: E402
 
 from cdc_support import applier  # noqa: E402
 
@@ -19,24 +24,16 @@ from cdc_support import applier  # noqa: E402
 def main(path):
     with open(path) as f:
         config = json.load(f)
-    from pyspark.sql import SparkSession
-
     libraries = tempfile.mkdtemp(prefix="sparkds_cdc_lib_")
     shutil.copy(config["library"], libraries)
-    spark = (
-        SparkSession.builder.master(config["master"])
-        .appName("sparkds-cdc-query")
-        .config("spark.jars", config["jar"])
-        .config("spark.driver.extraLibraryPath", libraries)
-        .config("spark.executor.extraLibraryPath", libraries)
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.driver.memory", "1g")
-        .config("spark.executor.memory", "1g")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
+    spark = spark_session.builder(
+        "sparkds-cdc-query",
+        tempfile.mkdtemp(prefix="sparkds_cdc_warehouse_"),
+        master=config["master"],
+        jars=[config["jar"]],
+        library_path=libraries,
+        conf={"spark.executor.memory": "1g", "spark.sql.session.timeZone": "UTC"},
+    ).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     # ANCHOR: query
     query = (

@@ -29,6 +29,7 @@ sys.path.insert(0, BRIDGE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 # Shared with the other Spark suites.
 from library_fixtures import jar  # noqa: E402,F401 (pytest fixtures)
+import spark_session  # noqa: E402
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [BRIDGE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != BRIDGE]
 )
@@ -198,32 +199,20 @@ def library() -> str:
 
 @pytest.fixture(scope="session")
 def spark(jar, library, tmp_path_factory):
-    from pyspark.sql import SparkSession
-
     if not os.path.isfile(JDBC_JAR):
         raise RuntimeError(f"{JDBC_JAR} is missing: apt-get install libpostgresql-jdbc-java")
-    # The plugin loads libspark_datasource_postgres from the native library path.
-    libraries = tempfile.mkdtemp(prefix="sparkds_pg_lib_")
+    # The plugin loads the example's library from the native library path.
+    libraries = tempfile.mkdtemp(prefix="sparkds-postgres-tests_lib_")
     shutil.copy(library, libraries)
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("sparkds-postgres-tests")
-        .config("spark.jars", f"{jar},{JDBC_JAR}")
-        .config("spark.driver.extraLibraryPath", libraries)
-        .config("spark.executor.extraLibraryPath", libraries)
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.driver.memory", "1g")
-        .config("spark.task.maxFailures", "1")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.python.worker.reuse", "true")
-        .getOrCreate()
+    session = spark_session.builder(
+        "sparkds-postgres-tests",
+        str(tmp_path_factory.mktemp("warehouse")),
+        jars=[jar, JDBC_JAR],
+        library_path=libraries,
+        conf={"spark.task.maxFailures": "1", "spark.python.worker.reuse": "true", "spark.sql.session.timeZone": "UTC"},
     )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    with spark_session.started(session) as started:
+        yield started
     shutil.rmtree(libraries, ignore_errors=True)
 
 

@@ -18,6 +18,7 @@ BRIDGE = os.path.join(ROOT, "python")
 sys.path.insert(0, BRIDGE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 from library_fixtures import jar  # noqa: E402,F401 (pytest fixtures)
+import spark_session  # noqa: E402
 
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [BRIDGE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != BRIDGE]
@@ -39,27 +40,18 @@ def library() -> str:
 
 @pytest.fixture(scope="session")
 def spark(jar, library, tmp_path_factory):
-    from pyspark.sql import SparkSession
-
-    libraries = tempfile.mkdtemp(prefix="sparkds_sqlite_lib_")
+    # The plugin loads the example's library from the native library path.
+    libraries = tempfile.mkdtemp(prefix="sparkds-sqlite-tests_lib_")
     shutil.copy(library, libraries)
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("sparkds-sqlite-tests")
-        .config("spark.jars", jar)
-        .config("spark.driver.extraLibraryPath", libraries)
-        .config("spark.executor.extraLibraryPath", libraries)
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "1g")
-        .config("spark.task.maxFailures", "1")
-        .config("spark.python.worker.reuse", "true")
-        .getOrCreate()
+    session = spark_session.builder(
+        "sparkds-sqlite-tests",
+        str(tmp_path_factory.mktemp("warehouse")),
+        jars=[jar],
+        library_path=libraries,
+        conf={"spark.task.maxFailures": "1", "spark.python.worker.reuse": "true"},
     )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    with spark_session.started(session) as started:
+        yield started
     shutil.rmtree(libraries, ignore_errors=True)
 
 
