@@ -468,16 +468,18 @@ fn the_crates_the_wheel_and_the_template_have_the_workspace_s_version() {
             continue;
         }
         assert_eq!(package["version"], version.as_str(), "{name}'s version");
-        if !publishable.iter().any(|p| p == name) {
-            continue;
-        }
+    }
+    // Every member's normal dependency on a published crate asks for this version too (the
+    // examples and the JNI crate included), so that `cargo package --workspace` can package them.
+    for package in &packages {
+        let name = package["name"].as_str().expect("a name");
         for dependency in package["dependencies"].as_array().expect("dependencies") {
             let other = dependency["name"].as_str().expect("a name");
             if publishable.iter().any(|p| p == other) && dependency["kind"].is_null() {
                 assert_eq!(
                     dependency["req"],
                     format!("^{version}").as_str(),
-                    "{name} depends on {other}: ask for version {version}"
+                    "{name} depends on {other}: ask for version {version} beside its path"
                 );
             }
         }
@@ -669,5 +671,42 @@ fn the_published_crates_documentation_builds_without_a_warning() {
         output.status.success(),
         "cargo doc failed:\n{}",
         String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// `cargo package --workspace`: every member packages, the examples and the test crate included
+/// (their dependencies on the published crates carry a version beside the path; path-only
+/// dev-dependencies are dropped). The build of each published crate from its package alone is
+/// the release rehearsal's `cargo install cargo-sparkds` from a local registry (tests/release).
+#[test]
+fn the_whole_workspace_packages() {
+    let target = tempfile::tempdir().expect("a scratch target");
+    let output = Command::new(env!("CARGO"))
+        .args([
+            "package",
+            "--workspace",
+            "--locked",
+            "--offline",
+            "--no-verify",
+            "--allow-dirty",
+        ])
+        .arg("--target-dir")
+        .arg(target.path())
+        .current_dir(repo_root())
+        .output()
+        .expect("cargo runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "cargo package --workspace failed:\n{stderr}"
+    );
+    let packaged = stderr
+        .lines()
+        .filter(|l| l.trim_start().starts_with("Packaged "))
+        .count();
+    let members = workspace_packages().len();
+    assert_eq!(
+        packaged, members,
+        "each of the {members} members packaged:\n{stderr}"
     );
 }
