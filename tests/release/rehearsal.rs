@@ -115,6 +115,13 @@ impl User {
             .env("CARGO_HOME", self.home.join(".cargo"))
             .env("TMPDIR", self.home.join("tmp"))
             .env("LANG", "C.UTF-8")
+            // Java takes its user.home from the password database, not from HOME: without this,
+            // Ivy (spark-submit --packages) and Spark's caches would use this machine's own
+            // home, where an earlier run's jar may wait, instead of the fresh one.
+            .env(
+                "JAVA_TOOL_OPTIONS",
+                format!("-Duser.home={}", self.home.display()),
+            )
             // A login shell's USER, which cargo generate reads for the project's authors (it
             // stops without one); this process may run without it, as in a container.
             .env(
