@@ -242,9 +242,15 @@ fn filters() -> Vec<(Filter, bool)> {
         (Filter::Lt(col("f"), f32::NAN.into()), true),
         (Filter::Ge(col("amount"), decimal(1250)), true),
         (Filter::Lt(col("day"), date(19_723)), true),
+        // `timestamp` reads as Spark's `timestamp` (no preferTimestampNTZ): an instant in the
+        // session's time zone, in which PostgreSQL compares it too.
+        (
+            Filter::Ge(col("ts"), lit(Literal::Timestamp(Some(micros_2024)))),
+            true,
+        ),
         (
             Filter::Ge(col("ts"), lit(Literal::TimestampNtz(Some(micros_2024)))),
-            true,
+            false,
         ),
         (
             Filter::Lt(col("tz"), lit(Literal::Timestamp(Some(micros_2024)))),
