@@ -17,7 +17,10 @@
 //!   NULL), so a NaN literal is refused there;
 //! - booleans and constants: `TRUE`/`FALSE`, or `1`/`0` in SQLite.
 //!
-//! A refused filter is answered `false` (0), so that Spark evaluates it.
+//! A refused filter is answered `false` (0), so that Spark evaluates it. A backend that binds a
+//! bounded number of values in a statement accepts with [`accept_at_most`]; one whose statement
+//! takes no parameters (PostgreSQL's `COPY`) binds them beforehand and writes placeholders that
+//! read them back ([`Query::with_placeholders`]).
 //!
 //! ```
 //! use spark_datasource::filters::{Column, Filter, Literal, Value};
@@ -640,8 +643,8 @@ mod tests {
             Filter::Lt(col("id"), int(9)),
             Filter::Eq(col("id"), int(3)),
         ];
-        let accepted = accept_at_most(&filters, Dialect::PostgreSql, &everything, 3);
-        // 1 value, then 5 (past the budget), 0, 1, 1 (past it again).
+        let accepted = accept_at_most(&filters, Dialect::PostgreSql, &everything, 2);
+        // 1 value, then 5 (past the budget), 0, 1, and 1 more (past it again).
         assert_eq!(accepted, vec![true, false, true, true, false]);
         assert_eq!(
             accept(&[many], Dialect::PostgreSql, &everything),

@@ -110,20 +110,23 @@ impl Kind {
         }
     }
 
-    /// The column as a read selects it: cast to the type that it is decoded from, where that
-    /// is not its own.
+    /// The column as a read selects it: converted to the type that it is decoded from, where
+    /// that is not its own. A type read as text is written by its output function, as the JDBC
+    /// driver receives it: `::text` is that, but for `inet`, whose cast shows the netmask of a
+    /// host (`abbrev` does not), and for arrays, whose text keeps each element's output.
     pub fn select(&self, name: &str) -> String {
-        let cast = match self {
-            Kind::AsText(_) => "text",
-            Kind::LocalTimestamp => "timestamptz",
+        let expression = match self {
+            Kind::AsText(ty) if ty == "inet" => format!("abbrev({name})"),
+            Kind::AsText(_) => format!("{name}::text"),
+            Kind::LocalTimestamp => format!("{name}::timestamptz"),
             Kind::List(element) => match **element {
-                Kind::AsText(_) => "text[]",
-                Kind::LocalTimestamp => "timestamptz[]",
+                Kind::AsText(_) => format!("{name}::text::text[]"),
+                Kind::LocalTimestamp => format!("{name}::timestamptz[]"),
                 _ => return name.to_string(),
             },
             _ => return name.to_string(),
         };
-        format!("{name}::{cast} AS {name}")
+        format!("{expression} AS {name}")
     }
 
     /// Whether the read decodes a `timestamptz` that the session's time zone made of a
@@ -417,8 +420,9 @@ mod tests {
         );
         assert_eq!(
             Kind::List(Box::new(text("inet"))).select("\"a\""),
-            "\"a\"::text[] AS \"a\""
+            "\"a\"::text::text[] AS \"a\""
         );
+        assert_eq!(text("inet").select("\"a\""), "abbrev(\"a\") AS \"a\"");
         Ok(())
     }
 }
