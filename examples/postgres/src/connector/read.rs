@@ -33,7 +33,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::binary::{CopyDecoder, Decoder, ReadError};
 use super::connect::describe;
-use super::sql::{self, quote, Bindings, ColumnInfo, Param, MAX_PARAMS};
+use super::sql::{self, quote, Bindings, ColumnInfo, MAX_PARAMS};
 use super::time::{local_zone, parse_date, parse_timestamp};
 use super::types::{self, Kind};
 use super::{Settings, Source};
@@ -224,8 +224,7 @@ fn partitioning(options: &PartitionOptions, columns: &[ColumnInfo]) -> Result<Pa
     let lower = bound("lowerBound", &options.lower)?;
     let upper = bound("upperBound", &options.upper)?;
     for (key, value) in [("lowerBound", lower), ("upperBound", upper)] {
-        let param = bound_literal(&column.kind, value).and_then(|l| Param::of(&l));
-        if !param.is_some_and(|p| p.is_bindable()) {
+        if !bound_literal(&column.kind, value).is_some_and(|l| sql::is_bindable(&l)) {
             return Err(Error::Option(format!(
                 "option `{key}` is outside the range of PostgreSQL's {}",
                 column.kind.sql_type()

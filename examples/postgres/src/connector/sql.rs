@@ -36,27 +36,27 @@ pub fn query() -> Query {
     Query::new(Dialect::PostgreSql).with_placeholders(placeholder)
 }
 
-/// The `n`th value of a read: a typed NULL is written as one, so it is never bound.
+/// The `n`th value of a read, read back as its type: a NULL is written as one, of its type, and
+/// never bound.
 fn placeholder(n: usize, value: &Literal) -> String {
-    match Param::of(value) {
-        None if matches!(value, Literal::Null) => "NULL".to_string(),
-        None => format!("NULL::{}", null_type(value)),
-        Some(param) => format!(
-            "(SELECT current_setting('sparkds.p{n}')::{})",
-            param.read_as()
-        ),
+    let ty = match value {
+        Literal::Decimal128 { .. } => "numeric",
+        other => bound_as(other),
+    };
+    match value {
+        Literal::Null => "NULL".to_string(),
+        _ if value.is_null() => format!("NULL::{ty}"),
+        _ => format!("(SELECT current_setting('sparkds.p{n}')::{ty})"),
     }
 }
 
-/// The type of a typed NULL, so that the comparison is NULL as in Spark, of the type of the
-/// column's literals.
-fn null_type(value: &Literal) -> &'static str {
+/// The type of a literal's parameter, in `$n::<type>` (a decimal crosses as its text).
+fn bound_as(value: &Literal) -> &'static str {
     match value {
         Literal::Boolean(_) => "bool",
         Literal::Float32(_) => "float4",
         Literal::Float64(_) => "float8",
-        Literal::Decimal128 { .. } => "numeric",
-        Literal::Utf8(_) => "text",
+        Literal::Utf8(_) | Literal::Decimal128 { .. } => "text",
         Literal::Binary(_) => "bytea",
         Literal::Date32(_) => "date",
         Literal::Timestamp(_) => "timestamptz",
@@ -65,86 +65,27 @@ fn null_type(value: &Literal) -> &'static str {
     }
 }
 
-/// A value bound as a parameter, in the binary form of its type.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Param {
-    Int64(i64),
-    Float32(f32),
-    Float64(f64),
-    Bool(bool),
-    Text(String),
-    Bytes(Vec<u8>),
-    /// Days since 1970-01-01.
-    Date(i32),
-    /// Microseconds since 1970-01-01T00:00:00.
-    Timestamp(i64),
-    /// Microseconds since 1970-01-01T00:00:00Z.
-    TimestampTz(i64),
-    /// The text of a decimal, read back as `numeric`.
-    Numeric(String),
-}
-
-impl Param {
-    /// The parameter of a literal; `None` for a NULL.
-    pub fn of(literal: &Literal) -> Option<Param> {
-        Some(match literal {
-            Literal::Boolean(Some(v)) => Param::Bool(*v),
-            Literal::Float32(Some(v)) => Param::Float32(*v),
-            Literal::Float64(Some(v)) => Param::Float64(*v),
-            Literal::Decimal128 {
-                value: Some(v),
-                scale,
-                ..
-            } => Param::Numeric(decimal_text(*v, *scale)),
-            Literal::Utf8(Some(v)) => Param::Text(v.clone()),
-            Literal::Binary(Some(v)) => Param::Bytes(v.clone()),
-            Literal::Date32(Some(v)) => Param::Date(*v),
-            Literal::Timestamp(Some(v)) => Param::TimestampTz(*v),
-            Literal::TimestampNtz(Some(v)) => Param::Timestamp(*v),
-            other => Param::Int64(other.as_i64()?),
-        })
-    }
-
-    /// The type of the parameter in `$n::<type>`.
-    fn bound_as(&self) -> &'static str {
-        match self {
-            Param::Int64(_) => "int8",
-            Param::Float32(_) => "float4",
-            Param::Float64(_) => "float8",
-            Param::Bool(_) => "bool",
-            Param::Text(_) | Param::Numeric(_) => "text",
-            Param::Bytes(_) => "bytea",
-            Param::Date(_) => "date",
-            Param::Timestamp(_) => "timestamp",
-            Param::TimestampTz(_) => "timestamptz",
+/// Whether PostgreSQL holds the value: a date or a timestamp past its range cannot be bound
+/// (shifted to its epoch, it would be another value, or fail the statement), nor a text with
+/// a NUL character.
+pub fn is_bindable(value: &Literal) -> bool {
+    match value {
+        Literal::Date32(Some(days)) => date_to_postgres(*days).is_some(),
+        Literal::Timestamp(Some(micros)) | Literal::TimestampNtz(Some(micros)) => {
+            timestamp_to_postgres(*micros).is_some()
         }
-    }
-
-    /// Whether PostgreSQL holds the value: a date or a timestamp past its range cannot be
-    /// bound (shifted to its epoch, it would be another value, or fail the statement), nor a
-    /// text with a NUL character.
-    pub fn is_bindable(&self) -> bool {
-        match self {
-            Param::Date(days) => date_to_postgres(*days).is_some(),
-            Param::Timestamp(micros) | Param::TimestampTz(micros) => {
-                timestamp_to_postgres(*micros).is_some()
-            }
-            Param::Text(text) => !text.contains('\0'),
-            _ => true,
-        }
-    }
-
-    /// The type that the query reads it back as.
-    fn read_as(&self) -> &'static str {
-        match self {
-            Param::Numeric(_) => "numeric",
-            other => other.bound_as(),
-        }
+        Literal::Utf8(Some(text)) => !text.contains('\0'),
+        _ => true,
     }
 }
 
-/// What binding a value that `Param::is_bindable` refuses says; `exact` refuses them first.
-const OUT_OF_RANGE: &str = "a date or timestamp outside PostgreSQL's range";
+/// A value that a read binds, in the binary form of its type (`bound_as`).
+#[derive(Debug)]
+pub struct Param(Literal);
+
+/// What binding a value that `is_bindable` refuses, or a NULL, says; `exact` refuses them, and
+/// NULLs are not bound.
+const UNBINDABLE: &str = "a NULL, or a date or timestamp outside PostgreSQL's range";
 
 impl ToSql for Param {
     fn to_sql(
@@ -152,26 +93,31 @@ impl ToSql for Param {
         _ty: &Type,
         out: &mut BytesMut,
     ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
-        match self {
-            Param::Int64(v) => out.extend_from_slice(&v.to_be_bytes()),
-            Param::Float32(v) => out.extend_from_slice(&v.to_be_bytes()),
-            Param::Float64(v) => out.extend_from_slice(&v.to_be_bytes()),
-            Param::Bool(v) => out.extend_from_slice(&[u8::from(*v)]),
-            Param::Text(v) | Param::Numeric(v) => out.extend_from_slice(v.as_bytes()),
-            Param::Bytes(v) => out.extend_from_slice(v),
-            Param::Date(days) => {
-                let days = date_to_postgres(*days).ok_or(OUT_OF_RANGE)?;
+        match &self.0 {
+            Literal::Boolean(Some(v)) => out.extend_from_slice(&[u8::from(*v)]),
+            Literal::Float32(Some(v)) => out.extend_from_slice(&v.to_be_bytes()),
+            Literal::Float64(Some(v)) => out.extend_from_slice(&v.to_be_bytes()),
+            Literal::Decimal128 {
+                value: Some(v),
+                scale,
+                ..
+            } => out.extend_from_slice(decimal_text(*v, *scale).as_bytes()),
+            Literal::Utf8(Some(v)) => out.extend_from_slice(v.as_bytes()),
+            Literal::Binary(Some(v)) => out.extend_from_slice(v),
+            Literal::Date32(Some(days)) => {
+                let days = date_to_postgres(*days).ok_or(UNBINDABLE)?;
                 out.extend_from_slice(&days.to_be_bytes())
             }
-            Param::Timestamp(micros) | Param::TimestampTz(micros) => {
-                let micros = timestamp_to_postgres(*micros).ok_or(OUT_OF_RANGE)?;
+            Literal::Timestamp(Some(micros)) | Literal::TimestampNtz(Some(micros)) => {
+                let micros = timestamp_to_postgres(*micros).ok_or(UNBINDABLE)?;
                 out.extend_from_slice(&micros.to_be_bytes())
             }
+            other => out.extend_from_slice(&other.as_i64().ok_or(UNBINDABLE)?.to_be_bytes()),
         }
         Ok(IsNull::No)
     }
 
-    // The SQL casts each parameter to the type its variant encodes (`bound_as`).
+    // The SQL casts each parameter to the type its literal encodes (`bound_as`).
     fn accepts(_ty: &Type) -> bool {
         true
     }
@@ -196,15 +142,11 @@ impl Bindings {
     pub fn new(values: &[Literal], zone: Option<String>) -> Bindings {
         let mut settings = Vec::new();
         let mut params = Vec::new();
-        for (i, value) in values.iter().enumerate() {
-            if let Some(param) = Param::of(value) {
-                params.push(param);
-                let (n, ty) = (params.len(), params[params.len() - 1].bound_as());
-                settings.push(format!(
-                    "set_config('sparkds.p{}', ${n}::{ty}::text, false)",
-                    i + 1
-                ));
-            }
+        for (i, value) in values.iter().enumerate().filter(|(_, v)| !v.is_null()) {
+            params.push(Param(value.clone()));
+            let (n, ty) = (params.len(), bound_as(value));
+            let setting = format!("set_config('sparkds.p{}', ${n}::{ty}::text, false)", i + 1);
+            settings.push(setting);
         }
         if zone.is_some() {
             let n = params.len() + 1;
@@ -264,7 +206,7 @@ pub fn exact(columns: &[ColumnInfo], utf8: bool, term: &Term) -> bool {
     if (pattern && !text) || (text && !utf8) {
         return false;
     }
-    matches_kind(&column.kind, literal) && Param::of(literal).is_none_or(|p| p.is_bindable())
+    matches_kind(&column.kind, literal) && is_bindable(literal)
 }
 // ANCHOR_END: exact
 
@@ -355,7 +297,7 @@ mod tests {
             " WHERE (\"id\" < (SELECT current_setting('sparkds.p1')::int8))"
         );
         let bindings = Bindings::new(&query.params, None);
-        assert_eq!(bindings.params, [Param::Int64(10)]);
+        assert_eq!(bindings.params.len(), 1);
         assert_eq!(
             bindings.statement,
             "SELECT set_config('sparkds.p1', $1::int8::text, false)"
