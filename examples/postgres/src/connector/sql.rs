@@ -31,7 +31,7 @@ pub fn quote(name: &str) -> String {
     Dialect::PostgreSql.ident(name)
 }
 
-/// A statement of a read, whose placeholders read back what [`bind_statement`] binds.
+/// A statement of a read, whose placeholders read back what [`Bindings`] binds.
 pub fn query() -> Query {
     Query::new(Dialect::PostgreSql).with_placeholders(placeholder)
 }

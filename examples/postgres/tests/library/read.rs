@@ -391,3 +391,20 @@ fn filters_are_left_to_spark_with_push_down_predicate_false() -> sparkds::Result
     assert_eq!(read.num_rows(), 7);
     Ok(())
 }
+
+#[test]
+fn a_filter_that_would_bind_too_many_values_is_left_to_spark() -> sparkds::Result<()> {
+    let t = filter_table();
+    // 1,600 values at most, of which a partition's bounds and the time zone keep 3: each is a
+    // column of the statement that binds them.
+    let many = |n: i64| Filter::In(col("id"), (0..n).map(Value::from).collect());
+    let read = library()?
+        .batch_read()
+        .options(options(&t))
+        .filters(vec![many(1_597), many(2)])
+        .run()?;
+    assert_eq!(read.filters_accepted, Some(vec![true, false]));
+    // Ids 1 to 6; not the row without one.
+    assert_eq!(read.num_rows(), 6);
+    Ok(())
+}
