@@ -17,7 +17,10 @@
 //!   NULL), so a NaN literal is refused there;
 //! - booleans and constants: `TRUE`/`FALSE`, or `1`/`0` in SQLite.
 //!
-//! A refused filter is answered `false` (0), so that Spark evaluates it.
+//! A refused filter is answered `false` (0), so that Spark evaluates it. A backend that binds a
+//! bounded number of values in a statement accepts with [`accept_at_most`]; one whose statement
+//! takes no parameters (PostgreSQL's `COPY`) binds them beforehand and writes placeholders that
+//! read them back ([`Query::with_placeholders`]).
 //!
 //! ```
 //! use spark_datasource::filters::{Column, Filter, Literal, Value};
@@ -138,11 +141,28 @@ pub struct Term<'a> {
 /// For each filter, whether it renders for `dialect` with every comparison `exact`: the answer
 /// of `push_filters`.
 pub fn accept(filters: &[Filter], dialect: Dialect, exact: &dyn Fn(&Term) -> bool) -> Vec<bool> {
+    accept_at_most(filters, dialect, exact, usize::MAX)
+}
+
+/// As [`accept`], for a backend that binds at most `params` values in a statement: the filters
+/// are taken in order, and one that would bind past the budget is refused (Spark evaluates
+/// it), so that a long `IN` list cannot fail the read.
+pub fn accept_at_most(
+    filters: &[Filter],
+    dialect: Dialect,
+    exact: &dyn Fn(&Term) -> bool,
+    params: usize,
+) -> Vec<bool> {
+    let mut left = params;
     filters
         .iter()
         .map(|f| {
             let mut scratch = Query::new(dialect);
-            scratch.render(f, exact).is_some()
+            let fits = scratch.render(f, exact).is_some() && scratch.params.len() <= left;
+            if fits {
+                left -= scratch.params.len();
+            }
+            fits
         })
         .collect()
 }
@@ -159,6 +179,8 @@ pub struct Query {
     pub params: Vec<Literal>,
     /// Whether `WHERE` has been written.
     has_where: bool,
+    /// How the connector writes the `n`th placeholder, when not as the dialect does.
+    placeholder: Option<fn(usize, &Literal) -> String>,
 }
 
 impl Query {
@@ -169,7 +191,18 @@ impl Query {
             sql: String::new(),
             params: Vec::new(),
             has_where: false,
+            placeholder: None,
         }
+    }
+
+    /// Placeholders written by `placeholder` from their number (from 1) and value, for a
+    /// statement that takes no parameters: PostgreSQL's `COPY (SELECT ...) TO STDOUT` is
+    /// planned without a parameter list, so a connector binds the values beforehand (to
+    /// session settings, say) and the placeholder reads the `n`th back. The values are still
+    /// in [`Query::params`], in order.
+    pub fn with_placeholders(mut self, placeholder: fn(usize, &Literal) -> String) -> Query {
+        self.placeholder = Some(placeholder);
+        self
     }
 
     /// `SELECT <columns> FROM <from>`, the columns quoted; a constant when there is none, so
@@ -205,8 +238,13 @@ impl Query {
 
     /// A placeholder that binds `value`.
     pub fn bind(&mut self, value: Literal) -> String {
+        let n = self.params.len() + 1;
+        let placeholder = match self.placeholder {
+            Some(write) => write(n, &value),
+            None => self.dialect.placeholder(n),
+        };
         self.params.push(value);
-        self.dialect.placeholder(self.params.len())
+        placeholder
     }
 
     /// Appends `condition` to the `WHERE` clause, starting it if needed.
@@ -569,6 +607,49 @@ mod tests {
         let mut query = Query::select(Dialect::Sqlite, &["a\"b", "c"], "\"t\"");
         query.limit(None);
         assert_eq!(query.sql, "SELECT \"a\"\"b\", \"c\" FROM \"t\"");
+    }
+
+    #[test]
+    fn a_connector_may_write_its_own_placeholders() {
+        fn setting(n: usize, value: &Literal) -> String {
+            let ty = match value {
+                Literal::Utf8(_) => "text",
+                _ => "int8",
+            };
+            format!("current_setting('p{n}')::{ty}")
+        }
+        let mut query = Query::new(Dialect::PostgreSql).with_placeholders(setting);
+        let filters = [
+            Filter::StartsWith(col("name"), text("a_")),
+            Filter::In(col("id"), vec![int(1), int(2)]),
+        ];
+        query.and_filters(&filters, &[true, true], &everything);
+        assert_eq!(
+            query.sql,
+            " WHERE (\"name\" COLLATE \"C\" LIKE current_setting('p1')::text ESCAPE '\\') AND \
+             (\"id\" IN (current_setting('p2')::int8, current_setting('p3')::int8))"
+        );
+        assert_eq!(query.params[0], Literal::Utf8(Some("a\\_%".into())));
+        assert_eq!(query.params.len(), 3);
+    }
+
+    #[test]
+    fn a_budget_of_values_refuses_the_filters_that_would_pass_it() {
+        let many = Filter::In(col("id"), (0..5).map(int).collect());
+        let filters = [
+            Filter::Gt(col("id"), int(1)),
+            many.clone(),
+            Filter::IsNull(col("id")),
+            Filter::Lt(col("id"), int(9)),
+            Filter::Eq(col("id"), int(3)),
+        ];
+        let accepted = accept_at_most(&filters, Dialect::PostgreSql, &everything, 2);
+        // 1 value, then 5 (past the budget), 0, 1, and 1 more (past it again).
+        assert_eq!(accepted, vec![true, false, true, true, false]);
+        assert_eq!(
+            accept(&[many], Dialect::PostgreSql, &everything),
+            vec![true]
+        );
     }
 
     #[test]

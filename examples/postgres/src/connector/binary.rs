@@ -75,11 +75,11 @@ impl Decoder {
             Kind::Decimal {
                 precision, scale, ..
             } => Decoder::Decimal(Decimal128Builder::new(), *precision, *scale),
-            Kind::Text { .. } => Decoder::Text(StringBuilder::new()),
+            Kind::Text { .. } | Kind::AsText(_) => Decoder::Text(StringBuilder::new()),
             Kind::Bytes => Decoder::Bytes(BinaryBuilder::new()),
             Kind::Date => Decoder::Date(Date32Builder::new()),
             Kind::Timestamp => Decoder::Timestamp(TimestampMicrosecondBuilder::new(), None),
-            Kind::TimestampTz => {
+            Kind::TimestampTz | Kind::LocalTimestamp => {
                 Decoder::Timestamp(TimestampMicrosecondBuilder::new(), Some(Arc::from("UTC")))
             }
             Kind::List(element) => Decoder::List(Box::new(ListDecoder {

@@ -2,7 +2,8 @@
 //! under the options of Spark's JDBC source where they mean the same.
 //!
 //! - The schema comes from the row description of the relation, as the server plans it
-//!   (`catalog`): each PostgreSQL type maps to a Spark type of version 1 (`types`), and any
+//!   (`catalog`): each PostgreSQL type maps to the Spark type of Spark's JDBC source (`types`:
+//!   `timestamp` by `preferTimestampNTZ`, `uuid`, `jsonb`, enums... as their text), and any
 //!   other is refused by name with its column.
 //! - Reads plan ranges of a numeric, date or timestamp column as the JDBC source does
 //!   (`partitionColumn`, `lowerBound`, `upperBound`, `numPartitions`: `read`), push the columns,
@@ -56,9 +57,9 @@ const OPTIONS: &[&str] = &[
     "connectTimeout",
     "pushDownPredicate",
     "pushDownLimit",
+    "preferTimestampNTZ",
     // Accepted and ignored, so that the options of a JDBC read work unchanged.
     "driver",
-    "preferTimestampNTZ",
 ];
 
 /// Rows per Arrow batch when `fetchsize` is not set: as the SDK's sample batches, since each
@@ -92,6 +93,8 @@ pub struct Settings {
     batch_size: BatchSize,
     push_filters: bool,
     push_limit: bool,
+    /// `preferTimestampNTZ`: a `timestamp` reads as `timestamp_ntz` rather than `timestamp`.
+    prefer_ntz: bool,
 }
 
 /// What the query reads or writes.
@@ -169,6 +172,7 @@ impl DataSource for Source {
             },
             push_filters: options.get_or("pushDownPredicate", true)?,
             push_limit: options.get_or("pushDownLimit", true)?,
+            prefer_ntz: options.get_or("preferTimestampNTZ", false)?,
         };
         let source = Source { settings, capture };
         if !probe && source.capture.is_none() {
@@ -222,11 +226,11 @@ impl Source {
     fn catalog(&self) -> Result<Catalog> {
         self.check()?;
         let client = self.settings.connection.connect("sparkds-schema")?;
-        catalog(&client, &self.settings.relation)
+        catalog(&client, &self.settings.relation, self.settings.prefer_ntz)
     }
 }
 
-fn catalog(client: &Session, relation: &Relation) -> Result<Catalog> {
+fn catalog(client: &Session, relation: &Relation, prefer_ntz: bool) -> Result<Catalog> {
     let statement = client
         .prepare(&format!("SELECT * FROM {}", relation.in_from()))
         .map_err(|e| {
@@ -242,7 +246,7 @@ fn catalog(client: &Session, relation: &Relation) -> Result<Catalog> {
         .map(|c| {
             Ok(ColumnInfo {
                 name: c.name().to_string(),
-                kind: types::kind_of(c.name(), c.type_(), c.type_modifier())?,
+                kind: types::read_kind(c.name(), c.type_(), c.type_modifier(), prefer_ntz)?,
             })
         })
         .collect::<Result<Vec<_>>>()?;

@@ -23,18 +23,18 @@ use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::{Schema, SchemaRef};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
-use spark_datasource::filters::{decode, encode, Filter};
+use spark_datasource::filters::{Filter, Literal};
 use spark_datasource::kit::partitions::RangePartition;
+use spark_datasource::kit::sql::{accept_at_most, Dialect, Term};
 use spark_datasource::{
     BatchRead, BatchReader, BatchSender, Batches, Error, Options, Producer, Result, TaskContext,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_postgres::types::ToSql;
 
 use super::binary::{CopyDecoder, Decoder, ReadError};
 use super::connect::describe;
-use super::sql::{bind_statement, quote, ColumnInfo, Condition, Param, MAX_PARAMS};
-use super::time::{parse_date, parse_timestamp};
+use super::sql::{self, quote, Bindings, ColumnInfo, MAX_PARAMS};
+use super::time::{local_zone, parse_date, parse_timestamp};
 use super::types::{self, Kind};
 use super::{Settings, Source};
 
@@ -95,12 +95,9 @@ struct Partitioning {
     partitions: i64,
 }
 
-/// What a task reads: a range of the partition column (open where `None`), the first one
-/// with its NULLs; or everything.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Partition {
-    range: Option<(Option<i64>, Option<i64>)>,
-}
+/// What the statement binds besides the filters: a partition's two bounds, and the session's
+/// time zone.
+const RESERVED_PARAMS: usize = 3;
 
 /// The reader, sent to the executors as bytes.
 #[derive(Debug, Serialize, Deserialize)]
@@ -111,12 +108,13 @@ pub struct Reader {
     /// The columns to return, as indices into `columns`, in Spark's order.
     projection: Vec<usize>,
     partitioning: Option<Partitioning>,
-    /// The filters accepted by `push_filters`, applied by every task, in the encoding of
-    /// `spark_datasource_filters.h`: JSON, which carries the reader, has no NaN or infinity,
-    /// and would turn such a literal into a NULL.
-    filters: Vec<u8>,
+    /// The filters that Spark pushed, and which of them every task applies.
+    filters: Vec<Filter>,
+    accepted: Vec<bool>,
     limit: Option<u64>,
     utf8: bool,
+    /// The session's time zone, when a `timestamp` reads as an instant.
+    zone: Option<String>,
 }
 
 impl BatchRead for Source {
@@ -159,14 +157,17 @@ impl BatchRead for Source {
             None => None,
             Some(options) => Some(partitioning(options, &catalog.columns)?),
         };
+        let local = columns.iter().any(|c| c.kind.is_local());
         Ok(Reader {
             settings: self.settings.clone(),
             projection: (0..columns.len()).collect(),
             columns,
             partitioning,
-            filters: encode(&[])?,
+            filters: Vec::new(),
+            accepted: Vec::new(),
             limit: None,
             utf8: catalog.utf8,
+            zone: local.then(local_zone),
         })
     }
 }
@@ -199,7 +200,7 @@ fn partitioning(options: &PartitionOptions, columns: &[ColumnInfo]) -> Result<Pa
         let parsed = match column.kind {
             Kind::Int16 | Kind::Int32 | Kind::Int64 | Kind::Decimal { .. } => text.parse().ok(),
             Kind::Date => parse_date(text).map(i64::from),
-            Kind::Timestamp | Kind::TimestampTz => parse_timestamp(text),
+            Kind::Timestamp | Kind::LocalTimestamp | Kind::TimestampTz => parse_timestamp(text),
             _ => {
                 return Err(Error::Option(format!(
                     "option `partitionColumn` names `{}`, which is {}: partition on a numeric, \
@@ -212,7 +213,9 @@ fn partitioning(options: &PartitionOptions, columns: &[ColumnInfo]) -> Result<Pa
         parsed.ok_or_else(|| {
             let expected = match column.kind {
                 Kind::Date => "a date such as 2024-01-31",
-                Kind::Timestamp | Kind::TimestampTz => "a timestamp such as 2024-01-31 12:00:00",
+                Kind::Timestamp | Kind::LocalTimestamp | Kind::TimestampTz => {
+                    "a timestamp such as 2024-01-31 12:00:00"
+                }
                 _ => "an integer",
             };
             Error::Option(format!("option `{key}` must be {expected}, got `{text}`"))
@@ -221,7 +224,7 @@ fn partitioning(options: &PartitionOptions, columns: &[ColumnInfo]) -> Result<Pa
     let lower = bound("lowerBound", &options.lower)?;
     let upper = bound("upperBound", &options.upper)?;
     for (key, value) in [("lowerBound", lower), ("upperBound", upper)] {
-        if !bound_param(&column.kind, value).is_some_and(|p| p.is_bindable()) {
+        if !bound_literal(&column.kind, value).is_some_and(|l| sql::is_bindable(&l)) {
             return Err(Error::Option(format!(
                 "option `{key}` is outside the range of PostgreSQL's {}",
                 column.kind.sql_type()
@@ -254,82 +257,49 @@ impl Reader {
     }
 
     /// The statement of a task, and the values it binds.
-    fn statement(&self, partition: &Partition) -> Result<(String, Vec<Param>)> {
-        let mut condition = Condition::new(&self.columns, self.utf8);
-        let mut clauses = Vec::new();
-        if let (Some(p), Some((lower, upper))) = (&self.partitioning, partition.range) {
-            let name = quote(&p.column.name);
-            let mut bound = |value: i64| {
-                // Strides lie between the bounds, which `partitioning` checked.
-                bound_param(&p.column.kind, value)
-                    .map(|param| condition.bind(param))
-                    .ok_or_else(|| Error::msg(format!("a partition bound {value} out of range")))
-            };
-            clauses.push(match (lower, upper) {
-                (None, Some(upper)) => format!("({name} < {} OR {name} IS NULL)", bound(upper)?),
-                (Some(lower), None) => format!("{name} >= {}", bound(lower)?),
-                (Some(lower), Some(upper)) => {
-                    format!("{name} >= {} AND {name} < {}", bound(lower)?, bound(upper)?)
-                }
-                (None, None) => "TRUE".to_string(),
-            });
-        }
-        for filter in &decode(&self.filters)? {
-            clauses.push(condition.filter(filter).ok_or_else(|| {
-                Error::msg(format!("cannot apply the accepted filter {filter:?}"))
-            })?);
-        }
+    fn statement(&self, partition: &RangePartition) -> (String, Bindings) {
+        let mut query = sql::query();
         let select: Vec<String> = self
             .projection
             .iter()
-            .map(|&i| quote(&self.columns[i].name))
+            .map(|&i| self.columns[i].kind.select(&quote(&self.columns[i].name)))
             .collect();
-        let mut query = format!(
+        query.push_sql(&format!(
             "SELECT {} FROM {}",
             select.join(", "),
             self.settings.relation.in_from()
-        );
-        if !clauses.is_empty() {
-            query.push_str(&format!(" WHERE {}", clauses.join(" AND ")));
+        ));
+        if let Some(p) = &self.partitioning {
+            // Strides lie between the bounds, which `partitioning` checked.
+            let bound = |v| bound_literal(&p.column.kind, v).unwrap_or(Literal::Int64(Some(v)));
+            query.and_range(&p.column.name, partition, bound);
         }
+        let exact = |t: &Term| sql::exact(&self.columns, self.utf8, t);
+        query.and_filters(&self.filters, &self.accepted, &exact);
         if let Some(limit) = self.limit {
-            query.push_str(&format!(" LIMIT {limit}"));
+            query.push_sql(&format!(" LIMIT {limit}"));
         }
-        Ok((
-            format!("COPY ({query}) TO STDOUT (FORMAT binary)"),
-            condition.params,
-        ))
+        (
+            format!("COPY ({}) TO STDOUT (FORMAT binary)", query.sql),
+            Bindings::new(&query.params, self.zone.clone()),
+        )
     }
 }
 
 impl BatchReader for Reader {
-    type Partition = Partition;
+    type Partition = RangePartition;
 
     fn push_filters(&mut self, filters: &[Filter]) -> Result<Vec<bool>> {
-        if !self.settings.push_filters {
-            return Ok(vec![false; filters.len()]);
-        }
-        let mut accepted = decode(&self.filters)?;
-        // What the accepted filters bind, and the two bounds of a partition.
-        let mut bound = 2;
-        for filter in &accepted {
-            let mut condition = Condition::new(&self.columns, self.utf8);
-            condition.filter(filter);
-            bound += condition.params.len();
-        }
-        let mut answers = Vec::with_capacity(filters.len());
-        for filter in filters {
-            let mut condition = Condition::new(&self.columns, self.utf8);
-            let answer =
-                condition.filter(filter).is_some() && bound + condition.params.len() <= MAX_PARAMS;
-            if answer {
-                bound += condition.params.len();
-                accepted.push(filter.clone());
+        self.accepted = match self.settings.push_filters {
+            false => vec![false; filters.len()],
+            true => {
+                let exact = |t: &Term| sql::exact(&self.columns, self.utf8, t);
+                let budget = MAX_PARAMS - RESERVED_PARAMS;
+                accept_at_most(filters, Dialect::PostgreSql, &exact, budget)
             }
-            answers.push(answer);
-        }
-        self.filters = encode(&accepted)?;
-        Ok(answers)
+        };
+        self.filters = filters.to_vec();
+        Ok(self.accepted.clone())
     }
 
     fn push_limit(&mut self, limit: u64) -> Result<bool> {
@@ -359,19 +329,24 @@ impl BatchReader for Reader {
         Ok(())
     }
 
-    fn partitions(&self) -> Result<Vec<Partition>> {
+    /// The ranges of Spark's JDBC source (`JDBCRelation.columnPartition`), from the SDK's kit:
+    /// the first open below (with the NULLs), the last open above; fewer partitions when the
+    /// range has fewer values; one without bounds for one partition or equal bounds.
+    fn partitions(&self) -> Result<Vec<RangePartition>> {
         let Some(p) = &self.partitioning else {
-            return Ok(vec![Partition { range: None }]);
+            let everything = RangePartition {
+                lower: None,
+                upper: None,
+                nulls: true,
+            };
+            return Ok(vec![everything]);
         };
-        Ok(ranges(p.lower, p.upper, p.partitions)?
-            .into_iter()
-            .map(|range| Partition { range })
-            .collect())
+        spark_datasource::kit::partitions::plan(p.lower, p.upper, p.partitions)
     }
 
     // ANCHOR: read
-    fn read(&self, partition: Partition, task: &TaskContext) -> Result<Batches> {
-        let (statement, params) = self.statement(&partition)?;
+    fn read(&self, partition: RangePartition, task: &TaskContext) -> Result<Batches> {
+        let (statement, bindings) = self.statement(&partition);
         let schema = self.output();
         let columns: Vec<ColumnInfo> = self
             .projection
@@ -381,7 +356,7 @@ impl BatchReader for Reader {
         let read = Task {
             settings: self.settings.clone(),
             statement,
-            params,
+            bindings,
             schema: schema.clone(),
             columns,
         };
@@ -391,27 +366,15 @@ impl BatchReader for Reader {
     // ANCHOR_END: read
 }
 
-/// The bound `value` of a partition column of `kind`, as a parameter; `None` past its type.
-fn bound_param(kind: &Kind, value: i64) -> Option<Param> {
+/// The bound `value` of a partition column of `kind`, as a literal of its type (a `timestamp`
+/// compared by its wall clock, as JDBC's bounds are); `None` past the type.
+fn bound_literal(kind: &Kind, value: i64) -> Option<Literal> {
     Some(match kind {
-        Kind::Date => Param::Date(i32::try_from(value).ok()?),
-        Kind::Timestamp => Param::Timestamp(value),
-        Kind::TimestampTz => Param::TimestampTz(value),
-        _ => Param::Int64(value),
+        Kind::Date => Literal::Date32(Some(i32::try_from(value).ok()?)),
+        Kind::Timestamp | Kind::LocalTimestamp => Literal::TimestampNtz(Some(value)),
+        Kind::TimestampTz => Literal::Timestamp(Some(value)),
+        _ => Literal::Int64(Some(value)),
     })
-}
-
-/// A partition's range of the partition column, open where `None`; `None` for everything.
-type Bounds = Option<(Option<i64>, Option<i64>)>;
-
-/// The ranges of Spark's JDBC source (`JDBCRelation.columnPartition`), from the SDK's kit: the
-/// first open below (with the NULLs), the last open above; fewer partitions when the range has
-/// fewer values; one without bounds (`None`) for one partition or equal bounds.
-fn ranges(lower: i64, upper: i64, partitions: i64) -> Result<Vec<Bounds>> {
-    let planned = spark_datasource::kit::partitions::plan(lower, upper, partitions)?;
-    let range =
-        |p: RangePartition| (p.lower.is_some() || p.upper.is_some()).then_some((p.lower, p.upper));
-    Ok(planned.into_iter().map(range).collect())
 }
 
 /// How [`drive`] ended, when not with the work's result.
@@ -471,7 +434,7 @@ where
 struct Task {
     settings: Settings,
     statement: String,
-    params: Vec<Param>,
+    bindings: Bindings,
     schema: SchemaRef,
     columns: Vec<ColumnInfo>,
 }
@@ -507,18 +470,20 @@ impl Task {
     /// or `batchBytes` bytes.
     async fn copy(&self, client: &tokio_postgres::Client, out: &BatchSender) -> Result<()> {
         let relation = self.settings.relation.describe();
-        if !self.params.is_empty() {
-            let params: Vec<&(dyn ToSql + Sync)> = self
-                .params
-                .iter()
-                .map(|p| p as &(dyn ToSql + Sync))
-                .collect();
+        if !self.bindings.is_empty() {
             client
-                .query(&bind_statement(&self.params), &params)
+                .query(&self.bindings.statement, &self.bindings.values())
                 .await
                 .map_err(|e| {
+                    let zone = match &self.bindings.zone {
+                        Some(zone) => format!(
+                            " and the time zone `{zone}` (this machine's: TZ, /etc/timezone \
+                             or /etc/localtime), in which a timestamp reads as an instant"
+                        ),
+                        None => String::new(),
+                    };
                     Error::msg(format!(
-                        "cannot bind the values of the filters: {}",
+                        "cannot bind the values of the filters{zone}: {}",
                         describe(&e)
                     ))
                 })?;
@@ -573,34 +538,5 @@ impl Task {
             self.settings.relation.describe(),
             describe(error)
         ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranges_are_those_of_sparks_jdbc_source() -> Result<()> {
-        assert_eq!(ranges(0, 100, 1)?, vec![None]);
-        assert_eq!(
-            ranges(0, 100, 4)?,
-            vec![
-                Some((None, Some(25))),
-                Some((Some(25), Some(50))),
-                Some((Some(50), Some(75))),
-                Some((Some(75), None)),
-            ]
-        );
-        // Spark 4.3's boundaries, which shift the start by half of what the stride's rounding
-        // loses: strides of `(upper - lower) / n` from `lower` split at 142, 284...
-        let spark = [145, 287, 429, 571, 713, 855];
-        let planned = ranges(0, 1000, 7)?;
-        let uppers: Vec<Option<i64>> = planned.iter().map(|r| r.and_then(|(_, u)| u)).collect();
-        assert_eq!(uppers[..6], spark.map(Some));
-        // Fewer values than partitions: one partition per value.
-        assert_eq!(ranges(0, 2, 10)?.len(), 2);
-        assert_eq!(ranges(5, 5, 3)?, vec![None]);
-        Ok(())
     }
 }

@@ -1,29 +1,21 @@
-//! The SQL of a read: identifiers quoted, and the values of pushed filters and partition
-//! bounds bound as parameters, never written into the text.
+//! The SQL of a read, on the kit's `WHERE` (`spark_datasource::kit::sql`): identifiers quoted,
+//! and the values of pushed filters and partition bounds bound, never written into the text.
+//! What is PostgreSQL's own here: how values reach a COPY, and which comparisons it evaluates
+//! as Spark does (`exact`).
 //!
 //! `COPY (SELECT ...) TO STDOUT` takes no parameters (PostgreSQL plans COPY's query without
 //! a parameter list), so a read binds each value with `$n` to `set_config('sparkds.p<n>', ...)`
-//! in the same session, and the query reads it back once, as an initplan:
+//! in the same session, and the query's placeholder reads it back once, as an initplan:
 //! `(SELECT current_setting('sparkds.p<n>')::<type>)`. The value crosses as a typed binary
 //! parameter and is rendered to text by the server itself, whose renderings of these types
 //! read back exactly (`extra_float_digits=3`, ISO dates, hex bytea: see `connect.rs`).
-//!
-//! A filter is accepted only where PostgreSQL gives Spark's answer on every row:
-//! - comparisons, `<=>` (`IS NOT DISTINCT FROM`), `IN`, `IS [NOT] NULL`, `AND`, `OR`, `NOT`:
-//!   three-valued in both;
-//! - integers, `real` and `double precision` (NaN equals NaN and sorts above every number in
-//!   both, and -0 equals 0), `numeric(p,s)` (exact; not an unconstrained `numeric`, whose
-//!   values a read rounds), booleans, dates, timestamps, `bytea` (unsigned bytes in both);
-//! - `text` and `varchar` compared `COLLATE "C"`, which is byte order, Spark's order of UTF-8
-//!   strings, and only when the database is UTF-8; `STARTS_WITH`, `ENDS_WITH`, `CONTAINS` on
-//!   them. Not `char(n)`: PostgreSQL compares it without its trailing spaces, Spark with them;
-//! - a column against a literal of its own type. Arrays, and two columns, are left to Spark.
 
 use std::error::Error as StdError;
 
 use bytes::BytesMut;
 use serde::{Deserialize, Serialize};
-use spark_datasource::filters::{Column, Filter, Literal, Value};
+use spark_datasource::filters::Literal;
+use spark_datasource::kit::sql::{Dialect, Op, Query, Term};
 use tokio_postgres::types::{IsNull, ToSql, Type};
 
 use super::time::{date_to_postgres, timestamp_to_postgres};
@@ -36,67 +28,64 @@ pub const MAX_PARAMS: usize = 1_600;
 
 /// `name` as a quoted identifier.
 pub fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
+    Dialect::PostgreSql.ident(name)
 }
 
-/// A value bound as a parameter, in the binary form of its type.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Param {
-    Int64(i64),
-    Float32(f32),
-    Float64(f64),
-    Bool(bool),
-    Text(String),
-    Bytes(Vec<u8>),
-    /// Days since 1970-01-01.
-    Date(i32),
-    /// Microseconds since 1970-01-01T00:00:00.
-    Timestamp(i64),
-    /// Microseconds since 1970-01-01T00:00:00Z.
-    TimestampTz(i64),
-    /// The text of a decimal, read back as `numeric`.
-    Numeric(String),
+/// A statement of a read, whose placeholders read back what [`Bindings`] binds.
+pub fn query() -> Query {
+    Query::new(Dialect::PostgreSql).with_placeholders(placeholder)
 }
 
-impl Param {
-    /// The type of the parameter in `$n::<type>`.
-    fn bound_as(&self) -> &'static str {
-        match self {
-            Param::Int64(_) => "int8",
-            Param::Float32(_) => "float4",
-            Param::Float64(_) => "float8",
-            Param::Bool(_) => "bool",
-            Param::Text(_) | Param::Numeric(_) => "text",
-            Param::Bytes(_) => "bytea",
-            Param::Date(_) => "date",
-            Param::Timestamp(_) => "timestamp",
-            Param::TimestampTz(_) => "timestamptz",
-        }
-    }
-
-    /// Whether PostgreSQL holds the value: a date or a timestamp past its range cannot be
-    /// bound (shifted to its epoch, it would be another value, or fail the statement).
-    pub fn is_bindable(&self) -> bool {
-        match self {
-            Param::Date(days) => date_to_postgres(*days).is_some(),
-            Param::Timestamp(micros) | Param::TimestampTz(micros) => {
-                timestamp_to_postgres(*micros).is_some()
-            }
-            _ => true,
-        }
-    }
-
-    /// The type that the query reads it back as.
-    fn read_as(&self) -> &'static str {
-        match self {
-            Param::Numeric(_) => "numeric",
-            other => other.bound_as(),
-        }
+/// The `n`th value of a read, read back as its type: a NULL is written as one, of its type, and
+/// never bound.
+fn placeholder(n: usize, value: &Literal) -> String {
+    let ty = match value {
+        Literal::Decimal128 { .. } => "numeric",
+        other => bound_as(other),
+    };
+    match value {
+        Literal::Null => "NULL".to_string(),
+        _ if value.is_null() => format!("NULL::{ty}"),
+        _ => format!("(SELECT current_setting('sparkds.p{n}')::{ty})"),
     }
 }
 
-/// What binding a value that `Param::is_bindable` refuses says; the read checks first.
-const OUT_OF_RANGE: &str = "a date or timestamp outside PostgreSQL's range";
+/// The type of a literal's parameter, in `$n::<type>` (a decimal crosses as its text).
+fn bound_as(value: &Literal) -> &'static str {
+    match value {
+        Literal::Boolean(_) => "bool",
+        Literal::Float32(_) => "float4",
+        Literal::Float64(_) => "float8",
+        Literal::Utf8(_) | Literal::Decimal128 { .. } => "text",
+        Literal::Binary(_) => "bytea",
+        Literal::Date32(_) => "date",
+        Literal::Timestamp(_) => "timestamptz",
+        Literal::TimestampNtz(_) => "timestamp",
+        _ => "int8",
+    }
+}
+
+/// Whether PostgreSQL holds the value: a date or a timestamp past its range cannot be bound
+/// (shifted to its epoch, it would be another value, or fail the statement), nor a text with
+/// a NUL character.
+pub fn is_bindable(value: &Literal) -> bool {
+    match value {
+        Literal::Date32(Some(days)) => date_to_postgres(*days).is_some(),
+        Literal::Timestamp(Some(micros)) | Literal::TimestampNtz(Some(micros)) => {
+            timestamp_to_postgres(*micros).is_some()
+        }
+        Literal::Utf8(Some(text)) => !text.contains('\0'),
+        _ => true,
+    }
+}
+
+/// A value that a read binds, in the binary form of its type (`bound_as`).
+#[derive(Debug)]
+pub struct Param(Literal);
+
+/// What binding a value that `is_bindable` refuses, or a NULL, says; `exact` refuses them, and
+/// NULLs are not bound.
+const UNBINDABLE: &str = "a NULL, or a date or timestamp outside PostgreSQL's range";
 
 impl ToSql for Param {
     fn to_sql(
@@ -104,26 +93,31 @@ impl ToSql for Param {
         _ty: &Type,
         out: &mut BytesMut,
     ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
-        match self {
-            Param::Int64(v) => out.extend_from_slice(&v.to_be_bytes()),
-            Param::Float32(v) => out.extend_from_slice(&v.to_be_bytes()),
-            Param::Float64(v) => out.extend_from_slice(&v.to_be_bytes()),
-            Param::Bool(v) => out.extend_from_slice(&[u8::from(*v)]),
-            Param::Text(v) | Param::Numeric(v) => out.extend_from_slice(v.as_bytes()),
-            Param::Bytes(v) => out.extend_from_slice(v),
-            Param::Date(days) => {
-                let days = date_to_postgres(*days).ok_or(OUT_OF_RANGE)?;
+        match &self.0 {
+            Literal::Boolean(Some(v)) => out.extend_from_slice(&[u8::from(*v)]),
+            Literal::Float32(Some(v)) => out.extend_from_slice(&v.to_be_bytes()),
+            Literal::Float64(Some(v)) => out.extend_from_slice(&v.to_be_bytes()),
+            Literal::Decimal128 {
+                value: Some(v),
+                scale,
+                ..
+            } => out.extend_from_slice(decimal_text(*v, *scale).as_bytes()),
+            Literal::Utf8(Some(v)) => out.extend_from_slice(v.as_bytes()),
+            Literal::Binary(Some(v)) => out.extend_from_slice(v),
+            Literal::Date32(Some(days)) => {
+                let days = date_to_postgres(*days).ok_or(UNBINDABLE)?;
                 out.extend_from_slice(&days.to_be_bytes())
             }
-            Param::Timestamp(micros) | Param::TimestampTz(micros) => {
-                let micros = timestamp_to_postgres(*micros).ok_or(OUT_OF_RANGE)?;
+            Literal::Timestamp(Some(micros)) | Literal::TimestampNtz(Some(micros)) => {
+                let micros = timestamp_to_postgres(*micros).ok_or(UNBINDABLE)?;
                 out.extend_from_slice(&micros.to_be_bytes())
             }
+            other => out.extend_from_slice(&other.as_i64().ok_or(UNBINDABLE)?.to_be_bytes()),
         }
         Ok(IsNull::No)
     }
 
-    // The SQL casts each parameter to the type its variant encodes (`bound_as`).
+    // The SQL casts each parameter to the type its literal encodes (`bound_as`).
     fn accepts(_ty: &Type) -> bool {
         true
     }
@@ -131,21 +125,50 @@ impl ToSql for Param {
     tokio_postgres::types::to_sql_checked!();
 }
 
-/// The statement that binds `params` before a read: `set_config('sparkds.p1', $1::int8::text,
-/// false), ...`.
-pub fn bind_statement(params: &[Param]) -> String {
-    let settings: Vec<String> = params
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let n = i + 1;
-            format!(
-                "set_config('sparkds.p{n}', ${n}::{}::text, false)",
-                p.bound_as()
-            )
-        })
-        .collect();
-    format!("SELECT {}", settings.join(", "))
+/// What a read binds before its COPY: the values of its query (NULLs are written, not bound),
+/// and the session's time zone when a `timestamp` reads as an instant.
+#[derive(Debug, Default)]
+pub struct Bindings {
+    /// The statement: `SELECT set_config('sparkds.p1', $1::int8::text, false), ...`.
+    pub statement: String,
+    /// Its parameters, in order.
+    pub params: Vec<Param>,
+    /// The time zone, bound as text.
+    pub zone: Option<String>,
+}
+
+impl Bindings {
+    /// The bindings of `values`, the parameters of a query from [`query`], and of `zone`.
+    pub fn new(values: &[Literal], zone: Option<String>) -> Bindings {
+        let mut settings = Vec::new();
+        let mut params = Vec::new();
+        for (i, value) in values.iter().enumerate().filter(|(_, v)| !v.is_null()) {
+            params.push(Param(value.clone()));
+            let (n, ty) = (params.len(), bound_as(value));
+            let setting = format!("set_config('sparkds.p{}', ${n}::{ty}::text, false)", i + 1);
+            settings.push(setting);
+        }
+        if zone.is_some() {
+            let n = params.len() + 1;
+            settings.push(format!("set_config('TimeZone', ${n}::text, false)"));
+        }
+        Bindings {
+            statement: format!("SELECT {}", settings.join(", ")),
+            params,
+            zone,
+        }
+    }
+
+    /// Whether there is anything to bind.
+    pub fn is_empty(&self) -> bool {
+        self.params.is_empty() && self.zone.is_none()
+    }
+
+    /// The parameters of the statement.
+    pub fn values(&self) -> Vec<&(dyn ToSql + Sync)> {
+        let params = self.params.iter().map(|p| p as &(dyn ToSql + Sync));
+        params.chain(self.zone.iter().map(|z| z as _)).collect()
+    }
 }
 
 /// A column of the read: its name in PostgreSQL and its kind.
@@ -155,162 +178,52 @@ pub struct ColumnInfo {
     pub kind: Kind,
 }
 
-/// Builds the condition of a read, collecting the values it binds.
-pub struct Condition<'a> {
-    columns: &'a [ColumnInfo],
-    utf8: bool,
-    pub params: Vec<Param>,
+// ANCHOR: exact
+/// Whether PostgreSQL evaluates `term` as Spark does, on every row, with the kit's SQL (the
+/// kit writes three-valued logic, `COLLATE "C"` and escaped `LIKE` patterns):
+/// - `IS [NOT] NULL` on any column;
+/// - a literal of the column's Spark type: integers, `real` and `double precision` (NaN equals
+///   NaN and sorts above every number in both, and -0 equals 0), `numeric(p,s)` (exact; not
+///   an unconstrained `numeric`, whose values a read rounds), booleans, dates, timestamps (a
+///   `timestamp` read as an instant compares in the session's time zone, which made it one),
+///   `bytea` (unsigned bytes in both);
+/// - `text` and `varchar`, whose byte order under `COLLATE "C"` is Spark's order of UTF-8
+///   strings only when the database is UTF-8; `startsWith`, `endsWith`, `contains` on them.
+///   Not `char(n)`: PostgreSQL compares it without its trailing spaces, Spark with them; nor
+///   the types read as their text (`uuid` does not compare as its text does);
+/// - a value that PostgreSQL holds: no NUL in a text, no date past its range.
+///
+/// Arrays, and two columns, are left to Spark.
+pub fn exact(columns: &[ColumnInfo], utf8: bool, term: &Term) -> bool {
+    let Some(column) = columns.iter().find(|c| c.name == term.column) else {
+        return false;
+    };
+    let Some(literal) = term.literal else {
+        return true;
+    };
+    let pattern = matches!(term.op, Op::StartsWith | Op::EndsWith | Op::Contains);
+    let text = column.kind == Kind::Text { padded: false };
+    if (pattern && !text) || (text && !utf8) {
+        return false;
+    }
+    matches_kind(&column.kind, literal) && is_bindable(literal)
 }
+// ANCHOR_END: exact
 
-impl<'a> Condition<'a> {
-    /// A condition on `columns`; `utf8` says whether the database is UTF-8.
-    pub fn new(columns: &'a [ColumnInfo], utf8: bool) -> Self {
-        Condition {
-            columns,
-            utf8,
-            params: Vec::new(),
-        }
-    }
-
-    /// The SQL that reads back a bound value.
-    pub fn bind(&mut self, param: Param) -> String {
-        let read_as = param.read_as();
-        self.params.push(param);
-        format!(
-            "(SELECT current_setting('sparkds.p{}')::{read_as})",
-            self.params.len()
-        )
-    }
-
-    /// The SQL of `filter`, or `None` when PostgreSQL cannot evaluate it as Spark does.
-    pub fn filter(&mut self, filter: &Filter) -> Option<String> {
-        Some(match filter {
-            Filter::AlwaysTrue => "TRUE".into(),
-            Filter::AlwaysFalse => "FALSE".into(),
-            Filter::And(p, q) => format!("({} AND {})", self.filter(p)?, self.filter(q)?),
-            Filter::Or(p, q) => format!("({} OR {})", self.filter(p)?, self.filter(q)?),
-            Filter::Not(p) => format!("(NOT {})", self.filter(p)?),
-            Filter::IsNull(Value::Column(c)) => {
-                format!("({} IS NULL)", quote(&self.column(c)?.name))
-            }
-            Filter::IsNotNull(Value::Column(c)) => {
-                format!("({} IS NOT NULL)", quote(&self.column(c)?.name))
-            }
-            Filter::Eq(a, b) => self.compare("=", a, b)?,
-            Filter::NullSafeEq(a, b) => self.compare("IS NOT DISTINCT FROM", a, b)?,
-            Filter::Lt(a, b) => self.compare("<", a, b)?,
-            Filter::Le(a, b) => self.compare("<=", a, b)?,
-            Filter::Gt(a, b) => self.compare(">", a, b)?,
-            Filter::Ge(a, b) => self.compare(">=", a, b)?,
-            Filter::In(Value::Column(c), values) => {
-                let column = self.column(c)?;
-                if values.is_empty() {
-                    // Spark's IN of no value is FALSE, even for a NULL.
-                    return Some("FALSE".into());
-                }
-                let mut list = Vec::new();
-                for value in values {
-                    let Value::Literal(literal) = value else {
-                        return None;
-                    };
-                    list.push(self.literal(&column.kind, literal)?);
-                }
-                format!("({} IN ({}))", self.operand(column)?, list.join(", "))
-            }
-            Filter::StartsWith(Value::Column(c), Value::Literal(l))
-            | Filter::EndsWith(Value::Column(c), Value::Literal(l))
-            | Filter::Contains(Value::Column(c), Value::Literal(l)) => {
-                let column = self.column(c)?;
-                if column.kind != (Kind::Text { padded: false }) || !self.utf8 {
-                    return None;
-                }
-                let Literal::Utf8(Some(text)) = l else {
-                    return None;
-                };
-                let operand = self.operand(column)?;
-                let value = self.text(text)?;
-                match filter {
-                    Filter::StartsWith(..) => format!("starts_with({operand}, {value})"),
-                    Filter::EndsWith(..) => {
-                        let again = self.text(text)?;
-                        format!("(right({operand}, char_length({value})) = {again})")
-                    }
-                    _ => format!("(strpos({operand}, {value}) > 0)"),
-                }
-            }
-            _ => return None,
-        })
-    }
-
-    fn column(&self, column: &Column) -> Option<&'a ColumnInfo> {
-        let name = column.name()?;
-        self.columns.iter().find(|c| c.name == name)
-    }
-
-    /// A column as an operand of a comparison; `None` for a type whose comparisons differ.
-    fn operand(&self, column: &ColumnInfo) -> Option<String> {
-        let name = quote(&column.name);
-        match &column.kind {
-            Kind::List(_) | Kind::Text { padded: true } => None,
-            Kind::Decimal { exact: false, .. } => None,
-            Kind::Text { padded: false } if !self.utf8 => None,
-            Kind::Text { padded: false } => Some(format!("{name} COLLATE \"C\"")),
-            _ => Some(name),
-        }
-    }
-
-    fn compare(&mut self, op: &str, a: &Value, b: &Value) -> Option<String> {
-        let (column, literal, op) = match (a, b) {
-            (Value::Column(c), Value::Literal(l)) => (c, l, op),
-            (Value::Literal(l), Value::Column(c)) => (c, l, flip(op)),
-            _ => return None,
-        };
-        let column = self.column(column)?;
-        let operand = self.operand(column)?;
-        let value = self.literal(&column.kind, literal)?;
-        Some(format!("({operand} {op} {value})"))
-    }
-
-    fn text(&mut self, text: &str) -> Option<String> {
-        // PostgreSQL's text holds no NUL character.
-        (!text.contains('\0')).then(|| self.bind(Param::Text(text.to_string())))
-    }
-
-    /// A literal compared with a column of `kind`: bound, or a typed NULL.
-    fn literal(&mut self, kind: &Kind, literal: &Literal) -> Option<String> {
-        if let Literal::Null = literal {
-            return Some("NULL".into());
-        }
-        if literal.is_null() {
-            // A NULL of the column's type: the comparison is NULL, as in Spark.
-            return matches_kind(kind, literal).then(|| format!("NULL::{}", kind.sql_type()));
-        }
-        if !matches_kind(kind, literal) {
-            return None;
-        }
-        let param = match literal {
-            Literal::Boolean(Some(v)) => Param::Bool(*v),
-            Literal::Float32(Some(v)) => Param::Float32(*v),
-            Literal::Float64(Some(v)) => Param::Float64(*v),
-            Literal::Decimal128 {
-                value: Some(v),
-                scale,
-                ..
-            } => Param::Numeric(decimal_text(*v, *scale)),
-            Literal::Utf8(Some(v)) => return self.text(v),
-            Literal::Binary(Some(v)) => Param::Bytes(v.clone()),
-            Literal::Date32(Some(v)) => Param::Date(*v),
-            Literal::Timestamp(Some(v)) => Param::TimestampTz(*v),
-            Literal::TimestampNtz(Some(v)) => Param::Timestamp(*v),
-            other => Param::Int64(other.as_i64()?),
-        };
-        param.is_bindable().then(|| self.bind(param))
-    }
-}
-
-/// Whether `literal` has the type that Spark gives a column of `kind`.
+/// Whether `literal` has the type that Spark gives a column of `kind` (an untyped NULL has
+/// every type), on the kinds whose comparisons are Spark's.
 fn matches_kind(kind: &Kind, literal: &Literal) -> bool {
     use Literal as L;
+    let comparable = !matches!(
+        kind,
+        Kind::Decimal { exact: false, .. }
+            | Kind::Text { padded: true }
+            | Kind::List(_)
+            | Kind::AsText(_)
+    );
+    if let L::Null = literal {
+        return comparable;
+    }
     match kind {
         Kind::Bool => matches!(literal, L::Boolean(_)),
         Kind::Int16 | Kind::Int32 | Kind::Int64 => {
@@ -326,19 +239,8 @@ fn matches_kind(kind: &Kind, literal: &Literal) -> bool {
         Kind::Bytes => matches!(literal, L::Binary(_)),
         Kind::Date => matches!(literal, L::Date32(_)),
         Kind::Timestamp => matches!(literal, L::TimestampNtz(_)),
-        Kind::TimestampTz => matches!(literal, L::Timestamp(_)),
-        Kind::Decimal { exact: false, .. } | Kind::Text { padded: true } | Kind::List(_) => false,
-    }
-}
-
-/// `a op b` as `b op' a`.
-fn flip(op: &str) -> &str {
-    match op {
-        "<" => ">",
-        "<=" => ">=",
-        ">" => "<",
-        ">=" => "<=",
-        other => other,
+        Kind::TimestampTz | Kind::LocalTimestamp => matches!(literal, L::Timestamp(_)),
+        _ => false,
     }
 }
 
@@ -357,7 +259,8 @@ fn decimal_text(unscaled: i128, scale: u8) -> String {
 
 #[cfg(test)]
 mod tests {
-    use spark_datasource::filters::col;
+    use spark_datasource::filters::{col, Filter, Value};
+    use spark_datasource::kit::sql::accept;
 
     use super::*;
 
@@ -371,47 +274,95 @@ mod tests {
             column("name", Kind::Text { padded: false }),
             column("code", Kind::Text { padded: true }),
             column("x", Kind::Float64),
+            column("u", Kind::AsText("uuid".into())),
+            column("at", Kind::LocalTimestamp),
         ]
     }
 
-    #[test]
-    fn a_comparison_binds_its_value() {
+    fn render(filters: &[Filter], utf8: bool) -> (Vec<bool>, Query) {
         let columns = columns();
-        let mut condition = Condition::new(&columns, true);
-        let sql = condition.filter(&Filter::Gt(10i64.into(), col("id")));
+        let exact = |t: &Term| exact(&columns, utf8, t);
+        let accepted = accept(filters, Dialect::PostgreSql, &exact);
+        let mut query = query();
+        query.and_filters(filters, &accepted, &exact);
+        (accepted, query)
+    }
+
+    #[test]
+    fn a_comparison_reads_its_value_back_from_the_session() {
+        let (accepted, query) = render(&[Filter::Gt(10i64.into(), col("id"))], true);
+        assert_eq!(accepted, [true]);
         assert_eq!(
-            sql.as_deref(),
-            Some("(\"id\" < (SELECT current_setting('sparkds.p1')::int8))")
+            query.sql,
+            " WHERE (\"id\" < (SELECT current_setting('sparkds.p1')::int8))"
         );
-        assert_eq!(condition.params, [Param::Int64(10)]);
+        let bindings = Bindings::new(&query.params, None);
+        assert_eq!(bindings.params.len(), 1);
         assert_eq!(
-            bind_statement(&condition.params),
+            bindings.statement,
             "SELECT set_config('sparkds.p1', $1::int8::text, false)"
         );
     }
 
     #[test]
-    fn strings_compare_in_byte_order_and_char_columns_are_left_to_spark() {
-        let columns = columns();
-        let mut condition = Condition::new(&columns, true);
-        let sql = condition.filter(&Filter::Lt(col("name"), "b".into()));
-        assert_eq!(
-            sql.as_deref(),
-            Some("(\"name\" COLLATE \"C\" < (SELECT current_setting('sparkds.p1')::text))")
+    fn nulls_are_written_and_the_others_bound_in_order_with_the_time_zone() {
+        let filter = Filter::In(
+            col("id"),
+            vec![
+                Value::Literal(Literal::Int64(None)),
+                3i64.into(),
+                Value::Literal(Literal::Null),
+            ],
         );
-        assert_eq!(condition.filter(&Filter::Eq(col("code"), "b".into())), None);
+        let (_, query) = render(&[filter], true);
         assert_eq!(
-            Condition::new(&columns, false).filter(&Filter::Eq(col("name"), "b".into())),
-            None
+            query.sql,
+            " WHERE (\"id\" IN (NULL::int8, (SELECT current_setting('sparkds.p2')::int8), NULL))"
         );
+        let bindings = Bindings::new(&query.params, Some("Europe/Paris".into()));
+        assert_eq!(
+            bindings.statement,
+            "SELECT set_config('sparkds.p2', $1::int8::text, false), \
+             set_config('TimeZone', $2::text, false)"
+        );
+        assert_eq!(bindings.values().len(), 2);
+    }
+
+    #[test]
+    fn strings_compare_in_byte_order_and_others_are_left_to_spark() {
+        let (accepted, query) = render(
+            &[
+                Filter::Lt(col("name"), "b".into()),
+                Filter::Eq(col("code"), "b".into()),
+                Filter::Eq(col("u"), "a0ee".into()),
+                Filter::StartsWith(col("u"), "a0".into()),
+                Filter::Eq(col("name"), "nul\0".into()),
+            ],
+            true,
+        );
+        assert_eq!(accepted, [true, false, false, false, false]);
+        assert_eq!(
+            query.sql,
+            " WHERE (\"name\" COLLATE \"C\" < (SELECT current_setting('sparkds.p1')::text))"
+        );
+        let (accepted, _) = render(&[Filter::Eq(col("name"), "b".into())], false);
+        assert_eq!(accepted, [false]);
     }
 
     #[test]
     fn a_literal_of_another_type_is_left_to_spark() {
-        let columns = columns();
-        let mut condition = Condition::new(&columns, true);
-        assert_eq!(condition.filter(&Filter::Eq(col("x"), 1.0f32.into())), None);
-        assert_eq!(condition.filter(&Filter::Eq(col("id"), col("id"))), None);
+        let instant = |l| Filter::Gt(col("at"), Value::Literal(l));
+        let (accepted, _) = render(
+            &[
+                Filter::Eq(col("x"), 1.0f32.into()),
+                Filter::Eq(col("id"), col("id")),
+                instant(Literal::Timestamp(Some(0))),
+                instant(Literal::TimestampNtz(Some(0))),
+                instant(Literal::Timestamp(Some(i64::MIN))),
+            ],
+            true,
+        );
+        assert_eq!(accepted, [false, false, true, false, false]);
     }
 
     #[test]

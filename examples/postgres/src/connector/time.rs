@@ -178,6 +178,33 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
     days.checked_mul(MICROS_PER_DAY)?.checked_add(micros)
 }
 
+/// The time zone of this machine, as the JVM finds its default on Linux: `TZ` (a name, or a
+/// path under `zoneinfo/`), else `/etc/timezone`, else the zone that `/etc/localtime` links to;
+/// UTC when none says. A read gives it to the session in which a `timestamp` becomes an
+/// instant, as Spark's JDBC source reads one in the JVM's time zone.
+pub fn local_zone() -> String {
+    let named = |text: &str| {
+        let text = text.trim().trim_start_matches(':');
+        let name = text.rsplit_once("zoneinfo/").map_or(text, |(_, name)| name);
+        (!name.is_empty()).then(|| name.to_string())
+    };
+    let from_env = std::env::var("TZ").ok().and_then(|tz| named(&tz));
+    let from_file = || {
+        std::fs::read_to_string("/etc/timezone")
+            .ok()
+            .and_then(|text| named(&text))
+    };
+    let from_link = || {
+        let target = std::fs::read_link("/etc/localtime").ok()?;
+        let target = target.to_str()?;
+        target.contains("zoneinfo/").then(|| named(target))?
+    };
+    from_env
+        .or_else(from_file)
+        .or_else(from_link)
+        .unwrap_or_else(|| "UTC".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

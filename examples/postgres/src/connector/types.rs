@@ -1,7 +1,10 @@
 //! PostgreSQL types and the Spark types of version 1 they map to, in both directions: a read
 //! maps the types of the catalog (`kind_of`), a write the types of the DataFrame
-//! (`kind_of_arrow`). The mapping is the one of Spark's JDBC source for PostgreSQL
-//! (`PostgresDialect`), with `timestamp` as `timestamp_ntz` (its `preferTimestampNTZ`).
+//! (`kind_of_arrow`). A batch read maps as Spark's JDBC source for PostgreSQL does
+//! (`PostgresDialect` on the types that the JDBC driver reports): `timestamp` is Spark's
+//! `timestamp` or, with `preferTimestampNTZ`, `timestamp_ntz`; the types that JDBC reads as
+//! strings (`uuid`, `json`, `jsonb`, `inet`, enums...) read as their text (`read_kind`). A
+//! stream of changes reads `timestamp` as `timestamp_ntz` and refuses the others (`kind_of`).
 
 use std::sync::Arc;
 
@@ -42,8 +45,15 @@ pub enum Kind {
     Date,
     /// `timestamp`: `timestamp_ntz`.
     Timestamp,
+    /// `timestamp` read as Spark's `timestamp` (`preferTimestampNTZ` false): its wall clock in
+    /// the read session's time zone, set to the reading machine's, as the JDBC driver reads
+    /// it in the JVM's time zone. The query casts it to `timestamptz`.
+    LocalTimestamp,
     /// `timestamptz`: `timestamp`, in UTC.
     TimestampTz,
+    /// A type that Spark's JDBC source reads as a string (`uuid`, `jsonb`, `inet`, an enum...),
+    /// named: the query casts it to `text`, the text that the JDBC driver returns.
+    AsText(String),
     /// A one-dimensional array.
     List(Box<Kind>),
 }
@@ -61,11 +71,13 @@ impl Kind {
             Kind::Decimal {
                 precision, scale, ..
             } => DataType::Decimal128(*precision, *scale),
-            Kind::Text { .. } => DataType::Utf8,
+            Kind::Text { .. } | Kind::AsText(_) => DataType::Utf8,
             Kind::Bytes => DataType::Binary,
             Kind::Date => DataType::Date32,
             Kind::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
-            Kind::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(Arc::from("UTC"))),
+            Kind::TimestampTz | Kind::LocalTimestamp => {
+                DataType::Timestamp(TimeUnit::Microsecond, Some(Arc::from("UTC")))
+            }
             Kind::List(element) => {
                 DataType::List(Arc::new(Field::new("element", element.data_type(), true)))
             }
@@ -91,9 +103,39 @@ impl Kind {
             Kind::Text { padded: true } => "character".into(),
             Kind::Bytes => "bytea".into(),
             Kind::Date => "date".into(),
-            Kind::Timestamp => "timestamp".into(),
+            Kind::Timestamp | Kind::LocalTimestamp => "timestamp".into(),
             Kind::TimestampTz => "timestamptz".into(),
+            Kind::AsText(name) => name.clone(),
             Kind::List(element) => format!("{}[]", element.sql_type()),
+        }
+    }
+
+    /// The column as a read selects it: converted to the type that it is decoded from, where
+    /// that is not its own. A type read as text is written by its output function, as the JDBC
+    /// driver receives it: `::text` is that, but for `inet`, whose cast shows the netmask of a
+    /// host (`abbrev` does not), and for arrays, whose text keeps each element's output.
+    pub fn select(&self, name: &str) -> String {
+        let expression = match self {
+            Kind::AsText(ty) if ty == "inet" => format!("abbrev({name})"),
+            Kind::AsText(_) => format!("{name}::text"),
+            Kind::LocalTimestamp => format!("{name}::timestamptz"),
+            Kind::List(element) => match **element {
+                Kind::AsText(_) => format!("{name}::text::text[]"),
+                Kind::LocalTimestamp => format!("{name}::timestamptz[]"),
+                _ => return name.to_string(),
+            },
+            _ => return name.to_string(),
+        };
+        format!("{expression} AS {name}")
+    }
+
+    /// Whether the read decodes a `timestamptz` that the session's time zone made of a
+    /// `timestamp`.
+    pub fn is_local(&self) -> bool {
+        match self {
+            Kind::LocalTimestamp => true,
+            Kind::List(element) => element.is_local(),
+            _ => false,
         }
     }
 
@@ -107,12 +149,12 @@ impl Kind {
             Kind::Float32 => Type::FLOAT4,
             Kind::Float64 => Type::FLOAT8,
             Kind::Decimal { .. } => Type::NUMERIC,
-            Kind::Text { padded: false } => Type::TEXT,
+            Kind::Text { padded: false } | Kind::AsText(_) => Type::TEXT,
             Kind::Text { padded: true } => Type::BPCHAR,
             Kind::Bytes => Type::BYTEA,
             Kind::Date => Type::DATE,
             Kind::Timestamp => Type::TIMESTAMP,
-            Kind::TimestampTz => Type::TIMESTAMPTZ,
+            Kind::TimestampTz | Kind::LocalTimestamp => Type::TIMESTAMPTZ,
             Kind::List(_) => return 0,
         };
         ty.oid()
@@ -120,29 +162,101 @@ impl Kind {
 }
 
 /// The kind of a column of PostgreSQL type `ty` with type modifier `typmod` (as the row
-/// description of a query gives them).
+/// description of a query gives them), in a stream of changes.
 ///
 /// # Errors
 /// A type that no Spark type of version 1 holds, named with the column and what to do.
 pub fn kind_of(column: &str, ty: &Type, typmod: i32) -> Result<Kind> {
+    mapped(column, ty, typmod, true, false)
+}
+
+/// The kind of a column in a batch read, as Spark's JDBC source maps it: `timestamp` by
+/// `preferTimestampNTZ`, and the types that it reads as strings as their text.
+///
+/// # Errors
+/// A type that Spark's JDBC source does not read either (`time`, `bit`, a composite...),
+/// named with the column and the cast that reads it.
+pub fn read_kind(column: &str, ty: &Type, typmod: i32, prefer_ntz: bool) -> Result<Kind> {
+    mapped(column, ty, typmod, prefer_ntz, true)
+}
+
+fn mapped(column: &str, ty: &Type, typmod: i32, ntz: bool, texts: bool) -> Result<Kind> {
+    let local = |kind| match kind {
+        Kind::Timestamp if !ntz => Kind::LocalTimestamp,
+        other => other,
+    };
     if let Some(kind) = scalar(ty, typmod)? {
-        return Ok(kind);
+        return Ok(local(kind));
+    }
+    if texts && read_as_text(ty) {
+        return Ok(Kind::AsText(ty.name().to_string()));
     }
     if let tokio_postgres::types::Kind::Array(element) = ty.kind() {
         if let Some(kind) = scalar(element, typmod)? {
-            return Ok(Kind::List(Box::new(kind)));
+            return Ok(Kind::List(Box::new(local(kind))));
+        }
+        if texts && array_of_text(element) {
+            return Ok(Kind::List(Box::new(Kind::AsText(element.name().into()))));
         }
     }
     if let tokio_postgres::types::Kind::Domain(base) = ty.kind() {
-        return kind_of(column, base, typmod);
+        return mapped(column, base, typmod, ntz, texts);
     }
+    let strings = match texts {
+        true => {
+            ", the types that Spark's JDBC source reads as strings (uuid, json, jsonb, inet, \
+                  cidr, macaddr, xml, interval, money, enums...)"
+        }
+        false => "",
+    };
     Err(Error::msg(format!(
         "column `{column}` has the PostgreSQL type `{}`, which maps to no Spark type that this \
          data source reads (smallint, integer, bigint, numeric, real, double precision, text, \
-         varchar, char, boolean, date, timestamp, timestamptz, bytea, and arrays of those): \
-         cast it in the option `query`, such as `SELECT \"{column}\"::text AS \"{column}\" ...`",
+         varchar, char, boolean, date, timestamp, timestamptz, bytea{strings}, and arrays of \
+         those): cast it in the option `query`, such as \
+         `SELECT \"{column}\"::text AS \"{column}\" ...`",
         ty.name()
     )))
+}
+
+/// Whether Spark's JDBC source reads a scalar of `ty` as a string: what the JDBC driver
+/// reports as `OTHER` (any type that it does not know: `uuid`, `json`, `inet`, ranges...),
+/// `SQLXML`, or `VARCHAR` (enums), and `money`. Not those that it reads as something else
+/// (`time` and `timetz` as timestamps, `bit` as booleans or bytes, `oid` as a decimal), nor
+/// the internal `void`, `unknown` and `refcursor`.
+fn read_as_text(ty: &Type) -> bool {
+    use tokio_postgres::types::Kind as K;
+    let other = [
+        Type::TIME,
+        Type::TIMETZ,
+        Type::BIT,
+        Type::OID,
+        Type::VOID,
+        Type::UNKNOWN,
+        Type::REFCURSOR,
+    ];
+    match ty.kind() {
+        K::Enum(_) | K::Range(_) | K::Multirange(_) => true,
+        K::Simple => !other.contains(ty),
+        _ => false,
+    }
+}
+
+/// Whether Spark's JDBC source reads an array of `element` as an array of strings that are
+/// the elements' text: enums, and those of its list whose values the JDBC driver returns as
+/// PostgreSQL writes them (not `interval` or geometry, which it writes its own way).
+fn array_of_text(element: &Type) -> bool {
+    let texts = [
+        Type::UUID,
+        Type::JSON,
+        Type::JSONB,
+        Type::INET,
+        Type::CIDR,
+        Type::MACADDR,
+        Type::MACADDR8,
+        Type::XML,
+    ];
+    matches!(element.kind(), tokio_postgres::types::Kind::Enum(_)) || texts.contains(element)
 }
 
 fn scalar(ty: &Type, typmod: i32) -> Result<Option<Kind>> {
@@ -266,5 +380,49 @@ mod tests {
         assert!(error.is_some_and(|e| e.starts_with(
             "column `id` has the PostgreSQL type `uuid`, which maps to no Spark type"
         )));
+        let error = read_kind("at", &Type::TIME, -1, false)
+            .err()
+            .map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.contains("`time`") && e.contains("\"at\"::text")));
+    }
+
+    #[test]
+    fn a_read_maps_as_sparks_jdbc_source() -> Result<()> {
+        let text = |name: &str| Kind::AsText(name.into());
+        assert_eq!(read_kind("u", &Type::UUID, -1, false)?, text("uuid"));
+        assert_eq!(read_kind("j", &Type::JSONB, -1, true)?, text("jsonb"));
+        assert_eq!(read_kind("m", &Type::MONEY, -1, true)?, text("money"));
+        assert_eq!(
+            read_kind("us", &Type::UUID_ARRAY, -1, true)?,
+            Kind::List(Box::new(text("uuid")))
+        );
+        // JDBC writes the elements of an interval[] its own way.
+        assert!(read_kind("is", &Type::INTERVAL_ARRAY, -1, true).is_err());
+        assert_eq!(
+            read_kind("ts", &Type::TIMESTAMP, -1, false)?,
+            Kind::LocalTimestamp
+        );
+        assert_eq!(
+            read_kind("ts", &Type::TIMESTAMP, -1, true)?,
+            Kind::Timestamp
+        );
+        assert_eq!(
+            read_kind("ts", &Type::TIMESTAMP_ARRAY, -1, false)?,
+            Kind::List(Box::new(Kind::LocalTimestamp))
+        );
+        assert_eq!(
+            read_kind("tz", &Type::TIMESTAMPTZ, -1, true)?,
+            Kind::TimestampTz
+        );
+        assert_eq!(
+            Kind::LocalTimestamp.select("\"ts\""),
+            "\"ts\"::timestamptz AS \"ts\""
+        );
+        assert_eq!(
+            Kind::List(Box::new(text("inet"))).select("\"a\""),
+            "\"a\"::text::text[] AS \"a\""
+        );
+        assert_eq!(text("inet").select("\"a\""), "abbrev(\"a\") AS \"a\"");
+        Ok(())
     }
 }

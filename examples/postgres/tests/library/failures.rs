@@ -70,13 +70,14 @@ fn a_bad_query_fails_with_the_servers_message() {
 #[test]
 fn a_column_of_a_type_without_a_spark_type_is_refused_by_name() {
     let t = table("unmappable");
-    sql(&format!("CREATE TABLE {t} (id bigint, key uuid)"));
+    // Spark's JDBC source reads a `time` as a timestamp of 1970-01-01: this source refuses it.
+    sql(&format!("CREATE TABLE {t} (id bigint, key time)"));
     let error = message(library().and_then(|l| l.batch_read().options(options(&t)).run()));
     assert!(
         error.contains(
-            "column `key` has the PostgreSQL type `uuid`, which maps to no Spark type that this \
+            "column `key` has the PostgreSQL type `time`, which maps to no Spark type that this \
              data source reads"
-        ),
+        ) && error.contains("\"key\"::text AS \"key\""),
         "{error}"
     );
 }

@@ -242,9 +242,15 @@ fn filters() -> Vec<(Filter, bool)> {
         (Filter::Lt(col("f"), f32::NAN.into()), true),
         (Filter::Ge(col("amount"), decimal(1250)), true),
         (Filter::Lt(col("day"), date(19_723)), true),
+        // `timestamp` reads as Spark's `timestamp` (no preferTimestampNTZ): an instant in the
+        // session's time zone, in which PostgreSQL compares it too.
+        (
+            Filter::Ge(col("ts"), lit(Literal::Timestamp(Some(micros_2024)))),
+            true,
+        ),
         (
             Filter::Ge(col("ts"), lit(Literal::TimestampNtz(Some(micros_2024)))),
-            true,
+            false,
         ),
         (
             Filter::Lt(col("tz"), lit(Literal::Timestamp(Some(micros_2024)))),
@@ -383,5 +389,22 @@ fn filters_are_left_to_spark_with_push_down_predicate_false() -> sparkds::Result
         .run()?;
     assert_eq!(read.filters_accepted, Some(vec![false]));
     assert_eq!(read.num_rows(), 7);
+    Ok(())
+}
+
+#[test]
+fn a_filter_that_would_bind_too_many_values_is_left_to_spark() -> sparkds::Result<()> {
+    let t = filter_table();
+    // 1,600 values at most, of which a partition's bounds and the time zone keep 3: each is a
+    // column of the statement that binds them.
+    let many = |n: i64| Filter::In(col("id"), (0..n).map(Value::from).collect());
+    let read = library()?
+        .batch_read()
+        .options(options(&t))
+        .filters(vec![many(1_597), many(2)])
+        .run()?;
+    assert_eq!(read.filters_accepted, Some(vec![true, false]));
+    // Ids 1 to 6; not the row without one.
+    assert_eq!(read.num_rows(), 6);
     Ok(())
 }

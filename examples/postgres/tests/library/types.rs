@@ -1,20 +1,30 @@
 //! Every PostgreSQL type that maps to a Spark type of version 1: rows inserted by SQL read back
 //! exactly, and what a read returns writes back unchanged, into a new table and into one of the
-//! original's column types.
+//! original's column types; the types that Spark's JDBC source reads as strings read as their
+//! text, and `timestamp` as `preferTimestampNTZ` says.
 
 use std::sync::Arc;
 
 use sparkds::arrow_array::builder::{
     Date32Builder, Decimal128Builder, Int32Builder, ListBuilder, StringBuilder,
+    TimestampMicrosecondBuilder,
 };
 use sparkds::arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array,
     Float64Array, Int16Array, Int32Array, Int64Array, RecordBatch, StringArray,
     TimestampMicrosecondArray,
 };
-use sparkds::arrow_schema::{DataType, Field};
+use sparkds::arrow_schema::{DataType, Field, TimeUnit};
 
-use crate::helpers::{concat, library, options, sql, table};
+use crate::helpers::{concat, library, options, server, sql, table};
+
+/// The options of a read of `dbtable` that reads `timestamp` as `timestamp_ntz`, which writes
+/// back as `timestamp`: the round trips below keep every type.
+fn ntz_options(dbtable: &str) -> Vec<(String, String)> {
+    let mut options = options(dbtable);
+    options.push(("preferTimestampNTZ".into(), "true".into()));
+    options
+}
 
 /// The table of every type: two rows of edge values and a row of NULLs.
 const COLUMNS: &str = "id integer, s smallint, i integer, b bigint, n numeric(12,3), r real, \
@@ -189,7 +199,10 @@ fn expected() -> Vec<(&'static str, ArrayRef)> {
 }
 
 fn read_all(dbtable: &str) -> sparkds::Result<RecordBatch> {
-    let read = library()?.batch_read().options(options(dbtable)).run()?;
+    let read = library()?
+        .batch_read()
+        .options(ntz_options(dbtable))
+        .run()?;
     Ok(concat(&read.batches()))
 }
 
@@ -223,7 +236,7 @@ fn every_supported_type_reads_back_exactly_what_sql_inserted() -> sparkds::Resul
     sql(&format!(
         "CREATE TABLE {t} ({COLUMNS}); INSERT INTO {t} VALUES {ROWS};"
     ));
-    let read = library()?.batch_read().options(options(&t)).run()?;
+    let read = library()?.batch_read().options(ntz_options(&t)).run()?;
     assert_eq!(
         read.partitions.len(),
         1,
@@ -277,4 +290,120 @@ fn sort_by_id(batch: &RecordBatch) -> RecordBatch {
     order.sort_by_key(|&i| ids.value(i as usize));
     let indices = sparkds::arrow_array::UInt32Array::from(order);
     arrow_select::take::take_record_batch(batch, &indices).expect("indices in range")
+}
+
+/// Types that Spark's JDBC source reads as strings, an enum, arrays of them, and `timestamp`
+/// with and without `preferTimestampNTZ`.
+const JDBC_TEXTS: &str = "id integer, u uuid, jb jsonb, j json, ip inet, net cidr, \
+     mac macaddr, x xml, m MOOD, iv interval, cash money, us uuid[], feelings MOOD[], \
+     ts timestamp, tss timestamp[]";
+
+#[test]
+fn types_that_jdbc_reads_as_strings_read_as_their_text() -> sparkds::Result<()> {
+    let t = table("jdbc_texts");
+    let mood = format!("{t}_mood");
+    sql(&format!(
+        "CREATE TYPE {mood} AS ENUM ('sad', 'happy'); \
+         CREATE TABLE {t} ({}); \
+         INSERT INTO {t} VALUES (1, 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', \
+           '{{\"b\": 1, \"a\": [1, 2]}}', '{{\"b\":1,  \"a\":2}}', '192.168.0.1', \
+           '10.0.0.0/8', '08:00:2b:01:02:03', '<a>x</a>', 'happy', '1 day 02:03:04.5', 12.34, \
+           '{{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,NULL}}', '{{sad,happy}}', \
+           '1999-12-31 23:59:59.5', '{{\"2024-01-01 00:00:00\"}}'), \
+           (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+           NULL);",
+        JDBC_TEXTS.replace("MOOD", &mood)
+    ));
+    let read = library()?.batch_read().options(options(&t)).run()?;
+    let batch = sort_by_id(&concat(&read.batches()));
+    let text = |name: &str| {
+        let column = batch.column_by_name(name).expect("the column");
+        assert_eq!(column.data_type(), &DataType::Utf8, "the type of {name}");
+        let strings = column.as_any().downcast_ref::<StringArray>();
+        strings.and_then(|s| (!s.is_null(0) && s.is_null(1)).then(|| s.value(0).to_string()))
+    };
+    // The server's text of each, as JDBC's getString returns it.
+    assert_eq!(
+        text("u").as_deref(),
+        Some("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+    );
+    assert_eq!(text("jb").as_deref(), Some("{\"a\": [1, 2], \"b\": 1}"));
+    assert_eq!(text("j").as_deref(), Some("{\"b\":1,  \"a\":2}"));
+    // A host's netmask is not written (it is by the cast to text).
+    assert_eq!(text("ip").as_deref(), Some("192.168.0.1"));
+    assert_eq!(text("net").as_deref(), Some("10.0.0.0/8"));
+    assert_eq!(text("mac").as_deref(), Some("08:00:2b:01:02:03"));
+    assert_eq!(text("x").as_deref(), Some("<a>x</a>"));
+    assert_eq!(text("m").as_deref(), Some("happy"));
+    assert_eq!(text("iv").as_deref(), Some("1 day 02:03:04.5"));
+    assert_eq!(text("cash").as_deref(), Some("$12.34"));
+    let strings = || ListBuilder::new(StringBuilder::new()).with_field(element(DataType::Utf8));
+    let mut uuids = strings();
+    uuids.append_value([Some("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), None]);
+    uuids.append_null();
+    let mut feelings = strings();
+    feelings.append_value([Some("sad"), Some("happy")]);
+    feelings.append_null();
+    for (name, mut list) in [("us", uuids), ("feelings", feelings)] {
+        let column = batch.column_by_name(name).expect("the column");
+        assert_eq!(column.to_data(), list.finish().to_data(), "column {name}");
+    }
+    assert_timestamps(&batch, true)?;
+    let read = library()?.batch_read().options(ntz_options(&t)).run()?;
+    assert_timestamps(&sort_by_id(&concat(&read.batches())), false)
+}
+
+/// `ts` and `tss` of the table above: instants of their wall clock in this machine's time
+/// zone, as the server makes them in it (`local`), or the wall clock itself.
+fn assert_timestamps(batch: &RecordBatch, local: bool) -> sparkds::Result<()> {
+    let wall = micros((1999, 12, 31), (23, 59, 59), 500_000);
+    let element_wall = micros((2024, 1, 1), (0, 0, 0), 0);
+    let (ts, first, zone) = match local {
+        true => {
+            let mut client = server().client();
+            client
+                .batch_execute(&format!("SET TimeZone = '{}'", machine_zone()))
+                .map_err(|e| sparkds::Error::usage(e.to_string()))?;
+            let mut instant = |text: &str| -> sparkds::Result<i64> {
+                let sql = format!(
+                    "SELECT (extract(epoch FROM TIMESTAMP '{text}'::timestamptz) \
+                     * 1000000)::int8"
+                );
+                let row = client.query_one(&sql, &[]);
+                row.map(|r| r.get(0))
+                    .map_err(|e| sparkds::Error::usage(e.to_string()))
+            };
+            let ts = instant("1999-12-31 23:59:59.5")?;
+            (ts, instant("2024-01-01 00:00:00")?, Some("UTC"))
+        }
+        false => (wall, element_wall, None),
+    };
+    let expected = TimestampMicrosecondArray::from(vec![Some(ts), None]).with_timezone_opt(zone);
+    let column = batch.column_by_name("ts").expect("the column ts");
+    assert_eq!(column.to_data(), expected.to_data(), "ts, local: {local}");
+    let list = batch.column_by_name("tss").expect("the column tss");
+    let values = TimestampMicrosecondBuilder::new().with_timezone_opt(zone);
+    let data_type = DataType::Timestamp(TimeUnit::Microsecond, zone.map(Into::into));
+    let mut expected = ListBuilder::new(values).with_field(element(data_type));
+    expected.append_value([Some(first)]);
+    expected.append_null();
+    let expected = expected.finish();
+    assert_eq!(list.to_data(), expected.to_data(), "tss, local: {local}");
+    Ok(())
+}
+
+/// The time zone that the JVM of this machine would take: `TZ`, `/etc/timezone`, or the
+/// target of `/etc/localtime`.
+fn machine_zone() -> String {
+    let from_file = || std::fs::read_to_string("/etc/timezone").ok();
+    let from_link = || {
+        let target = std::fs::read_link("/etc/localtime").ok()?;
+        Some(target.to_str()?.rsplit_once("zoneinfo/")?.1.to_string())
+    };
+    let zone = std::env::var("TZ")
+        .ok()
+        .or_else(from_file)
+        .or_else(from_link);
+    let zone = zone.unwrap_or_else(|| "UTC".into());
+    zone.trim().trim_start_matches(':').to_string()
 }

@@ -157,11 +157,7 @@ class Server:
         return dict(url=self.url, user=USER, password=PASSWORD, **more)
 
     def jdbc_options(self, **more):
-        # timestamp reads as timestamp_ntz in the example; preferTimestampNTZ makes JDBC agree.
-        return dict(
-            url=self.jdbc_url, user=USER, password=PASSWORD, driver="org.postgresql.Driver",
-            preferTimestampNTZ="true", **more
-        )
+        return dict(url=self.jdbc_url, user=USER, password=PASSWORD, driver="org.postgresql.Driver", **more)
 
 
 @pytest.fixture(scope="session")
