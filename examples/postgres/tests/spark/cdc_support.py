@@ -241,3 +241,42 @@ def check_exactly_once(out):
             expected = list(range(1, len(versions) + 1))
         assert versions == expected, (key, changes)
     return len(log)
+
+
+def waiting_on_lock(pg, application):
+    """Whether a session of `application` waits for an advisory lock."""
+    found = pg.psql(
+        "SELECT count(*) FROM pg_stat_activity "
+        f"WHERE application_name = '{application}' AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+        args=["-t", "-A"],
+    )
+    return found.strip() != "0"
+
+
+def hold_lock(pg, slot, application):
+    """A session that takes the stream's lock on `slot` (or queues for it) and keeps it."""
+    lock = f"pg_advisory_lock(hashtext('sparkds replication slot'), hashtext('{slot}'))"
+    return subprocess.Popen(
+        pg.psql_argv() + ["-q", "-X", "-c", f"SELECT {lock}; SELECT pg_sleep(600)"],
+        env=dict(pg.password_env(), PGAPPNAME=application),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def release(pg, application, process):
+    pg.psql(
+        f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '{application}'",
+        user="postgres",
+    )
+    process.wait(timeout=60)
+
+
+def holding_lock(pg, application):
+    """Whether the session of `application` holds an advisory lock (granted, not queued)."""
+    found = pg.psql(
+        "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
+        f"WHERE a.application_name = '{application}' AND l.locktype = 'advisory' AND l.granted",
+        args=["-t", "-A"],
+    )
+    return found.strip() != "0"

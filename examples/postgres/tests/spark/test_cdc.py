@@ -13,6 +13,9 @@ from cdc_support import (
     applier,
     check_exactly_once,
     create_table,
+    hold_lock,
+    holding_lock,
+    release,
     run_sessions,
     stream_options,
     wait_for_slot,
@@ -74,15 +77,28 @@ def test_the_progress_reports_the_lsn_and_the_lag_of_each_micro_batch(spark, pg_
     )
     try:
         wait_for_slot(pg_logical, f"slot_{table}")
-        run_sessions(pg_logical, table, sessions=1, transactions=200, seed=7)
+        # The stream waits for its slot's lock while the changes are made, so that it meets a
+        # backlog (a lag) however fast it would have kept up, then catches up (no lag).
+        holder = hold_lock(pg_logical, f"slot_{table}", "cdc-progress-hold")
+        try:
+            deadline = time.time() + 60
+            while not holding_lock(pg_logical, "cdc-progress-hold"):
+                assert time.time() < deadline, "the test's session never got the slot's lock"
+                time.sleep(0.1)
+            run_sessions(pg_logical, table, sessions=1, transactions=200, seed=7)
+        finally:
+            release(pg_logical, "cdc-progress-hold", holder)
         deadline = time.time() + 120
         reported = []
         while time.time() < deadline and not any(p.get("lag") == 0 for p in reported):
+            seen = {r["batch"] for r in reported}
             for progress in query.recentProgress:
                 source = progress["sources"][0]
-                if source["numInputRows"] > 0:
+                if source["numInputRows"] > 0 and progress["batchId"] not in seen:
                     end = _offset(source["endOffset"])
-                    reported.append({"rows": source["numInputRows"], "lag": end.get("lagBytes")})
+                    reported.append(
+                        {"batch": progress["batchId"], "rows": source["numInputRows"], "lag": end.get("lagBytes")}
+                    )
             time.sleep(0.5)
     finally:
         query.stop()

@@ -21,6 +21,9 @@ import time
 import pytest
 from cdc_support import (
     Session,
+    hold_lock,
+    release,
+    waiting_on_lock,
     check_exactly_once,
     create_table,
     run_sessions,
@@ -94,35 +97,6 @@ def batches(checkpoint, kind):
     if not os.path.isdir(folder):
         return []
     return sorted(int(name) for name in os.listdir(folder) if name.isdigit())
-
-
-def waiting_on_lock(pg, application):
-    """Whether a session of `application` waits for an advisory lock."""
-    found = pg.psql(
-        "SELECT count(*) FROM pg_stat_activity "
-        f"WHERE application_name = '{application}' AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
-        args=["-t", "-A"],
-    )
-    return found.strip() != "0"
-
-
-def hold_lock(pg, slot, application):
-    """A session that takes the stream's lock on `slot` (or queues for it) and keeps it."""
-    lock = f"pg_advisory_lock(hashtext('sparkds replication slot'), hashtext('{slot}'))"
-    return subprocess.Popen(
-        pg.psql_argv() + ["-q", "-X", "-c", f"SELECT {lock}; SELECT pg_sleep(600)"],
-        env=dict(pg.password_env(), PGAPPNAME=application),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
-def release(pg, application, process):
-    pg.psql(
-        f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '{application}'",
-        user="postgres",
-    )
-    process.wait(timeout=60)
 
 
 def kill_while_committing(pg, slot, query, checkpoint):
