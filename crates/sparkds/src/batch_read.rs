@@ -69,6 +69,13 @@ pub struct PartitionRead {
     pub batches: Vec<RecordBatch>,
 }
 
+impl PartitionRead {
+    /// The number of rows of the partition.
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(RecordBatch::num_rows).sum()
+    }
+}
+
 impl BatchReadOutcome {
     /// Every batch, partition after partition.
     pub fn batches(&self) -> Vec<RecordBatch> {
