@@ -221,7 +221,7 @@ impl<'l> Conformance<'l> {
         }
         ConformanceReport {
             options: crate::redact::redacted(&self.all_options()),
-            write_options: self.write_options.as_deref().map(crate::redact::redacted),
+            write_options: self.shown_write_options(),
             results,
         }
     }
@@ -236,6 +236,20 @@ impl<'l> Conformance<'l> {
         let report = self.run();
         println!("{report}");
         assert!(report.passed(), "{report}");
+    }
+
+    /// The write options as the report shows them, with the directory of
+    /// [`Conformance::scratch_path`].
+    fn shown_write_options(&self) -> Option<Vec<(String, String)>> {
+        let mut options = self.write_options.as_deref().map(crate::redact::redacted);
+        if self.scratch_path {
+            let scratch = (
+                "path".to_string(),
+                "<a new directory per check>".to_string(),
+            );
+            options.get_or_insert_with(Vec::new).push(scratch);
+        }
+        options
     }
 
     /// The library's create options, then the kit's.
@@ -297,9 +311,13 @@ impl<'l> Conformance<'l> {
 
     fn unknown_option(&self) -> Step<String> {
         let capabilities = self.library.capabilities(self.options.clone())?;
+        let target = match capabilities.batch_write() {
+            true => self.write_target()?,
+            false => None,
+        };
         let refused = if capabilities.batch_read() {
             self.read().option(UNKNOWN_OPTION, "1").run().err()
-        } else if let Some(target) = self.write_target()? {
+        } else if let Some(target) = target {
             let options = target.with(&[(UNKNOWN_OPTION.into(), "1".into())]);
             self.rows_to_write(&options)
                 .and_then(|rows| {
@@ -312,7 +330,9 @@ impl<'l> Conformance<'l> {
                 .err()
         } else {
             return Err(Stop::Skip(
-                "the source declares no batch read, and the kit has no write target".into(),
+                "the source declares no batch read, and no batch write with a write target of the \
+                 kit"
+                .into(),
             ));
         };
         let Some(error) = refused else {
