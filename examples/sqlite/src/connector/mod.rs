@@ -82,6 +82,7 @@ impl DataSource for Source {
         })
     }
 
+    // ANCHOR: schema
     fn schema(&self) -> Result<SchemaRef> {
         let connection = self.open(false)?;
         let from = self.relation.from();
@@ -109,6 +110,7 @@ impl DataSource for Source {
         }
         Ok(Arc::new(Schema::new(fields)))
     }
+    // ANCHOR_END: schema
 }
 
 impl Source {
