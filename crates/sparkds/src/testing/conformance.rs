@@ -389,6 +389,7 @@ impl<'l> Conformance<'l> {
         // One row, a few, and all but one: each below what the source holds, when it can be.
         let mut limits = vec![1, 3, held as i64 - 1];
         limits.retain(|l| *l > 0);
+        limits.sort_unstable();
         limits.dedup();
         for limit in limits {
             let read = self.read().limit(limit).run()?;
