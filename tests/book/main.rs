@@ -562,8 +562,8 @@ fn the_steps_that_drop_helpers_rs_name_what_sparkds_testing_has() {
     let chapter = std::fs::read_to_string(helpers::src_dir().join("abi/template-upgrades.md"))
         .expect("the upgrade chapter");
     let testing =
-        std::fs::read_to_string(helpers::repo_root().join("crates/sparkds/src/testing.rs"))
-            .expect("crates/sparkds/src/testing.rs");
+        std::fs::read_to_string(helpers::repo_root().join("crates/sparkds/src/testing/mod.rs"))
+            .expect("crates/sparkds/src/testing/mod.rs");
     let mut named = 0;
     for (at, _) in chapter.match_indices("sparkds::testing::") {
         let name: String = chapter[at + "sparkds::testing::".len()..]
