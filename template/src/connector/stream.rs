@@ -1,6 +1,6 @@
-//! Micro-batch reads: the sample's endless sequence, which grows by `rows_per_micro_batch` rows each
-//! time Spark asks for the latest offset. An offset is a row count, so reading the same
-//! offset range again returns the same rows, and a query restarted from its checkpoint reads
+//! Micro-batch reads: the sample's endless sequence, which grows by `rows_per_micro_batch`
+//! rows each time Spark asks for the latest offset. An offset is a row count, so reading the
+//! same offset range again returns the same rows, and a query restarted from its checkpoint reads
 //! every row exactly once.
 
 use arrow_schema::SchemaRef;

@@ -1,6 +1,7 @@
 //! Writes, batch and streaming: each task attempt writes its rows to its own staged file, in
-//! the sample's format (`sample::write_lines`); `commit` moves the staged files of all tasks into the table and publishes
-//! them with one atomic replacement of the manifest; `abort` removes them.
+//! the sample's format (`sample::write_lines`); `commit` moves the staged files of all tasks
+//! into the table and publishes them with one atomic replacement of the manifest; `abort`
+//! removes them.
 
 use std::fs::{self, File};
 use std::io::{BufWriter, ErrorKind, Write as _};
