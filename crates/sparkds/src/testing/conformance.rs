@@ -287,11 +287,11 @@ impl<'l> Conformance<'l> {
                 "the source does not declare SPARK_DS_BATCH_READ with these options".into(),
             ));
         }
-        let read = self
-            .library
-            .batch_read()
-            .options(self.options.clone())
-            .run()?;
+        let read = self.read().run().map_err(|e| {
+            Stop::Fail(format!(
+                "a read of every column with these options failed: {e}"
+            ))
+        })?;
         let rows = sorted_rows(&read.batches())?;
         Ok(Baseline { read, rows })
     }
