@@ -9,7 +9,7 @@
 //! - [`partitions`]: range partitions over an integer, date or timestamp column, with the
 //!   strides of Spark's JDBC source, NULLs in the first.
 //! - [`rows`]: batches built row by row from a client's values, and values of batches to bind.
-//! - [`write`]: the two-phase skeleton of an atomic write around the connector's stage,
+//! - [`mod@write`]: the two-phase skeleton of an atomic write around the connector's stage,
 //!   publish and discard steps.
 //!
 //! The book's chapter "The connector kit" walks through a SQLite connector written on it
