@@ -141,6 +141,18 @@ fn a_read_that_ignores_its_kill_fails_the_killed_read() {
 }
 
 #[test]
+fn a_library_that_breaks_when_a_stream_is_released_early_fails_the_killed_read() {
+    // The library stays broken: the checks after it fail too.
+    let report = kit_report("BROKEN_AFTER_RELEASE");
+    assert_eq!(report.failed()[0], KitCheck::KilledRead, "{report}");
+    let what = failure(&report, KitCheck::KilledRead);
+    assert_eq!(
+        what,
+        "`read` (partition 0) failed: a stream was released before its end"
+    );
+}
+
+#[test]
 fn a_read_that_ignores_its_accepted_limit_fails_the_limit() {
     let what = fails_only(&kit_report("LIMIT_IGNORED"), KitCheck::Limit);
     assert!(what.contains("rule 22"), "{what}");

@@ -40,7 +40,8 @@ pub enum KitCheck {
     EmptyProjection,
     /// An option that the source does not know fails the read (or write), naming it.
     UnknownOption,
-    /// A task killed after its first batch stops, and a read after it reads every row.
+    /// A task killed after its first batch stops, a stream released after its first batch
+    /// (a dropped task) is freed, and a read after each reads every row.
     KilledRead,
     /// An accepted limit returns at most `limit` rows per partition, and no fewer than Spark
     /// needs.
@@ -94,7 +95,8 @@ impl KitCheck {
             }
             KitCheck::KilledRead => {
                 "check `task.is_interrupted()` between batches (`spark_datasource::Producer` \
-                 does), and keep no state of a read outside its stream"
+                 does), free what a stream holds when it is released before its end, and keep \
+                 no state of a read outside its stream"
             }
             KitCheck::Limit => {
                 "return at most `limit` rows per partition and no fewer than the partition \
@@ -364,18 +366,27 @@ impl<'l> Conformance<'l> {
             Err(e @ Error::Library { .. }) => format!("failed ({e})"),
             Err(e) => return Err(Stop::Fail(e.to_string())),
         };
+        self.same_rows_again(baseline, "a task killed after its first batch")?;
+        let stopped = self.read().stop_task(0, 1).run()?;
+        let kept = stopped.partitions[0].num_rows();
+        self.same_rows_again(baseline, "a stream released after its first batch")?;
+        Ok(format!(
+            "the killed task {how}; a stream released after its first batch ({kept} rows) \
+             freed; the read after each gave the same rows"
+        ))
+    }
+
+    /// A read of every column gives the rows of `baseline` again, after `what`.
+    fn same_rows_again(&self, baseline: &Baseline, what: &str) -> Step<()> {
         let again = sorted_rows(&self.read().run()?.batches())?;
         if again != baseline.rows {
             return Err(Stop::Fail(format!(
-                "after a task killed after its first batch, a read gave {} rows, not the {} of \
-                 the read before",
+                "after {what}, a read gave {} rows, not the {} of the read before",
                 again.len(),
                 baseline.rows.len()
             )));
         }
-        Ok(format!(
-            "the killed task {how}; the next read gave the same rows"
-        ))
+        Ok(())
     }
 
     fn limit(&self, baseline: &Baseline) -> Step<String> {
