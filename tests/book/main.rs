@@ -339,7 +339,7 @@ fn the_tutorial_commands_run_as_written() {
 /// template changes one of these files, this test names the lines to carry over.
 #[test]
 fn the_tutorial_listings_follow_the_template() {
-    let pairs: [(&str, &str, &[&str]); 4] = [
+    let pairs: [(&str, &str, &[&str]); 3] = [
         (
             "lib.rs",
             "template/src/lib.rs.liquid",
@@ -347,52 +347,34 @@ fn the_tutorial_listings_follow_the_template() {
             &["spark_datasource::export!(connector::Source: {{ export_names }});"],
         ),
         (
-            "mod.rs",
-            "template/src/connector/mod.rs.liquid",
-            &[
-                "//! The sample reads a sequence of numbers `[0, end)` as the columns `id` and `label` (null in",
-                "//! every third row, so that nulls are exercised); it has one module per capability that the",
-                "//! project was generated with.",
-                // Modules of the capabilities that the tutorial does not choose.
-                "mod stream;",
-                "mod write;",
-            ],
-        ),
-        (
             "read.rs",
             "template/src/connector/read.rs",
             &[
                 "const OPTIONS: &[&str] = &[\"end\", \"num_partitions\", \"batch_rows\", \"path\"];",
                 // The labels take the tutorial's prefix.
-                "                    parts.push(sequence::batches(rows, &self.columns, self.batch_rows)?);",
+                "                    parts.push(sample::batches(rows, &self.scan.read, self.batch_rows)?);",
             ],
         ),
         (
-            "sequence.rs",
-            "template/src/connector/sequence.rs",
+            "sample.rs",
+            "template/src/connector/sample.rs",
             &[
-                "use arrow_array::{ArrayRef, Int64Array, RecordBatch};",
-                "/// The rows of `range`, with the `columns` of `schema`, in batches of at most `batch_rows`.",
-                "pub fn batches(range: RowRange, columns: &[Column], batch_rows: u64) -> Result<Batches> {",
+                // The tutorial's column.
+                "use arrow_array::{ArrayRef, Int64Array, RecordBatch, RecordBatchOptions, StringArray};",
+                // The labels take the tutorial's prefix.
+                "/// it), in batches of at most `batch_rows`.",
+                "pub fn batches(range: RowRange, schema: &SchemaRef, batch_rows: u64) -> Result<Batches> {",
                 "        batch(&batch_schema, start..end)",
                 "/// One batch of the rows `ids`.",
                 "fn batch(schema: &SchemaRef, ids: Range<u64>) -> Result<RecordBatch> {",
-                // The labels take the tutorial's prefix.
                 "                \"label\" => labels(ids.clone()),",
-                "/// The labels of rows `ids`: `row <id>`, or null in every third row. Each value is written",
-                "/// straight into the builder's buffer, sized up front: no `String` per row, which would cost",
-                "/// more than the rest of the read.",
-                "fn labels(ids: Range<u64>) -> Result<ArrayRef> {",
-                "    let mut labels = StringBuilder::with_capacity(rows, rows * \"row 0000000\".len());",
-                "            write!(labels, \"row {id}\").map_err(|e| Error::msg(e.to_string()))?;",
-                "        let sizes: Vec<usize> = batches(RowRange { start: 0, end: 10 }, &columns, 4)?",
-                "            \"this data source has no column `name`; its columns are: id, label\"",
-                // The labels built in Arrow buffers, with the tutorial's prefix and column.
-                "use arrow_array::{ArrayRef, Int64Array, RecordBatch, RecordBatchOptions, StringArray};",
                 "/// The labels of rows `ids`: `row <id>`, or null in every third row. All the bytes go into one",
+                "fn labels(ids: Range<u64>) -> Result<ArrayRef> {",
                 "    let mut values: Vec<u8> = Vec::with_capacity(rows * \"row 0000000\".len());",
                 "    let mut label = format!(\"row {}\", ids.start).into_bytes();",
                 "        count_up(&mut label, \"row \".len());",
+                "        let sizes: Vec<usize> = batches(RowRange { start: 0, end: 10 }, &ids, 4)?",
+                "        let written = batches(RowRange { start: 4, end: 9 }, &schema, 10)?;",
             ],
         ),
     ];
@@ -580,8 +562,8 @@ fn the_steps_that_drop_helpers_rs_name_what_sparkds_testing_has() {
     let chapter = std::fs::read_to_string(helpers::src_dir().join("abi/template-upgrades.md"))
         .expect("the upgrade chapter");
     let testing =
-        std::fs::read_to_string(helpers::repo_root().join("crates/sparkds/src/testing.rs"))
-            .expect("crates/sparkds/src/testing.rs");
+        std::fs::read_to_string(helpers::repo_root().join("crates/sparkds/src/testing/mod.rs"))
+            .expect("crates/sparkds/src/testing/mod.rs");
     let mut named = 0;
     for (at, _) in chapter.match_indices("sparkds::testing::") {
         let name: String = chapter[at + "sparkds::testing::".len()..]

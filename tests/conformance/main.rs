@@ -12,5 +12,6 @@ mod crash_isolation;
 mod filter_compatibility;
 mod filter_pushdown;
 mod good_library;
+mod kit;
 mod layout;
 mod secret_options;

@@ -1,22 +1,21 @@
-//! Batch reads: the sequence `[0, end)`, or, with the option `path`, the files that writes
-//! published there. Conditions on `id` that Spark pushes (`push_filters`) narrow the ids read.
+//! Batch reads: the sample's rows `[0, end)`, or, with the option `path`, the files that
+//! writes published there. Conditions on the sample's key column that Spark pushes
+//! (`push_filters`) narrow the rows read. The columns and the limit are the kit's `Scan`, which
+//! keeps to whatever schema the source has.
 
-use std::borrow::Cow;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use arrow_array::builder::{Int64Builder, StringBuilder};
-use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions};
-use arrow_schema::{FieldRef, SchemaRef};
+use arrow_schema::SchemaRef;
 use serde::{Deserialize, Serialize};
 
-use super::sequence::{self, columns_of, project, Column, RowRange};
-use super::table::{self, Row};
+use super::sample::{self, RowRange};
+use super::table;
 use super::Source;
 use spark_datasource::filters::{Filter, IntegerFilter};
-use spark_datasource::{BatchRead, BatchReader, Batches, Error, Result, TaskContext};
+use spark_datasource::kit::schema::Scan;
+use spark_datasource::{BatchRead, BatchReader, Batches, DataSource, Error, Result, TaskContext};
 
 // ANCHOR: options
 /// The options of a batch read.
@@ -35,11 +34,9 @@ pub struct Reader {
     path: Option<PathBuf>,
     /// The text that starts each label (option `prefix`, `row` by default).
     prefix: String,
-    /// The columns to read, in Spark's order.
-    columns: Vec<Column>,
-    /// A limit that `push_limit` accepted.
-    limit: Option<u64>,
-    /// The ids that the filters `push_filters` accepted keep: every id until then.
+    /// The source's columns, those Spark reads, and the limit that `push_limit` accepted.
+    scan: Scan,
+    /// The keys that the filters `push_filters` accepted keep: every key until then.
     ids: IntegerFilter,
 }
 
@@ -59,7 +56,7 @@ impl BatchRead for Source {
     fn reader(&self, schema: SchemaRef) -> Result<Reader> {
         self.options.expect_only(OPTIONS)?;
         let num_partitions = self.options.get_or("num_partitions", 2_u64)?;
-        let batch_rows = self.options.get_or("batch_rows", sequence::BATCH_ROWS)?;
+        let batch_rows = self.options.get_or("batch_rows", sample::BATCH_ROWS)?;
         if num_partitions == 0 || batch_rows == 0 {
             return Err(Error::Option(
                 "options `num_partitions` and `batch_rows` must be at least 1".to_string(),
@@ -78,12 +75,12 @@ impl BatchRead for Source {
             batch_rows,
             path: self.options.optional("path")?,
             prefix,
-            columns: columns_of(&schema)?,
-            limit: None,
+            scan: Scan::new(self.schema()?, schema)?,
             ids: IntegerFilter::all(),
         })
     }
 }
+
 // ANCHOR_END: reader
 
 impl BatchReader for Reader {
@@ -91,22 +88,21 @@ impl BatchReader for Reader {
 
     // ANCHOR: push_filters
     fn push_filters(&mut self, filters: &[Filter]) -> Result<Vec<bool>> {
-        // Comparisons and IN of `id` with integers (and their AND) become bounds and a set of
-        // ids, which the plan and `read` keep to; Spark evaluates the others.
-        let (ids, accepted) = IntegerFilter::from_filters("id", filters);
+        // Comparisons and IN of the key with integers (and their AND) become bounds and a set
+        // of keys, which the plan and `read` keep to; Spark evaluates the others.
+        let (ids, accepted) = IntegerFilter::from_filters(sample::KEY, filters);
         self.ids = ids;
         Ok(accepted)
     }
     // ANCHOR_END: push_filters
 
     fn push_limit(&mut self, limit: u64) -> Result<bool> {
-        self.limit = Some(limit);
+        self.scan.limit = Some(limit);
         Ok(true)
     }
 
     fn prune_columns(&mut self, required: SchemaRef) -> Result<()> {
-        self.columns = columns_of(&required)?;
-        Ok(())
+        self.scan.prune(required)
     }
 
     fn partitions(&self) -> Result<Vec<Partition>> {
@@ -138,29 +134,29 @@ impl BatchReader for Reader {
                         start: r.start as u64,
                         end: r.end as u64,
                     };
-                    let (columns, prefix) = (&self.columns, &self.prefix);
-                    parts.push(sequence::batches(rows, columns, self.batch_rows, prefix)?);
+                    let (schema, prefix) = (&self.scan.read, &self.prefix);
+                    parts.push(sample::batches(rows, schema, self.batch_rows, prefix)?);
                 }
-                Batches::new(project(&self.columns)?, parts.into_iter().flatten())
+                Batches::new(self.scan.read.clone(), parts.into_iter().flatten())
             }
             (Partition::Files(files), Some(root)) => {
-                let open = |file: String| -> Result<(String, File)> {
+                let open = |file: String| -> Result<(String, BufReader<File>)> {
                     let path = root.join(file).display().to_string();
                     let opened = File::open(&path);
                     let file = opened.map_err(|e| Error::io(format!("cannot open `{path}`"), e))?;
-                    Ok((path, file))
+                    Ok((path, BufReader::new(file)))
                 };
                 let files = files.into_iter().map(open).collect::<Result<_>>()?;
-                self.read_files(files)?
+                let (ids, batch_rows) = (self.ids.clone(), self.batch_rows as usize);
+                sample::read_lines(files, &self.scan.read, batch_rows, move |id| {
+                    ids.contains(id)
+                })
             }
             (Partition::Files(_), None) => {
                 return Err(Error::msg("a partition of files needs the option `path`"))
             }
         };
-        Ok(match self.limit {
-            Some(limit) => limit_rows(batches, limit),
-            None => batches,
-        })
+        Ok(self.scan.limited(batches))
     }
 }
 
@@ -170,7 +166,7 @@ impl Reader {
     fn plan_rows(&self) -> Vec<RowRange> {
         let ranges = self.ids.ranges(0, self.end.try_into().unwrap_or(i64::MAX));
         let start = ranges.first().map_or(0, |r| r.start);
-        let (mut left, mut end) = (self.limit.unwrap_or(u64::MAX), start);
+        let (mut left, mut end) = (self.scan.limit.unwrap_or(u64::MAX), start);
         for r in &ranges {
             let rows = left.min((r.end - r.start) as u64);
             if rows == 0 {
@@ -178,68 +174,8 @@ impl Reader {
             }
             (left, end) = (left - rows, r.start + rows as i64);
         }
-        let parts = sequence::split(start as u64..end as u64, self.num_partitions);
+        let parts = sample::split(start as u64..end as u64, self.num_partitions);
         let matches = |r: &RowRange| !self.ids.ranges(r.start as i64, r.end as i64).is_empty();
         parts.into_iter().filter(matches).collect()
     }
-
-    /// The rows of the JSON-lines `files` whose id the accepted filters keep, read lazily, in
-    /// batches of at most `batch_rows`.
-    fn read_files(&self, files: Vec<(String, File)>) -> Result<Batches> {
-        let (output, ids) = (project(&self.columns)?, self.ids.clone());
-        let batch_rows = usize::try_from(self.batch_rows).unwrap_or(usize::MAX);
-        let rows = files.into_iter().flat_map(|(name, file)| {
-            BufReader::new(file).lines().map(move |line| {
-                let line = line.map_err(|e| Error::io(format!("cannot read `{name}`"), e))?;
-                let row: Row = serde_json::from_str(&line).map_err(|e| {
-                    Error::msg(format!("`{name}` has a line that is not a row: {e}"))
-                })?;
-                Ok((row.id, row.label.map(Cow::into_owned)))
-            })
-        });
-        // An error is kept, to fail the read.
-        let mut rows = rows.filter(move |row| !matches!(row, Ok((id, _)) if !ids.contains(*id)));
-        let schema = output.clone();
-        let batches =
-            std::iter::from_fn(move || next_batch(&mut rows, &schema, batch_rows).transpose());
-        Ok(Batches::new(output, batches))
-    }
-}
-
-/// The next batch of at most `batch_rows` of `rows`, with the columns of `schema`.
-fn next_batch(
-    rows: &mut impl Iterator<Item = Result<(i64, Option<String>)>>,
-    schema: &SchemaRef,
-    batch_rows: usize,
-) -> Result<Option<RecordBatch>> {
-    let (mut ids, mut labels) = (Int64Builder::new(), StringBuilder::new());
-    for row in rows.take(batch_rows) {
-        let (id, label) = row?;
-        ids.append_value(id);
-        labels.append_option(label);
-    }
-    let (ids, labels): (ArrayRef, ArrayRef) = (Arc::new(ids.finish()), Arc::new(labels.finish()));
-    let column = |field: &FieldRef| Arc::clone(if field.name() == "id" { &ids } else { &labels });
-    let columns = schema.fields().iter().map(column).collect();
-    // The row count is given: a read of no column (`count(*)`) still counts the rows.
-    let options = RecordBatchOptions::new().with_row_count(Some(ids.len()));
-    let batch = RecordBatch::try_new_with_options(schema.clone(), columns, &options)?;
-    Ok((batch.num_rows() > 0).then_some(batch))
-}
-
-/// At most `limit` rows of `batches`.
-fn limit_rows(batches: Batches, limit: u64) -> Batches {
-    let schema = batches.schema();
-    let mut remaining = limit as usize;
-    let limited = batches.map_while(move |batch| {
-        if remaining == 0 {
-            return None;
-        }
-        Some(batch.map(|batch: RecordBatch| {
-            let rows = batch.num_rows().min(remaining);
-            remaining -= rows;
-            batch.slice(0, rows)
-        }))
-    });
-    Batches::new(schema, limited)
 }

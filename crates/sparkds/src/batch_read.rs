@@ -36,6 +36,7 @@ pub struct BatchRead<'l> {
     limit: Option<i64>,
     filters: Option<Vec<Filter>>,
     kill: Option<(usize, usize)>,
+    stop: Option<(usize, usize)>,
 }
 
 /// What a batch read returned.
@@ -67,6 +68,13 @@ pub struct BatchReadOutcome {
 pub struct PartitionRead {
     pub bytes: Vec<u8>,
     pub batches: Vec<RecordBatch>,
+}
+
+impl PartitionRead {
+    /// The number of rows of the partition.
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(RecordBatch::num_rows).sum()
+    }
 }
 
 impl BatchReadOutcome {
@@ -104,6 +112,7 @@ impl Library {
             limit: None,
             filters: None,
             kill: None,
+            stop: None,
         }
     }
 }
@@ -143,6 +152,15 @@ impl<'l> BatchRead<'l> {
     /// then returns true): the stream must stop within one batch (rule 23).
     pub fn kill_task(mut self, partition: usize, batches: usize) -> Self {
         self.kill = Some((partition, batches));
+        self
+    }
+
+    /// Releases the stream of `partition` after it returned `batches` batches, without asking
+    /// for the rest, as Spark does when a query needs no more rows (a limit it applies itself)
+    /// or a task is dropped: the library must free what the stream holds, and stay usable. The
+    /// partition's batches are those read before.
+    pub fn stop_task(mut self, partition: usize, batches: usize) -> Self {
+        self.stop = Some((partition, batches));
         self
     }
 
@@ -198,6 +216,7 @@ impl<'l> BatchRead<'l> {
                 limit: accepted_limit,
                 accepted: &filtering.accepted,
                 kill: self.kill,
+                stop: self.stop,
             },
         )?;
         let outcome = BatchReadOutcome {

@@ -147,6 +147,8 @@ pub(crate) struct ReadTasks<'a> {
     /// The filters that `push_filters` accepted: every row read must satisfy them (rule 31).
     pub accepted: &'a [spark_datasource_core::filters::Filter],
     pub kill: Option<(usize, usize)>,
+    /// The partition whose stream the host releases after that many batches.
+    pub stop: Option<(usize, usize)>,
 }
 
 /// Runs one task per partition, each on its own thread with its own task context, and returns
@@ -253,6 +255,7 @@ fn read_one(
             schema: tasks.schema,
             limit: tasks.limit,
             interrupt_after: kill,
+            stop_after: tasks.stop.filter(|(p, _)| *p == index).map(|(_, n)| n),
             task: &task,
         },
     )?;

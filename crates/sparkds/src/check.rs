@@ -725,6 +725,7 @@ fn read_again_after_another_reader(
             limit: None,
             accepted: &[],
             kill: None,
+            stop: None,
         },
     )
     .map_err(|e| match e {

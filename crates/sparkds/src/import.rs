@@ -35,6 +35,9 @@ pub(crate) struct Expectations<'a> {
     pub limit: Option<i64>,
     /// Kill the task after this many batches (rule 23).
     pub interrupt_after: Option<usize>,
+    /// Release the stream after this many batches without reading on, as a consumer that
+    /// needs no more rows does.
+    pub stop_after: Option<usize>,
     pub task: &'a Task,
 }
 
@@ -99,7 +102,11 @@ pub(crate) fn read_stream(
     let (stream, get_schema, get_next) = own_stream(stream, expect)?;
     let (stream, schema) = read_schema(stream, get_schema, expect)?;
     let (stream, batches) = read_batches(stream, get_next, &schema, expect)?;
-    check_end_and_release(stream, get_next, expect)?;
+    match expect.stop_after {
+        // Dropping the stream releases it, mid-way.
+        Some(stop) if batches.len() == stop => drop(stream),
+        _ => check_end_and_release(stream, get_next, expect)?,
+    }
     Ok(batches)
 }
 
@@ -231,6 +238,9 @@ fn read_batches(
 ) -> Result<(OwnedStream, Vec<RecordBatch>)> {
     let mut read = BatchesRead::default();
     loop {
+        if expect.stop_after == Some(read.index()) {
+            break;
+        }
         if expect.interrupt_after == Some(read.index()) && read.after_interrupt == 0 {
             expect.task.interrupt();
         }

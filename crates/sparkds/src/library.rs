@@ -320,6 +320,11 @@ impl Library {
         self
     }
 
+    /// The options given to every `create` ([`Library::with_options`]).
+    pub fn create_options(&self) -> &[(String, String)] {
+        &self.options
+    }
+
     /// Gives `options` to every `create` of this library, before the options of each read,
     /// write or check (which win when they set the same key): the options that a source
     /// requires, so that each test need not repeat them.

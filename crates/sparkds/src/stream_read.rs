@@ -328,6 +328,7 @@ fn plan_and_read(
             limit: None,
             accepted: &[],
             kill: None,
+            stop: None,
         },
     )?;
     Ok((partitions, results.into_iter().flatten().collect()))

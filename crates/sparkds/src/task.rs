@@ -44,6 +44,11 @@ static NEXT_TASK_ID: AtomicU64 = AtomicU64::new(1);
 impl Task {
     /// A task of `stage` for `partition`, first attempt.
     pub(crate) fn new(stage: i32, partition: usize) -> Task {
+        Task::attempt(stage, partition, 0)
+    }
+
+    /// Attempt `attempt` of the task of `stage` for `partition`, with a task ID of its own.
+    pub(crate) fn attempt(stage: i32, partition: usize, attempt: i32) -> Task {
         let state = Arc::new(TaskState::default());
         let context = Box::new(SparkDsTaskContext {
             size: std::mem::size_of::<SparkDsTaskContext>() as i64,
@@ -52,7 +57,7 @@ impl Task {
             host_data: Arc::as_ptr(&state) as *mut c_void,
             stage_id: stage,
             partition_id: i32::try_from(partition).unwrap_or(i32::MAX),
-            attempt_number: 0,
+            attempt_number: attempt,
         });
         Task { context, state }
     }

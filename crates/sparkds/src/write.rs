@@ -62,6 +62,7 @@ pub struct BatchWrite<'l> {
     spec: WriteSpec<'l>,
     tasks: Vec<Vec<RecordBatch>>,
     failing_task: Option<usize>,
+    retried_task: Option<usize>,
 }
 
 /// A streaming write, as `df.writeStream.format(...).outputMode(...).start()` runs it, one
@@ -87,6 +88,7 @@ impl Library {
             spec: WriteSpec::new(self),
             tasks: Vec::new(),
             failing_task: None,
+            retried_task: None,
         }
     }
 
@@ -146,13 +148,29 @@ impl BatchWrite<'_> {
         self
     }
 
+    /// Runs the task at `index` twice, as Spark retries a task whose executor was lost after
+    /// it committed: attempt 0 writes its batches and commits its data writer, but its commit
+    /// message never reaches the driver; attempt 1 (`attempt_number` 1, a new `task_id`) writes
+    /// the same batches and commits, and only its message goes to `commit`. A source that
+    /// publishes what a task committed, rather than what `commit` was given, publishes the rows
+    /// twice.
+    pub fn retried_task(mut self, index: usize) -> Self {
+        self.retried_task = Some(index);
+        self
+    }
+
     /// Runs the write.
     ///
     /// # Errors
     ///
     /// A failure of the library or a violation of a rule (after `abort` ran, as Spark does).
     pub fn run(self) -> Result<WriteOutcome> {
-        let epochs = vec![(header::SPARK_DS_NO_EPOCH, self.tasks, self.failing_task)];
+        let epochs = vec![Epoch {
+            id: header::SPARK_DS_NO_EPOCH,
+            tasks: self.tasks,
+            failing: self.failing_task,
+            retried: self.retried_task,
+        }];
         let mut outcomes = self.spec.run(false, epochs)?;
         Ok(outcomes.pop().unwrap_or_default())
     }
@@ -188,16 +206,25 @@ impl StreamingWrite<'_> {
             .epochs
             .into_iter()
             .enumerate()
-            .map(|(i, tasks)| {
-                let fail = failing.filter(|(e, _)| *e == i).map(|(_, t)| t);
-                (i as i64, tasks, fail)
+            .map(|(i, tasks)| Epoch {
+                id: i as i64,
+                tasks,
+                failing: failing.filter(|(e, _)| *e == i).map(|(_, t)| t),
+                retried: None,
             })
             .collect();
         self.spec.run(true, epochs)
     }
 }
 
-type Epoch = (i64, Vec<Vec<RecordBatch>>, Option<usize>);
+/// One epoch (or the one job of a batch write): its ID, the batches of each task, the task
+/// that fails and the task that runs a second attempt.
+struct Epoch {
+    id: i64,
+    tasks: Vec<Vec<RecordBatch>>,
+    failing: Option<usize>,
+    retried: Option<usize>,
+}
 
 impl<'l> WriteSpec<'l> {
     fn run(self, streaming: bool, epochs: Vec<Epoch>) -> Result<Vec<WriteOutcome>> {
@@ -253,7 +280,7 @@ impl<'l> WriteSpec<'l> {
     fn write_schema(&self, source: &Source<'l>, epochs: &[Epoch]) -> Result<SchemaRef> {
         let first = epochs
             .iter()
-            .flat_map(|(_, tasks, _)| tasks.iter().flatten())
+            .flat_map(|epoch| epoch.tasks.iter().flatten())
             .next()
             .map(RecordBatch::schema);
         match (self.schema.clone(), first) {
@@ -313,10 +340,11 @@ fn run_epoch(
     writer: &Handle<'_>,
     state: Option<&[u8]>,
     schema: &SchemaRef,
-    (epoch_id, tasks, failing): Epoch,
+    epoch: Epoch,
 ) -> Result<WriteOutcome> {
+    let epoch_id = epoch.id;
     let context = (epoch_id != header::SPARK_DS_NO_EPOCH).then(|| format!("epoch {epoch_id}"));
-    let results = run_write_tasks(library, state, schema, &context, (epoch_id, tasks, failing));
+    let results = run_write_tasks(library, state, schema, &context, epoch);
     let (messages, first_error) = messages_of(results);
     let ok = messages.iter().all(Option::is_some) && first_error.is_none();
     let finish = commit_or_abort_fn(library, ok)?;
@@ -338,8 +366,14 @@ fn run_write_tasks(
     state: Option<&[u8]>,
     schema: &SchemaRef,
     context: &Option<String>,
-    (epoch_id, tasks, failing): Epoch,
+    epoch: Epoch,
 ) -> Vec<Result<Option<Vec<u8>>>> {
+    let Epoch {
+        id: epoch_id,
+        tasks,
+        failing,
+        retried,
+    } = epoch;
     let started = Barrier::new(tasks.len());
     let started = &started;
     std::thread::scope(|scope| {
@@ -355,20 +389,23 @@ fn run_write_tasks(
                         Some(c) => format!("{c}, task {i}"),
                         None => format!("task {i}"),
                     };
-                    write_task(
-                        library,
-                        WriteTask {
-                            context: task_context,
-                            stage: epoch_id.max(0) as i32,
-                            index: i,
-                            epoch_id,
-                            state: state.as_deref(),
-                            schema: &schema,
-                            batches,
-                            fail: failing == Some(i),
-                            started,
-                        },
-                    )
+                    let task = WriteTask {
+                        context: task_context,
+                        stage: epoch_id.max(0) as i32,
+                        index: i,
+                        attempt: 0,
+                        epoch_id,
+                        state: state.as_deref(),
+                        schema: &schema,
+                        batches,
+                        fail: failing == Some(i),
+                        started: Some(started),
+                    };
+                    if retried == Some(i) {
+                        retry_task(library, task)
+                    } else {
+                        write_task(library, task)
+                    }
                 })
             })
             .collect();
@@ -438,26 +475,50 @@ fn commit_or_abort(
     })
 }
 
+#[derive(Clone)]
 struct WriteTask<'a> {
     context: String,
     stage: i32,
     index: usize,
+    attempt: i32,
     epoch_id: i64,
     state: Option<&'a [u8]>,
     schema: &'a SchemaRef,
     batches: &'a [RecordBatch],
     fail: bool,
-    started: &'a Barrier,
+    /// What the tasks of the epoch wait at once their data writers are open; `None` for a
+    /// retry, which starts after them.
+    started: Option<&'a Barrier>,
+}
+
+/// Runs a task's attempt 0, which commits but whose message is lost, then its attempt 1: the
+/// message of attempt 1 (see [`BatchWrite::retried_task`]).
+fn retry_task(library: &Library, task: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
+    let first = WriteTask {
+        context: format!("{}, attempt 0", task.context),
+        fail: false,
+        ..task.clone()
+    };
+    let _lost_message = write_task(library, first)?;
+    let retry = WriteTask {
+        context: format!("{}, attempt 1", task.context),
+        attempt: 1,
+        started: None,
+        ..task
+    };
+    write_task(library, retry)
 }
 
 fn write_task(library: &Library, t: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
     let ctx = Some(t.context.as_str());
-    let task = Task::new(t.stage, t.index);
+    let task = Task::attempt(t.stage, t.index, t.attempt);
     let adopted = create_data_writer(library, &t, &task);
     // Every task of the epoch holds its data writer open before any of them writes, as
     // concurrent executors do, so that a handle returned to two tasks at once is caught
     // (rule 21). Each task reaches this point exactly once, whatever happened above.
-    t.started.wait();
+    if let Some(started) = t.started {
+        started.wait();
+    }
     let data_writer = adopted?;
     let schema = export_schema(t.schema)?;
     let mut exported = Vec::new();

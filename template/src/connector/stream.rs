@@ -1,14 +1,17 @@
-//! Micro-batch reads: an endless sequence that grows by `rows_per_micro_batch` rows each
-//! time Spark asks for the latest offset. An offset is a row count, so reading the same
-//! offset range again returns the same rows, and a query restarted from its checkpoint reads
+//! Micro-batch reads: the sample's endless sequence, which grows by `rows_per_micro_batch`
+//! rows each time Spark asks for the latest offset. An offset is a row count, so reading the
+//! same offset range again returns the same rows, and a query restarted from its checkpoint reads
 //! every row exactly once.
 
 use arrow_schema::SchemaRef;
 use serde::{Deserialize, Serialize};
 
-use super::sequence::{self, columns_of, Column, RowRange};
+use super::sample::{self, RowRange};
 use super::Source;
-use spark_datasource::{log, Batches, Error, Result, StreamRead, StreamReader, TaskContext};
+use spark_datasource::kit::schema::Scan;
+use spark_datasource::{
+    log, Batches, DataSource, Error, Result, StreamRead, StreamReader, TaskContext,
+};
 
 /// The options of a streaming read.
 const OPTIONS: &[&str] = &["rows_per_micro_batch", "num_partitions", "batch_rows"];
@@ -19,7 +22,8 @@ pub struct Reader {
     rows_per_micro_batch: u64,
     num_partitions: u64,
     batch_rows: u64,
-    columns: Vec<Column>,
+    /// The source's columns and those Spark reads.
+    scan: Scan,
 }
 
 /// A position in the stream: the number of rows before it.
@@ -36,8 +40,8 @@ impl StreamRead for Source {
         let reader = Reader {
             rows_per_micro_batch: self.options.get_or("rows_per_micro_batch", 10_u64)?,
             num_partitions: self.options.get_or("num_partitions", 2_u64)?,
-            batch_rows: self.options.get_or("batch_rows", sequence::BATCH_ROWS)?,
-            columns: columns_of(&schema)?,
+            batch_rows: self.options.get_or("batch_rows", sample::BATCH_ROWS)?,
+            scan: Scan::new(self.schema()?, schema)?,
         };
         if reader.num_partitions == 0 || reader.batch_rows == 0 {
             return Err(Error::Option(
@@ -69,11 +73,11 @@ impl StreamReader for Reader {
                 end.rows, start.rows
             )));
         }
-        Ok(sequence::split(start.rows..end.rows, self.num_partitions))
+        Ok(sample::split(start.rows..end.rows, self.num_partitions))
     }
 
     fn read(&self, partition: RowRange, _task: &TaskContext) -> Result<Batches> {
-        sequence::batches(partition, &self.columns, self.batch_rows)
+        sample::batches(partition, &self.scan.read, self.batch_rows)
     }
 
     fn commit(&mut self, end: Offset) -> Result<()> {

@@ -3,12 +3,11 @@
 //!
 //! ```text
 //! <path>/_table.json           {"version": 2, "files": ["data/...jsonl"], "epochs": {...}}
-//! <path>/data/*.jsonl          published data files
+//! <path>/data/*.jsonl          published data files, in the sample's format
 //! <path>/_staging/<query>/...  files of running tasks, invisible until a commit lists them
 //! ```
 //! Replacing the manifest is one atomic rename, so a reader sees all of a commit or none of it.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::ErrorKind;
@@ -20,14 +19,6 @@ use spark_datasource::{Error, Result};
 
 /// The file name of the manifest.
 pub const MANIFEST: &str = "_table.json";
-
-/// A line of a data file, `{"id":1,"label":"row 1"}` (no `label` when null).
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Row<'a> {
-    pub id: i64,
-    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<Cow<'a, str>>,
-}
 
 /// The visible state of a table.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

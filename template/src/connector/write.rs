@@ -1,20 +1,21 @@
-//! Writes, batch and streaming: each task attempt writes its rows to its own staged
-//! JSON-lines file; `commit` moves the staged files of all tasks into the table and publishes
-//! them with one atomic replacement of the manifest; `abort` removes them.
+//! Writes, batch and streaming: each task attempt writes its rows to its own staged file, in
+//! the sample's format (`sample::write_lines`); `commit` moves the staged files of all tasks
+//! into the table and publishes them with one atomic replacement of the manifest; `abort`
+//! removes them.
 
-use std::borrow::Cow;
 use std::fs::{self, File};
 use std::io::{BufWriter, ErrorKind, Write as _};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
-use super::table::{self, Manifest, Row, MANIFEST};
-use super::{schema, Source};
+use super::table::{self, Manifest, MANIFEST};
+use super::{sample, Source};
+use spark_datasource::kit::schema::check_write;
 use spark_datasource::{
-    log, DataWriter, Error, Result, TaskContext, Write, WriteInfo, WriteMode, Writer,
+    log, DataSource, DataWriter, Error, Result, TaskContext, Write, WriteInfo, WriteMode, Writer,
 };
 
 /// The options of a write; Spark adds `checkpointLocation` to those of a streaming write.
@@ -41,7 +42,7 @@ impl Write for Source {
     fn writer(&self, info: WriteInfo) -> Result<TableWriter> {
         self.options.expect_only(OPTIONS)?;
         let path: PathBuf = self.options.required("path")?;
-        check_schema(&info)?;
+        check_write(self.schema()?.as_ref(), &info.schema)?;
         // Query IDs name staging directories: keep them to safe characters.
         let query_id = info
             .query_id
@@ -64,33 +65,6 @@ impl Write for Source {
         create_dir(&writer.path.join(writer.query_staging()))?;
         Ok(writer)
     }
-}
-
-/// The data must have the columns of the data source, by name and type.
-fn check_schema(info: &WriteInfo) -> Result<()> {
-    let own = schema();
-    let same = info.schema.fields().len() == own.fields().len()
-        && info
-            .schema
-            .fields()
-            .iter()
-            .zip(own.fields())
-            .all(|(given, own)| given.name() == own.name() && given.data_type() == own.data_type());
-    if same {
-        return Ok(());
-    }
-    let describe = |fields: &arrow_schema::Fields| {
-        fields
-            .iter()
-            .map(|f| format!("{}: {}", f.name(), f.data_type()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    Err(Error::msg(format!(
-        "this data source writes the columns ({}), but the data has ({}): select those columns",
-        describe(own.fields()),
-        describe(info.schema.fields())
-    )))
 }
 
 impl TableWriter {
@@ -280,20 +254,8 @@ impl DataWriter for TaskWriter {
             .writer
             .as_mut()
             .ok_or_else(|| Error::msg("write after commit or abort"))?;
-        // `writer` checked the schema: the columns are `id` and `label`, in this order.
-        let ids = column::<Int64Array>(&batch, 0)?;
-        let labels = column::<StringArray>(&batch, 1)?;
-        let failed =
-            |e: std::io::Error| Error::io(format!("cannot write `{}`", self.path.display()), e);
-        for (id, label) in ids.iter().zip(labels.iter()) {
-            let id = id.ok_or_else(|| Error::msg("column `id` holds a null: it cannot"))?;
-            let row = Row {
-                id,
-                label: label.map(Cow::Borrowed),
-            };
-            serde_json::to_writer(&mut *writer, &row).map_err(|e| failed(e.into()))?;
-            writer.write_all(b"\n").map_err(failed)?;
-        }
+        // `writer` checked the schema against the source's.
+        sample::write_lines(&batch, writer)?;
         self.rows += batch.num_rows() as u64;
         Ok(())
     }
@@ -322,20 +284,6 @@ impl DataWriter for TaskWriter {
         self.writer = None;
         remove_file(&self.path)
     }
-}
-
-/// Column `index` of `batch`, as the array type `A`.
-fn column<A: Array + 'static>(batch: &RecordBatch, index: usize) -> Result<&A> {
-    batch
-        .column(index)
-        .as_any()
-        .downcast_ref::<A>()
-        .ok_or_else(|| {
-            Error::msg(format!(
-                "column {index} has the type {}",
-                batch.column(index).data_type()
-            ))
-        })
 }
 
 /// Replaces the manifest of the table at `root` in one atomic rename.

@@ -40,6 +40,15 @@ pub struct RangePartition {
 }
 
 impl RangePartition {
+    /// The one partition of an unpartitioned read: every value, and the NULLs.
+    pub fn all() -> Self {
+        RangePartition {
+            lower: None,
+            upper: None,
+            nulls: true,
+        }
+    }
+
     /// Whether `value` (NULL: `None`) belongs to this partition.
     pub fn contains(&self, value: Option<i64>) -> bool {
         match value {

@@ -51,10 +51,12 @@
 //! assert_eq!(query.params, vec![Literal::Utf8(Some("a%".into()))]);
 //! ```
 
+use arrow_schema::{DataType, Field, Fields};
 use serde::{Deserialize, Serialize};
 
 use super::partitions::RangePartition;
 use crate::filters::{Filter, Literal, Value};
+use crate::{Error, Result};
 
 /// The SQL of a backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +71,47 @@ impl Dialect {
     /// `name` as an identifier, in double quotes (doubled inside).
     pub fn ident(self, name: &str) -> String {
         format!("\"{}\"", name.replace('"', "\"\""))
+    }
+
+    /// `names` as a list of identifiers, `"a", "b"`: the columns of a `SELECT` or an `INSERT`.
+    pub fn idents<S: AsRef<str>>(self, names: &[S]) -> String {
+        let idents: Vec<String> = names.iter().map(|n| self.ident(n.as_ref())).collect();
+        idents.join(", ")
+    }
+
+    /// `INSERT INTO <table> (<columns>) VALUES (<a placeholder per column>)`: the statement
+    /// that writes one row, its values bound in the order of `columns`.
+    pub fn insert<S: AsRef<str>>(self, table: &str, columns: &[S]) -> String {
+        let placeholders: Vec<String> = (1..=columns.len()).map(|i| self.placeholder(i)).collect();
+        format!(
+            "INSERT INTO {} ({}) VALUES ({})",
+            self.ident(table),
+            self.idents(columns),
+            placeholders.join(", ")
+        )
+    }
+
+    /// `CREATE TABLE IF NOT EXISTS <table> (<column> <type>, ...)`, each column's type as
+    /// `declared` names it (such as [`sqlite_column_type`]): the table that a write creates
+    /// when it is missing.
+    ///
+    /// # Errors
+    ///
+    /// The first error of `declared`.
+    pub fn create_table(
+        self,
+        table: &str,
+        fields: &Fields,
+        declared: impl Fn(&Field) -> Result<&'static str>,
+    ) -> Result<String> {
+        let columns = fields
+            .iter()
+            .map(|f| Ok(format!("{} {}", self.ident(f.name()), declared(f)?)));
+        let columns = columns.collect::<Result<Vec<_>>>()?.join(", ");
+        Ok(format!(
+            "CREATE TABLE IF NOT EXISTS {} ({columns})",
+            self.ident(table)
+        ))
     }
 
     fn placeholder(self, n: usize) -> String {
@@ -500,8 +543,85 @@ fn flip(op: Op) -> Op {
     }
 }
 
+/// The Spark type of a column that SQLite declares as `declared`, by SQLite's rules of type
+/// affinity, in their order: `INT` → `bigint`; `CHAR`, `CLOB`, `TEXT` → `string`; `BLOB` or none
+/// → `binary`; anything else (`REAL`, `FLOAT`, `NUMERIC`, `DECIMAL`...) → `double`.
+pub fn sqlite_affinity(declared: &str) -> DataType {
+    let upper = declared.to_ascii_uppercase();
+    let has = |part: &str| upper.contains(part);
+    if has("INT") {
+        DataType::Int64
+    } else if has("CHAR") || has("CLOB") || has("TEXT") {
+        DataType::Utf8
+    } else if has("BLOB") || upper.trim().is_empty() {
+        DataType::Binary
+    } else {
+        DataType::Float64
+    }
+}
+
+/// The declared type of a new SQLite column for `field`, for the types that
+/// [`sqlite_affinity`] gives back as they were.
+///
+/// # Errors
+///
+/// Another type, with the column and the fix.
+pub fn sqlite_column_type(field: &Field) -> Result<&'static str> {
+    Ok(match field.data_type() {
+        DataType::Int64 => "INTEGER",
+        DataType::Float64 => "REAL",
+        DataType::Utf8 => "TEXT",
+        DataType::Binary => "BLOB",
+        other => {
+            return Err(Error::msg(format!(
+                "column `{}` is {}, which a SQLite table does not hold as it is: cast it to \
+                 bigint, double, string or binary",
+                field.name(),
+                super::schema::type_name(other)
+            )))
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sqlite_types_follow_the_rules_of_affinity_and_come_back_as_they_were() {
+        use super::{sqlite_affinity, sqlite_column_type};
+        use arrow_schema::{DataType, Field};
+        let types = [
+            "BIGINT",
+            "varchar(10)",
+            "CLOB",
+            "",
+            "blob",
+            "DOUBLE",
+            "NUMERIC(5,2)",
+        ];
+        let got: Vec<DataType> = types.iter().map(|t| sqlite_affinity(t)).collect();
+        use DataType::{Binary, Float64, Int64, Utf8};
+        assert_eq!(got, [Int64, Utf8, Utf8, Binary, Binary, Float64, Float64]);
+        for t in [Int64, Float64, Utf8, Binary] {
+            let declared = sqlite_column_type(&Field::new("c", t.clone(), true));
+            assert_eq!(declared.map(sqlite_affinity).ok(), Some(t));
+        }
+        assert_eq!(
+            super::Dialect::PostgreSql.insert("t", &["a", "b\"c"]),
+            "INSERT INTO \"t\" (\"a\", \"b\"\"c\") VALUES ($1, $2)"
+        );
+        let fields = arrow_schema::Fields::from(vec![Field::new("id", Int64, false)]);
+        let create = super::Dialect::Sqlite.create_table("t", &fields, sqlite_column_type);
+        assert_eq!(
+            create.ok().as_deref(),
+            Some("CREATE TABLE IF NOT EXISTS \"t\" (\"id\" INTEGER)")
+        );
+        let date = sqlite_column_type(&Field::new("day", DataType::Date32, true));
+        assert!(date
+            .unwrap_err()
+            .to_string()
+            .starts_with("column `day` is date,"));
+    }
+
     use super::*;
     use crate::filters::Column;
 

@@ -2,12 +2,11 @@
 //! `SELECT`), and `numPartitions` (ranges of `rowid` of a table, planned as Spark's JDBC source
 //! plans `partitionColumn`; 1 by default).
 //!
-//! The schema comes from the declared types, by SQLite's rules of type affinity: `INT` →
-//! `bigint`; `CHAR`, `CLOB`, `TEXT` → `string`; `BLOB` or none → `binary`; `REAL`, `FLOA`,
-//! `DOUB` → `double`; anything else (`NUMERIC`, `DECIMAL`...) → `double`. A column of a query
-//! that is an expression has no declared type: the storage class of its first row decides it
-//! (`string` when there is no row or it is NULL). A value of another storage class than its
-//! column's type fails the read with its column and the fix.
+//! The schema comes from the declared types, by SQLite's rules of type affinity
+//! (`kit::sql::sqlite_affinity`). A column of a query that is an expression has no declared
+//! type: the storage class of its first row decides it (`string` when there is no row or it is
+//! NULL). A value of another storage class than its column's type fails the read with its
+//! column and the fix.
 
 mod read;
 mod write;
@@ -19,7 +18,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
-use spark_datasource::kit::sql::Dialect;
+use spark_datasource::kit::sql::{sqlite_affinity, Dialect};
 use spark_datasource::{DataSource, Error, Options, Result};
 
 pub use read::Reader;
@@ -35,34 +34,20 @@ const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Source {
     path: PathBuf,
-    relation: Relation,
+    /// The option `table`, when it is given instead of `query`.
+    table: Option<String>,
+    /// What a `FROM` names: the table, or the query as a subquery.
+    from: String,
     partitions: i64,
-}
-
-/// What the options read: a table, or the rows of a query.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-enum Relation {
-    Table(String),
-    Query(String),
-}
-
-impl Relation {
-    /// What a `FROM` names.
-    fn from(&self) -> String {
-        match self {
-            Relation::Table(name) => Dialect::Sqlite.ident(name),
-            Relation::Query(query) => format!("({query}) AS \"query\""),
-        }
-    }
 }
 
 impl DataSource for Source {
     fn create(_name: &str, options: Options) -> Result<Self> {
         options.expect_only(OPTIONS)?;
-        let relation =
+        let (table, from) =
             match (options.get("table"), options.get("query")) {
-                (Some(table), None) => Relation::Table(table.to_string()),
-                (None, Some(query)) => Relation::Query(query.to_string()),
+                (Some(table), None) => (Some(table.to_string()), Dialect::Sqlite.ident(table)),
+                (None, Some(query)) => (None, format!("({query}) AS \"query\"")),
                 _ => return Err(Error::Option(
                     "give exactly one of the options `table` (the name of a table) and `query` \
                      (a SELECT statement)"
@@ -77,15 +62,16 @@ impl DataSource for Source {
         }
         Ok(Source {
             path: options.required("path")?,
-            relation,
+            table,
+            from,
             partitions,
         })
     }
 
+    // ANCHOR: schema
     fn schema(&self) -> Result<SchemaRef> {
         let connection = self.open(false)?;
-        let from = self.relation.from();
-        let sql = format!("SELECT * FROM {from} LIMIT 1");
+        let sql = format!("SELECT * FROM {} LIMIT 1", self.from);
         let mut statement = connection.prepare(&sql).map_err(|e| self.failed(&sql, e))?;
         let declared: Vec<(String, Option<String>)> = statement
             .columns()
@@ -97,7 +83,7 @@ impl DataSource for Source {
         let mut fields = Vec::with_capacity(declared.len());
         for (i, (name, declared)) in declared.iter().enumerate() {
             let data_type = match declared {
-                Some(declared) => affinity(declared),
+                Some(declared) => sqlite_affinity(declared),
                 None => match first.map(|row| row.get_ref(i)).transpose() {
                     Ok(Some(ValueRef::Integer(_))) => DataType::Int64,
                     Ok(Some(ValueRef::Real(_))) => DataType::Float64,
@@ -109,6 +95,7 @@ impl DataSource for Source {
         }
         Ok(Arc::new(Schema::new(fields)))
     }
+    // ANCHOR_END: schema
 }
 
 impl Source {
@@ -134,7 +121,7 @@ impl Source {
 
     /// The columns declared `NOT NULL` in a table (none in a query).
     fn not_null_columns(&self, connection: &Connection) -> Result<Vec<String>> {
-        let Relation::Table(table) = &self.relation else {
+        let Some(table) = &self.table else {
             return Ok(Vec::new());
         };
         let sql = "SELECT name FROM pragma_table_info(?1) WHERE \"notnull\"";
@@ -153,42 +140,7 @@ impl Source {
 
     /// An error of SQLite, with the statement and the database.
     fn failed(&self, sql: &str, error: rusqlite::Error) -> Error {
-        Error::msg(format!(
-            "SQLite failed on {} ({sql}): {error}",
-            self.path.display()
-        ))
+        let path = self.path.display();
+        Error::msg(format!("SQLite failed on {path} ({sql}): {error}"))
     }
-}
-
-/// The Spark type of a declared type, by SQLite's rules of type affinity, in their order.
-fn affinity(declared: &str) -> DataType {
-    let upper = declared.to_ascii_uppercase();
-    let has = |part: &str| upper.contains(part);
-    if has("INT") {
-        DataType::Int64
-    } else if has("CHAR") || has("CLOB") || has("TEXT") {
-        DataType::Utf8
-    } else if has("BLOB") || upper.trim().is_empty() {
-        DataType::Binary
-    } else {
-        DataType::Float64
-    }
-}
-
-/// The declared type of a new table's column of `data_type`, for the types that a read gives.
-fn declared_type(field: &Field) -> Result<&'static str> {
-    Ok(match field.data_type() {
-        DataType::Int64 => "INTEGER",
-        DataType::Float64 => "REAL",
-        DataType::Utf8 => "TEXT",
-        DataType::Binary => "BLOB",
-        other => {
-            return Err(Error::msg(format!(
-                "column `{}` is {}, which a SQLite table of this data source does not hold: \
-                 cast it to bigint, double, string or binary",
-                field.name(),
-                spark_datasource::kit::schema::type_name(other)
-            )))
-        }
-    })
 }

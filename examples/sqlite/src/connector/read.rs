@@ -13,7 +13,7 @@ use spark_datasource::{
     BatchRead, BatchReader, BatchSender, Batches, DataSource, Error, Producer, Result, TaskContext,
 };
 
-use super::{Relation, Source};
+use super::Source;
 
 /// The most rows in a batch.
 const BATCH_ROWS: usize = 65536;
@@ -60,21 +60,11 @@ impl BatchReader for Reader {
     }
 
     fn partitions(&self) -> Result<Vec<RangePartition>> {
-        let everything = vec![RangePartition {
-            lower: None,
-            upper: None,
-            nulls: true,
-        }];
-        let Relation::Table(_) = self.source.relation else {
-            return Ok(everything);
-        };
-        if self.source.partitions == 1 {
+        let everything = vec![RangePartition::all()];
+        if self.source.table.is_none() || self.source.partitions == 1 {
             return Ok(everything);
         }
-        let sql = format!(
-            "SELECT min(rowid), max(rowid) FROM {}",
-            self.source.relation.from()
-        );
+        let sql = format!("SELECT min(rowid), max(rowid) FROM {}", self.source.from);
         let connection = self.source.open(false)?;
         let bounds = connection.query_row(&sql, [], |row| {
             Ok((row.get::<_, Option<i64>>(0)?, row.get::<_, Option<i64>>(1)?))
@@ -98,8 +88,7 @@ impl Reader {
     // ANCHOR: query
     /// The statement of one partition.
     fn query(&self, partition: &RangePartition) -> Query {
-        let from = self.source.relation.from();
-        let mut query = Query::select(Dialect::Sqlite, &self.scan.names(), &from);
+        let mut query = Query::select(Dialect::Sqlite, &self.scan.names(), &self.source.from);
         let schema = self.scan.source.clone();
         query.and_filters(&self.filters, &self.accepted, &|t| exact(&schema, t));
         query.and_range("rowid", partition, |v| Literal::Int64(Some(v)));

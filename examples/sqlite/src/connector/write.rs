@@ -10,23 +10,23 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use spark_datasource::kit::rows::Scalar;
 use spark_datasource::kit::schema::check_write;
-use spark_datasource::kit::sql::Dialect;
+use spark_datasource::kit::sql::{sqlite_column_type, Dialect};
 use spark_datasource::kit::write::{Staged, TwoPhase};
 use spark_datasource::{DataSource, Error, Result, TaskContext, Write, WriteInfo, WriteMode};
 
 use super::read::bind;
-use super::{declared_type, Relation, Source};
+use super::Source;
 
 /// The connector's steps of a write: the source, the target table, the columns, the mode.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Staging {
     source: Source,
     table: String,
-    /// The written columns, quoted, joined by commas.
-    columns: String,
-    width: usize,
+    /// The written columns.
+    columns: Vec<String>,
     mode: WriteMode,
-    query_id: String,
+    /// What the names of this write's stage tables start with: `spark stage <query id> `.
+    prefix: String,
 }
 
 impl Write for Source {
@@ -35,52 +35,32 @@ impl Write for Source {
     /// Creates the table from the rows' schema if it is missing, and checks the rows' schema
     /// against it.
     fn writer(&self, info: WriteInfo) -> Result<Staged<Staging>> {
-        let Relation::Table(table) = &self.relation else {
+        let Some(table) = &self.table else {
             return Err(Error::Option(
                 "a write needs the option `table`, not `query`".into(),
             ));
         };
-        let columns = info.schema.fields().iter().map(|f| {
-            Ok(format!(
-                "{} {}",
-                Dialect::Sqlite.ident(f.name()),
-                declared_type(f)?
-            ))
-        });
-        let sql = format!(
-            "CREATE TABLE IF NOT EXISTS {} ({})",
-            Dialect::Sqlite.ident(table),
-            columns.collect::<Result<Vec<_>>>()?.join(", ")
-        );
+        let sql = Dialect::Sqlite.create_table(table, info.schema.fields(), sqlite_column_type)?;
         self.execute(&self.open(true)?, &sql)?;
         check_write(self.schema()?.as_ref(), &info.schema)?;
-        let names = info
-            .schema
-            .fields()
-            .iter()
-            .map(|f| Dialect::Sqlite.ident(f.name()));
+        let columns = info.schema.fields().iter().map(|f| f.name().clone());
         Ok(Staged::new(Staging {
             source: self.clone(),
             table: table.clone(),
-            columns: names.collect::<Vec<_>>().join(", "),
-            width: info.schema.fields().len(),
+            columns: columns.collect(),
             mode: info.mode,
-            query_id: info.query_id,
+            prefix: format!("spark stage {} ", info.query_id),
         }))
     }
 }
 
 impl Staging {
-    fn stage_prefix(&self) -> String {
-        format!("spark stage {} ", self.query_id)
-    }
-
     /// Drops the stage tables named, and those of this write's attempts that never reported
     /// (killed tasks), in the transaction that `connection` may be in.
     fn drop_stages(&self, connection: &Connection) -> Result<()> {
         let sql = "SELECT name FROM sqlite_schema WHERE type = 'table' AND substr(name, 1, length(?1)) = ?1";
         let names = connection.prepare(sql).and_then(|mut statement| {
-            let rows = statement.query_map([self.stage_prefix()], |row| row.get::<_, String>(0))?;
+            let rows = statement.query_map([&self.prefix], |row| row.get::<_, String>(0))?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
         });
         for name in names.map_err(|e| self.source.failed(sql, e))? {
@@ -104,7 +84,7 @@ impl TwoPhase for Staging {
     fn begin(&self, task: &TaskContext, epoch: Option<u64>) -> Result<Stage> {
         let table = format!(
             "{}{} {} {}",
-            self.stage_prefix(),
+            self.prefix,
             epoch.unwrap_or(0),
             task.partition_id(),
             task.attempt_number()
@@ -113,7 +93,7 @@ impl TwoPhase for Staging {
         let sql = format!(
             "CREATE TABLE {} AS SELECT {} FROM {} WHERE 0",
             Dialect::Sqlite.ident(&table),
-            self.columns,
+            Dialect::Sqlite.idents(&self.columns),
             Dialect::Sqlite.ident(&self.table)
         );
         self.source.execute(&connection, &sql)?;
@@ -121,13 +101,7 @@ impl TwoPhase for Staging {
     }
 
     fn write(&self, stage: &mut Stage, batch: RecordBatch) -> Result<()> {
-        let placeholders: Vec<String> = (1..=self.width).map(|i| format!("?{i}")).collect();
-        let sql = format!(
-            "INSERT INTO {} ({}) VALUES ({})",
-            Dialect::Sqlite.ident(&stage.table),
-            self.columns,
-            placeholders.join(", ")
-        );
+        let sql = Dialect::Sqlite.insert(&stage.table, &self.columns);
         let transaction = stage
             .connection
             .transaction()
@@ -172,7 +146,7 @@ impl TwoPhase for Staging {
             self.source
                 .execute(&transaction, &format!("DELETE FROM {target}"))?;
         }
-        let columns = &self.columns;
+        let columns = Dialect::Sqlite.idents(&self.columns);
         for stage in &staged {
             let sql = format!(
                 "INSERT INTO {target} ({columns}) SELECT {columns} FROM {}",

@@ -79,55 +79,8 @@ fn a_malformed_option_names_the_option_and_the_expected_form() -> sparkds::Resul
 }
 
 #[test]
-fn an_unknown_option_lists_the_known_ones() -> sparkds::Result<()> {
-    let error = message(library()?.batch_read().option("ned", "5").run());
-    assert!(
-        error.contains(
-            "unknown option `ned`; the options of this data source are: end, num_partitions, \
-             batch_rows, path"
-        ),
-        "{error}"
-    );
-    Ok(())
-}
-
-#[test]
-fn a_killed_task_stops_within_one_batch() -> sparkds::Result<()> {
-    let read = library()?
-        .batch_read()
-        .options([("end", "50"), ("num_partitions", "1"), ("batch_rows", "5")])
-        .kill_task(0, 2)
-        .run();
-    let error = message(read);
-    assert!(error.contains("the task was killed"), "{error}");
-    Ok(())
-}
-
-#[test]
 fn reads_an_empty_range_as_no_partitions() -> sparkds::Result<()> {
     let read = library()?.batch_read().option("end", "0").run()?;
     assert!(read.partitions.is_empty());
-    Ok(())
-}
-
-#[test]
-fn a_query_that_needs_no_column_still_counts_the_rows() -> sparkds::Result<()> {
-    if !exports("prune_columns") {
-        return Ok(());
-    }
-    // `count(*)` prunes to no column: each batch then carries only its row count.
-    let read = library()?
-        .batch_read()
-        .options([("end", "10"), ("num_partitions", "1"), ("batch_rows", "4")])
-        .columns(Vec::<String>::new())
-        .run()?;
-    assert!(read.pruned);
-    assert_eq!(read.schema.fields().len(), 0);
-    let sizes: Vec<(usize, usize)> = read
-        .batches()
-        .iter()
-        .map(|b| (b.num_rows(), b.num_columns()))
-        .collect();
-    assert_eq!(sizes, vec![(4, 0), (4, 0), (2, 0)]);
     Ok(())
 }

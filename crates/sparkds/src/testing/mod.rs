@@ -7,6 +7,9 @@
 //! its Cargo.toml, the name that Spark looks for (`spark_datasource_<package name>` when the
 //! manifest names none), with its `export!` line in `src/lib.rs`.
 //!
+//! [`Conformance`] is the conformance kit: the checks that every data source should pass, in
+//! one line of a project's tests.
+//!
 //! ```no_run
 //! use sparkds::testing::{library, message};
 //!
@@ -17,6 +20,11 @@
 //!     Ok(())
 //! }
 //! ```
+
+mod conformance;
+mod rows;
+
+pub use conformance::{Conformance, ConformanceReport, KitCheck, Verdict, UNKNOWN_OPTION};
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
