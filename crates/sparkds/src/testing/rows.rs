@@ -17,8 +17,12 @@ pub(crate) fn sorted_rows(batches: &[RecordBatch]) -> Result<Vec<String>> {
     let options = FormatOptions::new().with_null("NULL");
     let mut rows = Vec::new();
     for batch in batches {
-        let formatters = batch
+        let columns = batch
             .columns()
+            .iter()
+            .map(|c| as_utc_instants(c.as_ref()))
+            .collect::<Result<Vec<_>>>()?;
+        let formatters = columns
             .iter()
             .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
             .collect::<std::result::Result<Vec<_>, _>>()
@@ -33,6 +37,22 @@ pub(crate) fn sorted_rows(batches: &[RecordBatch]) -> Result<Vec<String>> {
     }
     rows.sort();
     Ok(rows)
+}
+
+/// A timestamp column with a time zone as the same instants without one, shown in UTC: arrow's
+/// display parses a named zone ("UTC", "Europe/Paris") only with chrono-tz, which the host does
+/// not build, and the kit compares instants, which the zone does not change.
+fn as_utc_instants(column: &dyn Array) -> Result<arrow_array::ArrayRef> {
+    let data = column.to_data();
+    let data = match column.data_type() {
+        DataType::Timestamp(unit, Some(_)) => data
+            .into_builder()
+            .data_type(DataType::Timestamp(*unit, None))
+            .build()
+            .map_err(|e| Error::usage(format!("cannot show the rows read: {e}")))?,
+        _ => data,
+    };
+    Ok(arrow_array::make_array(data))
 }
 
 /// The rows of `batches` that Spark's evaluation of `filter` keeps, as [`sorted_rows`].
@@ -104,6 +124,18 @@ mod tests {
     use arrow_schema::{Field, Schema};
 
     use super::*;
+
+    #[test]
+    fn timestamps_with_a_named_zone_show_as_their_utc_instants() {
+        use arrow_array::TimestampMicrosecondArray;
+        let zoned = TimestampMicrosecondArray::from(vec![Some(0), None]).with_timezone("UTC");
+        let schema = Schema::new(vec![Field::new("at", zoned.data_type().clone(), true)]);
+        let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(zoned)]).unwrap();
+        assert_eq!(
+            sorted_rows(&[batch]).unwrap(),
+            ["1970-01-01T00:00:00", "NULL"]
+        );
+    }
 
     fn batch() -> RecordBatch {
         let schema = Schema::new(vec![
