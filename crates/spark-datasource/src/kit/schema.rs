@@ -154,8 +154,12 @@ pub fn project(source: &Schema, requested: &Schema) -> Result<SchemaRef> {
 }
 
 /// Checks that rows of `incoming` can be written to a table of schema `table`: each column is
-/// one of the table's with its type, and each column of the table without NULLs is written
-/// without NULLs.
+/// one of the table's with its type, and each column of the table without NULLs is written.
+///
+/// A nullable column may be written to a column without NULLs, as Spark allows (its ANSI store
+/// assignment checks the values, not the declaration: `spark.range` and most DataFrames declare
+/// every column nullable); a NULL that comes is refused by [`check_nulls`], which the data
+/// writer calls on each batch.
 ///
 /// # Errors
 ///
@@ -178,11 +182,33 @@ pub fn check_write(table: &Schema, incoming: &Schema) -> Result<()> {
         }
     }
     for own in table.fields() {
-        let written = incoming.field_with_name(own.name()).ok();
-        if !own.is_nullable() && written.is_none_or(|f| f.is_nullable()) {
+        if !own.is_nullable() && incoming.field_with_name(own.name()).is_err() {
             return Err(Error::msg(format!(
-                "column `{}` of the table has no NULLs, but the rows to write may have some: \
-                 write it without NULLs (`coalesce`, or a filter)",
+                "column `{}` of the table has no NULLs, and the rows to write do not have it: \
+                 select it too",
+                own.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a batch with a NULL in a column that the table holds without NULLs, naming the
+/// column and the row (of the batch).
+///
+/// # Errors
+///
+/// A message that names the column, the row and the fix.
+pub fn check_nulls(table: &Schema, batch: &RecordBatch) -> Result<()> {
+    for own in table.fields().iter().filter(|f| !f.is_nullable()) {
+        let Some(column) = batch.column_by_name(own.name()) else {
+            continue;
+        };
+        if let Some(nulls) = column.logical_nulls().filter(|n| n.null_count() > 0) {
+            let row = nulls.iter().position(|valid| !valid).unwrap_or(0);
+            return Err(Error::msg(format!(
+                "column `{}` of the table has no NULLs, but row {row} of a batch to write holds \
+                 one: write it without NULLs (`coalesce`, or a filter)",
                 own.name()
             )));
         }
@@ -244,6 +270,24 @@ mod tests {
     }
 
     #[test]
+    fn a_null_in_a_column_without_nulls_is_refused_by_row() {
+        use arrow_array::Int64Array;
+        let incoming = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
+        let batch = |ids: Vec<Option<i64>>| {
+            RecordBatch::try_new(incoming.clone(), vec![Arc::new(Int64Array::from(ids))]).unwrap()
+        };
+        assert!(check_nulls(&table(), &batch(vec![Some(1), Some(2)])).is_ok());
+        assert_eq!(
+            check_nulls(&table(), &batch(vec![Some(1), None])).map_err(|e| e.to_string()),
+            Err(
+                "column `id` of the table has no NULLs, but row 1 of a batch to write holds \
+                 one: write it without NULLs (`coalesce`, or a filter)"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
     fn a_requested_schema_is_checked_column_by_column() {
         let ask = |fields| columns_of(&table(), &Schema::new(fields)).map_err(|e| e.to_string());
         assert_eq!(
@@ -292,10 +336,15 @@ mod tests {
         assert_eq!(
             incoming(vec![Field::new("name", DataType::Utf8, true)]),
             Err(
-                "column `id` of the table has no NULLs, but the rows to write may have some: \
-                 write it without NULLs (`coalesce`, or a filter)"
+                "column `id` of the table has no NULLs, and the rows to write do not have it: \
+                 select it too"
                     .into()
             )
+        );
+        // Declared nullable (as Spark's DataFrames mostly are), checked by value.
+        assert_eq!(
+            incoming(vec![Field::new("id", DataType::Int64, true)]),
+            Ok(())
         );
         assert_eq!(
             incoming(vec![Field::new("id", DataType::Float64, false)]),
