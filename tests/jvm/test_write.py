@@ -104,7 +104,7 @@ def test_a_write_that_the_library_refuses_names_the_function(spark, tmp_path):
 
     text = str(raised.value)
     assert "[NATIVE_DATA_SOURCE_ERROR]" in text and "create_writer" in text
-    assert "select those columns" in text
+    assert "the table has no column `price`: select only its columns" in text
 
 
 def run_batches(query, batches, timeout=180):
