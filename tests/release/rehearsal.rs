@@ -84,10 +84,31 @@ struct Mirrors {
 }
 
 /// A user on this machine whose HOME is new: its environment holds nothing of the test's
-/// but the toolchain (rustup's), and PATH without any directory that has a `cargo-sparkds`.
+/// but the toolchain (rustup's), and a PATH where no `cargo-sparkds` is found.
 struct User {
     home: PathBuf,
     path: OsString,
+}
+
+/// `dir`, or, when it holds a `cargo-sparkds` (as `~/.cargo/bin` does once the README's first
+/// command installed one from a clone), a directory of the HOME with links to everything else in
+/// it: cargo, rustc and the other tools stay found, the command is not.
+fn without_cargo_sparkds(home: &Path, index: usize, dir: PathBuf) -> PathBuf {
+    if !dir.join("cargo-sparkds").exists() {
+        return dir;
+    }
+    let links = home.join(format!("machine-path-{index}"));
+    std::fs::create_dir_all(&links).expect("create a directory of links");
+    for entry in std::fs::read_dir(&dir)
+        .expect("read a PATH directory")
+        .flatten()
+    {
+        if entry.file_name() != "cargo-sparkds" {
+            std::os::unix::fs::symlink(entry.path(), links.join(entry.file_name()))
+                .expect("link a program of PATH");
+        }
+    }
+    links
 }
 
 impl User {
@@ -97,8 +118,9 @@ impl User {
         let kept = std::env::var_os("PATH")
             .iter()
             .flat_map(std::env::split_paths)
-            .filter(|dir| !dir.join("cargo-sparkds").exists())
             .filter(|dir| !checkouts.iter().any(|c| dir.starts_with(c)))
+            .enumerate()
+            .map(|(i, dir)| without_cargo_sparkds(&home, i, dir))
             .collect::<Vec<_>>();
         let path = std::env::join_paths(std::iter::once(home.join(".cargo/bin")).chain(kept))
             .expect("a PATH");
