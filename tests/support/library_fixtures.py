@@ -23,6 +23,18 @@ def given_or_built(variable: str, build) -> str:
     return os.environ.get(variable) or build()
 
 
+def example_library(variable: str, package: str, name: str) -> str:
+    """An example's library (data source `name`): the one that `variable` names (`cargo test` of the
+    example sets it), else built here with `cargo build -p <package>`."""
+
+    def build() -> str:
+        subprocess.run(["cargo", "build", "--quiet", "-p", package], cwd=ROOT, check=True)
+        target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+        return library_file(os.path.join(target, "debug"), name)
+
+    return given_or_built(variable, build)
+
+
 @pytest.fixture(scope="session")
 def jar() -> str:
     """The JVM plugin's jar: SPARKDS_JVM_JAR, or built with `jvm/build.sh --profile dev`."""

@@ -28,7 +28,7 @@ JDBC_JAR = "/usr/share/java/postgresql.jar"
 sys.path.insert(0, BRIDGE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 # Shared with the other Spark suites.
-from library_fixtures import jar  # noqa: E402,F401 (pytest fixtures)
+from library_fixtures import example_library, jar  # noqa: E402,F401 (pytest fixtures)
 import spark_session  # noqa: E402
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [BRIDGE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != BRIDGE]
@@ -185,12 +185,7 @@ def pg_logical():
 @pytest.fixture(scope="session")
 def library() -> str:
     """The example's library: the one `cargo test` built, or built here."""
-    if os.environ.get("SPARKDS_POSTGRES_LIBRARY"):
-        return os.environ["SPARKDS_POSTGRES_LIBRARY"]
-    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
-    subprocess.run(["cargo", "build", "--quiet", "-p", "postgres_example"], cwd=ROOT, check=True)
-    suffix = ".dylib" if sys.platform == "darwin" else ".so"
-    return os.path.join(target, "debug", f"libspark_datasource_postgres{suffix}")
+    return example_library("SPARKDS_POSTGRES_LIBRARY", "postgres_example", "postgres")
 
 
 @pytest.fixture(scope="session")

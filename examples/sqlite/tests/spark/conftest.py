@@ -4,7 +4,6 @@ python/."""
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -17,7 +16,7 @@ BRIDGE = os.path.join(ROOT, "python")
 
 sys.path.insert(0, BRIDGE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
-from library_fixtures import jar  # noqa: E402,F401 (pytest fixtures)
+from library_fixtures import example_library, jar  # noqa: E402,F401 (pytest fixtures)
 import spark_session  # noqa: E402
 
 os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -30,12 +29,7 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 @pytest.fixture(scope="session")
 def library() -> str:
     """The example's library: the one `cargo test` built, or built here."""
-    if os.environ.get("SPARKDS_SQLITE_LIBRARY"):
-        return os.environ["SPARKDS_SQLITE_LIBRARY"]
-    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
-    subprocess.run(["cargo", "build", "--quiet", "-p", "sqlite_example"], cwd=ROOT, check=True)
-    suffix = ".dylib" if sys.platform == "darwin" else ".so"
-    return os.path.join(target, "debug", f"libspark_datasource_sqlite{suffix}")
+    return example_library("SPARKDS_SQLITE_LIBRARY", "sqlite_example", "sqlite")
 
 
 @pytest.fixture(scope="session")
