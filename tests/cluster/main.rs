@@ -34,7 +34,7 @@ fn the_cluster_suite_passes_on_real_spark() {
     };
     let c_range = copy(repository.build_c_range());
     let writer = copy(repository.generate_and_build_writer_variant());
-    let jar = copy(build_jar(&repository));
+    let jar = copy(repository.build_jar());
     // Two clusters at a time: most of a module's time is spent waiting (executors starting,
     // killed and replaced), and each cluster is an application of its own (a test kills only
     // its own application's executors). A run is one pytest process, of one or more modules.
@@ -64,21 +64,4 @@ fn the_cluster_suite_passes_on_real_spark() {
             });
         }
     });
-}
-
-/// The JVM plugin's jar, `jvm/build.sh --profile dev` (the JNI library of the dev profile, as
-/// the JVM suite builds it), which prints its path alone on stdout.
-fn build_jar(repository: &Repository) -> std::path::PathBuf {
-    let output = std::process::Command::new("bash")
-        .arg(repository.path("jvm/build.sh"))
-        .args(["--profile", "dev"])
-        .output()
-        .expect("run jvm/build.sh");
-    assert!(
-        output.status.success(),
-        "jvm/build.sh failed ({}):\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    std::path::PathBuf::from(String::from_utf8_lossy(&output.stdout).trim())
 }

@@ -12,7 +12,6 @@ its own, where an empty file system covers the driver's folders of session files
 skipped and says so; nothing else of a second host (its own library path, its own Python) is
 simulated, and none is needed: the package is the only place that has the library."""
 
-import importlib.util
 import os
 import re
 import shutil
@@ -26,12 +25,10 @@ from conftest import ROOT, plugin_jar, spark_home_with_own_work_dir
 sys.path.insert(0, os.path.join(ROOT, "tests", "jvm"))
 from jvm_helpers import install, make_package, platform_key  # noqa: E402
 
-# The Connect suite's server helpers: a free port, the wait for it to listen, its log, its end.
-_spec = importlib.util.spec_from_file_location(
-    "connect_server", os.path.join(ROOT, "tests", "connect", "conftest.py")
-)
-connect_server = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(connect_server)
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+# The server helpers of the Connect suites: a free port, the wait for it to listen, its log, its end.
+import connect_server  # noqa: E402
+
 
 NAME = "connect_pkg_range"
 ROWS = 100_000

@@ -12,15 +12,12 @@
 #[path = "../spark/helpers/mod.rs"]
 mod spark_helpers;
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use spark_helpers::{Pytest, Repository};
 
 #[test]
 fn the_spark_connect_suite_passes_against_a_local_server() {
     let repository = Repository::locate();
-    let jar = build_jar(&repository);
+    let jar = repository.build_jar();
     let c_range = repository.build_c_range();
     let writer = repository.generate_and_build_writer_variant();
     Pytest::new(&repository)
@@ -29,22 +26,4 @@ fn the_spark_connect_suite_passes_against_a_local_server() {
         .env("SPARK_E2E_C_RANGE_LIBRARY", &c_range)
         .env("SPARK_E2E_WRITER_LIBRARY", &writer)
         .run();
-}
-
-/// `jvm/build.sh --profile dev`, which prints the jar's path and nothing else on stdout.
-fn build_jar(repository: &Repository) -> PathBuf {
-    let script = repository.path("jvm/build.sh");
-    let output = Command::new("bash")
-        .arg(&script)
-        .args(["--profile", "dev"])
-        .output()
-        .unwrap_or_else(|error| panic!("cannot run {}: {error}", script.display()));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "jvm/build.sh failed ({}):\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    PathBuf::from(stdout.trim())
 }

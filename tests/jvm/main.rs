@@ -18,7 +18,7 @@ use spark_helpers::{checked, Repository};
 #[test]
 fn the_jvm_plugin_suite_passes_on_real_spark() {
     let repository = Repository::locate();
-    let jar = build_jar(&repository);
+    let jar = repository.build_jar();
     let c_range = repository.build_c_range();
     let writer = repository.generate_and_build_writer_variant();
     let types = build_types_fixture(&repository);
@@ -130,29 +130,6 @@ fn build_types_fixture(repository: &Repository) -> PathBuf {
 
 /// The data source name of the types fixture.
 const TYPES_NAME: &str = "jvm_types";
-
-/// `jvm/build.sh --profile dev`, which prints the jar's path and nothing else on stdout.
-fn build_jar(repository: &Repository) -> PathBuf {
-    let script = repository.path("jvm/build.sh");
-    let output = Command::new("bash")
-        .arg(&script)
-        .args(["--profile", "dev"])
-        .output()
-        .unwrap_or_else(|error| panic!("cannot run {}: {error}", script.display()));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "jvm/build.sh failed ({}):\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let jar = PathBuf::from(stdout.trim());
-    assert!(
-        jar.is_file() && stdout.lines().count() == 1,
-        "jvm/build.sh must print the jar's path alone, printed:\n{stdout}"
-    );
-    jar
-}
 
 /// `python3 -m pytest tests/jvm -q` from the root of the repository, with `env`.
 fn run_pytest(repository: &Repository, env: &[(&str, &Path)]) {

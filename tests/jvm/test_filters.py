@@ -1,12 +1,13 @@
 """Filter pushdown through the plugin (SupportsPushDownV2Filters and spark_datasource_filters.h):
 the bytes that Spark's own predicates become, c_range's accepted predicates gone from the plan
-and shown in it, a limit pushed only after every predicate was accepted, NULLs, NaN and empty IN
-lists, and generated conditions whose rows are the ones Spark computes itself."""
+and shown in it, a limit pushed only after every predicate was accepted, predicates on every
+type, and the plans of each value of `acceptedFilters`. The rows of generated conditions, NULLs
+and empty IN lists, and what rows that break an accepted filter become, on every runtime, are
+claimed in tests/claims/test_filters.py."""
 
 import datetime
 import math
 import os
-import random
 import re
 import struct
 import subprocess
@@ -268,57 +269,6 @@ def test_the_builder_refuses_a_limit_after_a_refused_predicate(spark):
     builder.build()
 
 
-def test_nulls_and_empty_in_lists_on_c_range(spark):
-    null = F.lit(None).cast("bigint")
-    for condition in [
-        F.col("id").isin([]),
-        F.col("id").isin([1, None]),
-        F.col("id") == null,
-        F.col("id").eqNullSafe(null),
-        ~F.col("id").isin([2, 3]),
-        F.col("label").isNull() & (F.col("id") < 10),
-    ]:
-        assert rows(c_range(spark).where(condition)) == spark_itself(spark, condition), str(condition)
-
-
-def random_condition(rng, depth=0):
-    """A condition over `id` (sometimes `label`): comparisons, IN lists (empty ones too),
-    NULL literals, and AND, OR and NOT of those."""
-    id_ = F.col("id")
-    value = rng.randrange(-5, 110)
-    null = F.lit(None).cast("bigint")
-    choice = rng.randrange(10 if depth < 2 else 6)
-    if choice == 0:
-        return [id_ == value, id_ < value, id_ <= value, id_ > value, id_ >= value][rng.randrange(5)]
-    if choice == 1:
-        return id_.isin(rng.sample(range(-3, 105), rng.randrange(0, 6)))
-    if choice == 2:
-        return id_.isin([rng.randrange(100), None])
-    if choice == 3:
-        return [id_ == null, id_ > null, id_.eqNullSafe(value), id_ != value][rng.randrange(4)]
-    if choice == 4:
-        return id_.between(value, value + rng.randrange(30))
-    if choice == 5:
-        return F.col("label").isNotNull() if rng.random() < 0.5 else F.col("label") >= "label 5"
-    if choice in (6, 7):
-        return random_condition(rng, depth + 1) & random_condition(rng, depth + 1)
-    if choice == 8:
-        return random_condition(rng, depth + 1) | random_condition(rng, depth + 1)
-    return ~random_condition(rng, depth + 1)
-
-
-def test_generated_conditions_return_the_rows_spark_computes_itself(spark):
-    rng = random.Random(20240601)
-    local = spark.createDataFrame(all_rows(), "id long, label string")
-    pushed_some = 0
-    for _ in range(30):
-        condition = random_condition(rng)
-        df = c_range(spark).where(condition)
-        assert rows(df) == rows(local.where(condition)), str(condition)
-        pushed_some += "PushedFilters" in executed_plan(df)
-    assert pushed_some >= 10
-
-
 # -- every type: the fixture accepts no predicate, the rows must still be Spark's -----------------
 
 
@@ -408,17 +358,6 @@ IGNORED_ERROR = (
 )
 
 
-def test_rows_that_break_an_accepted_filter_never_reach_the_query_by_default(spark, ignoring):
-    df = ignored(spark).where("id >= 15")
-
-    with pytest.raises(Exception) as raised:
-        df.collect()
-
-    text = error_text(raised)
-    assert "INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE" in text
-    assert IGNORED_ERROR in text
-
-
 def test_checked_rows_keep_the_columns_of_the_accepted_filters(spark, ignoring):
     # `id` is not selected: the read keeps it all the same, so that its rows can be checked.
     df = ignored(spark, acceptedFilters="check").where("id >= 15").select("name")
@@ -452,11 +391,3 @@ def test_trusted_filters_give_the_library_s_rows(spark, ignoring):
     assert sorted(r.id for r in df.collect()) == list(range(20))
     plan = executed_plan(df)
     assert "AcceptedFilters: trust" in plan and filter_nodes(plan) == []
-
-
-def test_the_option_accepted_filters_takes_three_values(spark):
-    with pytest.raises(Exception, match="acceptedFilters` must be `check`, `reevaluate` or "
-                       "`trust`, got `maybe`"):
-        c_range(spark, acceptedFilters="maybe").where("id > 3").collect()
-    # The option is the plugin's: c_range, which refuses unknown options, never sees it.
-    assert len(c_range(spark, acceptedFilters="TRUST").where("id > 96").collect()) == 3

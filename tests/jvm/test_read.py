@@ -1,5 +1,6 @@
-"""Batch reads of c_range through the plugin: options, the schema, pushdowns shown in the plan,
-count(*) over no column, both kinds of column vectors, and a schema given by the query."""
+"""Batch reads of c_range through the plugin, what only the plugin shows: its pushdowns in the
+plan, count(*) over no column in the plan, both kinds of column vectors, a canceled query. What
+a read returns, on every runtime, is claimed in tests/claims/test_read.py."""
 
 import pytest
 
@@ -14,8 +15,8 @@ def rows(df):
     return sorted((row.id, row.label) for row in df.collect())
 
 
-@pytest.mark.core
-def test_a_batch_read_passes_the_options_to_the_library(spark):
+def test_the_book_s_read_listing_reads_the_range(spark):
+    # The listing of book/src/jvm/run.md; tests/claims/test_read.py holds the claim.
     # ANCHOR: read
     df = (
         spark.read.format("native")
@@ -29,15 +30,6 @@ def test_a_batch_read_passes_the_options_to_the_library(spark):
 
     assert df.rdd.getNumPartitions() == 3
     assert rows(df) == expected_rows(0, 1000)
-
-
-def test_the_schema_comes_from_the_library_with_its_nullability(spark):
-    schema = native(spark, "c_range").load().schema
-
-    assert [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields] == [
-        ("id", "bigint", False),
-        ("label", "string", True),
-    ]
 
 
 def test_reads_are_columnar(spark):
@@ -61,26 +53,12 @@ def test_a_pushed_limit_and_pruned_columns_show_in_the_plan(spark):
     assert len(df.collect()) == 4
 
 
-@pytest.mark.core
-def test_a_pruned_read_returns_only_the_required_columns(spark):
-    df = native(spark, "c_range", end=30).load().select("id")
-
-    assert sorted(row.id for row in df.collect()) == list(range(30))
-    assert "PrunedColumns: [id]" in executed_plan(df)
-
-
 def test_count_reads_no_column(spark):
     df = native(spark, "c_range", end=12345, batch_rows=1000).load()
 
     assert df.count() == 12345
     grouped = df.groupBy().count()
     assert "PrunedColumns: []" in executed_plan(grouped)
-
-
-def test_a_filter_runs_on_the_native_batches(spark):
-    df = native(spark, "c_range", end=100).load().where("id % 10 = 3 and label is not null")
-
-    assert rows(df) == [(i, f"label {i}") for i in range(3, 100, 10) if i % 3 != 2]
 
 
 def test_arrow_column_vectors_read_the_same_rows(spark):
@@ -103,17 +81,6 @@ def test_an_invalid_column_vectors_setting_is_named(spark):
     assert "spark.sparkds.columnVectors must be `native` or `arrow`, got `fast`" in str(
         raised.value
     )
-
-
-def test_a_schema_given_by_the_query_is_read(spark):
-    df = native(spark, "c_range", end=5).schema("id long not null").load()
-
-    assert sorted(row.id for row in df.collect()) == [0, 1, 2, 3, 4]
-
-
-def test_an_empty_range_reads_no_rows(spark):
-    assert native(spark, "c_range", end=0).load().count() == 0
-
 
 
 def test_a_canceled_query_stops_its_native_reads(spark):

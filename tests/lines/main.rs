@@ -1,11 +1,11 @@
 //! Tests: lines. The JVM plugin on every Spark line of `jvm/spark-lines.txt` older than the
-//! newest (which the `jvm` and `spark` binaries run in full on python3's pyspark): for each,
-//! the plugin's jar built against that line (`jvm/build.sh --spark-line`), and the core tests
-//! (`pytest -m core`) of `tests/jvm`, then from Spark 4.0 on those of `tests/spark` (the
-//! bridge needs the Python Data Source API of 4.0), under the Python of the line's virtual
-//! environment, which `.ci/spark-lines` (run by `.ci/install`) makes. Two lines run at a time,
-//! one Spark session per pytest run; each line's time is printed. The test fails if any line
-//! fails.
+//! newest (which the `jvm`, `spark` and `claims` binaries run in full on python3's pyspark):
+//! for each, the plugin's jar built against that line (`jvm/build.sh --spark-line`), and the core tests
+//! (`pytest -m core`) of `tests/jvm`, then those of `tests/claims` on the plugin and, from
+//! Spark 4.0 on, the bridge (it needs the Python Data Source API of 4.0), under the Python of
+//! the line's virtual environment, which `.ci/spark-lines` (run by `.ci/install`) makes. Two
+//! lines run at a time, one Spark session per pytest run; each line's time is printed. The test
+//! fails if any line fails.
 
 #[allow(dead_code)]
 #[path = "../spark/helpers/mod.rs"]
@@ -288,11 +288,9 @@ fn run_line(
     libraries: &Libraries,
 ) -> Report {
     let started = Instant::now();
-    let mut suites = vec!["tests/jvm"];
-    // The bridge needs the Python Data Source API, which Spark 3.5 lacks.
-    if !line.name.starts_with("3.") {
-        suites.push("tests/spark");
-    }
+    // The claims run on the plugin and, from Spark 4.0 (the Python Data Source API), on the
+    // bridge, in one session: tests/claims/conftest.py skips the bridge on 3.5.
+    let suites = ["tests/jvm", "tests/claims"];
     let mut parts = Vec::new();
     let mut failure = None;
     for suite in suites {
@@ -307,7 +305,8 @@ fn run_line(
             .env_remove("PYSPARK_PYTHON")
             .env_remove("PYSPARK_DRIVER_PYTHON")
             .env("SPARKDS_JVM_JAR", jar)
-            .env("SPARKDS_JVM_OTHER_LINE_JAR", other_jar);
+            .env("SPARKDS_JVM_OTHER_LINE_JAR", other_jar)
+            .env("SPARKDS_CLAIMS_RUNTIMES", "plugin,bridge");
         for (key, value) in &libraries.env {
             command.env(key, value);
         }

@@ -30,11 +30,6 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 
-def pytest_configure(config):
-    # `-m core`: the tests of the bridge that tests/lines runs on every Spark line.
-    config.addinivalue_line("markers", "core: runs on every Spark line (tests/lines)")
-
-
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     session = spark_session.builder(
@@ -44,24 +39,6 @@ def spark(tmp_path_factory):
     )
     with spark_session.started(session) as started:
         yield started
-
-
-@pytest.fixture(scope="session")
-def refused_resume(spark):
-    """None where the bridge resumes a stream from its checkpoint (pyspark 4.2 and later).
-    pyspark before 4.2 does not pass the start offset to latestOffset, and the bridge refuses
-    to guess it: then a check that a restart (a function) fails with the bridge's message."""
-    if tuple(int(part) for part in spark.version.split(".")[:2]) >= (4, 2):
-        return None
-
-    def check(restart):
-        with pytest.raises(Exception) as raised:
-            restart()
-        text = str(raised.value)
-        assert "cannot resume a stream from its checkpoint" in text, text
-        assert "use Spark 4.2 or later" in text
-
-    return check
 
 
 @pytest.fixture(scope="session")

@@ -1,19 +1,18 @@
 """Filter pushdown through the bridge (spark_datasource_filters.h): pyspark's filters encoded
 in the header's format, c_range's answers, the accepted filters carried to the executors in the
-reader's state, and queries whose rows are the same with and without pushdown.
+reader's state, and the plans of queries with and without pushdown. The rows of generated
+conditions, NULLs and empty IN lists, and what rows that break an accepted filter become, on
+every runtime, are claimed in tests/claims/test_filters.py.
 
 pyspark 4.1 and later offer filters to a Python data source only with
 spark.sql.python.filterPushdown.enabled; without it (the default) the bridge reads as before."""
 
 import datetime
-import random
 import re
 import struct
 from decimal import Decimal
 
-import pyarrow as pa
 import pytest
-from pyspark.sql import functions as F
 from pyspark.sql.datasource import (
     EqualNullSafe,
     EqualTo,
@@ -357,56 +356,6 @@ def test_without_the_setting_reads_work_and_spark_filters(spark, c_range):
     assert len(filter_nodes(df._jdf.queryExecution().executedPlan().toString())) == 1
 
 
-def test_nulls_and_empty_in_lists_through_spark(spark, c_range, pushdown):
-    conditions = [
-        F.col("id").isin([]),
-        F.col("id").isin([1, None]),
-        F.col("id") == F.lit(None).cast("bigint"),
-        F.col("id").eqNullSafe(F.lit(None).cast("bigint")),
-        ~F.col("id").isin([2, 3]),
-        F.col("label").isNull() & (F.col("id") < 10),
-    ]
-    for condition in conditions:
-        assert spark_rows(spark, c_range, condition) == spark_rows(
-            spark, c_range, condition, pushdown=False
-        ), str(condition)
-
-
-def random_condition(rng, depth=0):
-    """A condition over `id` (and sometimes `label`) as a pyspark Column."""
-    id_ = F.col("id")
-    choice = rng.randrange(10 if depth < 2 else 6)
-    value = rng.randrange(-5, 110)
-    null = F.lit(None).cast("bigint")
-    if choice == 0:
-        return [id_ == value, id_ < value, id_ <= value, id_ > value, id_ >= value][rng.randrange(5)]
-    if choice == 1:
-        return id_.isin(rng.sample(range(-3, 105), rng.randrange(0, 6)))
-    if choice == 2:
-        return id_.isin([rng.randrange(100), None])
-    if choice == 3:
-        return [id_ == null, id_ > null, id_.eqNullSafe(value), id_ != value][rng.randrange(4)]
-    if choice == 4:
-        return id_.between(value, value + rng.randrange(30))
-    if choice == 5:
-        return F.col("label").isNotNull() if rng.random() < 0.5 else F.col("label") >= "label 5"
-    if choice in (6, 7):
-        return random_condition(rng, depth + 1) & random_condition(rng, depth + 1)
-    if choice == 8:
-        return random_condition(rng, depth + 1) | random_condition(rng, depth + 1)
-    return ~random_condition(rng, depth + 1)
-
-
-def test_generated_conditions_return_the_rows_spark_computes_itself(spark, c_range, pushdown):
-    rng = random.Random(20240601)
-    all_rows = spark.createDataFrame(expected(range(100)), "id long, label string")
-    for _ in range(30):
-        condition = random_condition(rng)
-        pushed = spark_rows(spark, c_range, condition)
-        spark_itself = sorted((r.id, r.label) for r in all_rows.where(condition).collect())
-        assert pushed == spark_itself, str(condition)
-
-
 # -- what becomes of the accepted filters (rule 31) ----------------------------------------------
 
 
@@ -435,56 +384,3 @@ def test_checked_filters_reach_the_executors_copy_of_the_reader(c_range_library)
     ids = [i for p in executor.partitions() for b in executor.read(p)
            for i in b.column(0).to_pylist()]
     assert sorted(ids) == list(range(95, 100))
-
-
-@pytest.fixture(scope="module")
-def ignoring(spark, tmp_path_factory):
-    """tests/conformance/fixtures/range.c with FAULT_FILTER_BROKEN_ROW, registered as
-    `ignored_filters`: it accepts every comparison on `id`, and returns every row anyway."""
-    from library_fixtures import conformance_fixture
-    from spark_native_bridge import register
-
-    directory = str(tmp_path_factory.mktemp("ignoring"))
-    library = conformance_fixture(directory, "ignored_filters", "FAULT_FILTER_BROKEN_ROW")
-    return register(spark, library).name()
-
-
-def ignored_ids(spark, name, **options):
-    """The ids that `id >= 15` keeps of the fixture's 20 rows, read in one partition."""
-    df = spark.read.format(name).option("end", 20).option("partitions", 1)
-    for key, value in options.items():
-        df = df.option(key, value)
-    return sorted(r.id for r in df.load().where("id >= 15").collect())
-
-
-def test_rows_that_break_an_accepted_filter_never_reach_the_query_by_default(
-    spark, pushdown, ignoring
-):
-    assert ignored_ids(spark, ignoring) == [15, 16, 17, 18, 19]
-    assert ignored_ids(spark, ignoring, acceptedFilters="reevaluate") == [15, 16, 17, 18, 19]
-
-
-def test_checked_filters_fail_the_read_naming_the_filter_and_the_row(spark, pushdown, ignoring):
-    with pytest.raises(Exception) as raised:
-        ignored_ids(spark, ignoring, acceptedFilters="check")
-
-    assert (
-        "The native data source `ignored_filters` failed in `read`: "
-        "INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: batch 0, row 0: the accepted filter "
-        "`id >= 15` is not TRUE; return only rows where every accepted filter is TRUE, or answer "
-        "0 for it (rule 31: returned rows satisfy the accepted filters; see "
-        "https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-31)"
-    ) in str(raised.value)
-
-
-def test_trusted_filters_give_the_library_s_rows(spark, pushdown, ignoring):
-    assert ignored_ids(spark, ignoring, acceptedFilters="trust") == list(range(20))
-
-
-def test_the_option_accepted_filters_takes_three_values(spark, pushdown, ignoring):
-    with pytest.raises(Exception) as raised:
-        ignored_ids(spark, ignoring, acceptedFilters="maybe")
-
-    assert (
-        "the option `acceptedFilters` must be `reevaluate`, `check` or `trust`, got `maybe`"
-    ) in str(raised.value)

@@ -21,6 +21,7 @@ const LONGEST_FIRST: &[&str] = &[
     "lines",
     "examples",
     "cluster",
+    "claims",
     "spark_command",
     "jvm",
     "hardening",

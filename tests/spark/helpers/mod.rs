@@ -50,6 +50,31 @@ impl Repository {
         directory.join(library_file_name("c_range"))
     }
 
+    /// The JVM plugin's jar: `jvm/build.sh --profile dev`, which prints the jar's path and
+    /// nothing else on stdout. (The spark binary loads no jar.)
+    #[allow(dead_code)]
+    pub fn build_jar(&self) -> PathBuf {
+        let script = self.path("jvm/build.sh");
+        let output = Command::new("bash")
+            .arg(&script)
+            .args(["--profile", "dev"])
+            .output()
+            .unwrap_or_else(|error| panic!("cannot run {}: {error}", script.display()));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "jvm/build.sh failed ({}):\n{stdout}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let jar = PathBuf::from(stdout.trim());
+        assert!(
+            jar.is_file() && stdout.lines().count() == 1,
+            "jvm/build.sh must print the jar's path alone, printed:\n{stdout}"
+        );
+        jar
+    }
+
     /// Generates the read-write variant of the template with cargo-generate, as users do, and
     /// builds it in target/generated/projects/<name>, where only the files that differ from the
     /// last generation are written (as tests/support/template_projects.py does): an unchanged
