@@ -1,29 +1,12 @@
-"""What the claims share: c_range's rows, rows of a DataFrame, the error a call raises, and the
-wait for a streaming query's micro-batches."""
+"""What the claims share: the wait for a streaming query's micro-batches, and (from
+tests/support/expected.py) c_range's rows, a DataFrame's rows and the error a call raises."""
 
 import os
 import time
 
+from expected import c_range_rows, failure, rows  # noqa: F401 (the claims import them from here)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def c_range_rows(start, end):
-    """The rows of c_range over [start, end): `label i`, NULL for every third row."""
-    return [(i, None if i % 3 == 2 else f"label {i}") for i in range(start, end)]
-
-
-def rows(df):
-    """The (id, label) rows of `df`, sorted."""
-    return sorted((row.id, row.label) for row in df.collect())
-
-
-def failure(call):
-    """The exception that `call()` raises, which must be one."""
-    try:
-        call()
-    except Exception as error:  # noqa: BLE001 - the claim looks at what the query got
-        return error
-    raise AssertionError("no error was raised")
 
 
 def input_rows(progress) -> int:

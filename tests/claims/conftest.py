@@ -33,11 +33,7 @@ import spark_session  # noqa: E402
 from runtimes import PYTHON_PUSHDOWN, Bridge, Connect, Plugin  # noqa: E402
 
 # The Python workers that the classic session spawns import the bridge from the checkout.
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [BRIDGE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-)
-os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+spark_session.python_workers_import(BRIDGE)
 
 ALL_RUNTIMES = ("plugin", "bridge", "connect")
 
@@ -121,19 +117,14 @@ def classic_spark(jar, libraries, tmp_path_factory):
         yield started
 
 
-_server_log = None
-
-
 @pytest.fixture(scope="session")
 def connect_spark(jar, libraries):
-    global _server_log
     from pyspark.sql import SparkSession
 
     base = tempfile.mkdtemp(prefix="sparkds_claims_connect_")
     scratch = {"base": base, "log": os.path.join(base, "server.log"),
                "warehouse": os.path.join(base, "warehouse")}
     os.makedirs(scratch["warehouse"])
-    _server_log = scratch["log"]
     try:
         with connect_server.running(jar, library_path(libraries), scratch) as address:
             session = SparkSession.builder.remote(address).create()
@@ -162,9 +153,4 @@ def runtime(request, libraries):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    report = outcome.get_result()
-    if report.failed and _server_log:
-        report.sections.append(
-            (f"Spark Connect server log (last {connect_server.LOG_TAIL} lines of {_server_log})",
-             connect_server.tail(_server_log))
-        )
+    connect_server.add_log_to(outcome.get_result())

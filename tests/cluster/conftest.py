@@ -33,9 +33,7 @@ BRIDGE = os.path.join(ROOT, "python")
 sys.path.insert(0, BRIDGE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 import spark_session  # noqa: E402
-os.environ["PYTHONPATH"] = BRIDGE
-os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+spark_session.python_workers_import(BRIDGE, keep_others=False)
 
 EXECUTORS = 2
 START_TIMES: List[str] = []

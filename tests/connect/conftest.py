@@ -29,8 +29,6 @@ from library_fixtures import (  # noqa: E402,F401
 )
 import connect_server  # noqa: E402
 
-_server_log = None
-
 
 @pytest.fixture(scope="session")
 def scratch():
@@ -50,11 +48,9 @@ def scratch():
 def server(jar, c_range_library, writer_library, scratch):
     """The address of the suite's Spark Connect server, with its token:
     `sc://localhost:<port>/;token=<token>`."""
-    global _server_log
     library_path = os.pathsep.join(
         [os.path.dirname(c_range_library), os.path.dirname(writer_library), scratch["installed"]]
     )
-    _server_log = scratch["log"]
     with connect_server.running(jar, library_path, scratch) as address:
         yield address
 
@@ -91,9 +87,4 @@ def new_session(server):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    report = outcome.get_result()
-    if report.failed and _server_log:
-        report.sections.append(
-            (f"Spark Connect server log (last {connect_server.LOG_TAIL} lines of {_server_log})",
-             connect_server.tail(_server_log))
-        )
+    connect_server.add_log_to(outcome.get_result())

@@ -10,7 +10,7 @@ def test_a_batch_read_returns_the_rows_and_schema_of_the_library(spark):
     # ANCHOR_END: read
 
     assert df.schema.simpleString() == "struct<id:bigint,label:string>"
-    assert sorted((r.id, r.label) for r in df.collect()) == c_range_rows(10)
+    assert sorted((r.id, r.label) for r in df.collect()) == c_range_rows(0, 10)
     assert df.count() == 10
 
 

@@ -26,8 +26,8 @@ from library_fixtures import (  # noqa: E402,F401
     filters_library,
 )
 
-os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+# The plugin needs no bridge on the workers' path; they only run this interpreter.
+spark_session.python_workers_import(None)
 
 
 def pytest_configure(config):

@@ -40,6 +40,7 @@ from filter_encoding import (
     sized,
     u32,
 )
+from expected import c_range_rows, rows
 from jvm_helpers import ROOT, error_text, executed_plan, native
 
 # -- the bytes of Spark's predicates: a fixture that records what push_filters receives -----------
@@ -157,18 +158,10 @@ def c_range(spark, end=100, **options):
     return native(spark, "c_range", end=end, num_partitions=3, **options).load()
 
 
-def all_rows(end=100):
-    return [(i, None if i % 3 == 2 else f"label {i}") for i in range(end)]
-
-
-def rows(df):
-    return sorted((r.id, r.label) for r in df.collect())
-
-
 def spark_itself(spark, condition, end=100):
     """The rows Spark computes itself: the same condition on a DataFrame of c_range's rows
     that no data source reads."""
-    local = spark.createDataFrame(all_rows(end), "id long, label string")
+    local = spark.createDataFrame(c_range_rows(0, end), "id long, label string")
     return rows(local.where(condition))
 
 
@@ -188,7 +181,7 @@ def filter_nodes(plan):
 def test_accepted_predicates_are_shown_and_not_evaluated_again(spark, condition, ids, pushed):
     df = c_range(spark).where(condition)
 
-    assert rows(df) == spark_itself(spark, condition) == [r for r in all_rows() if r[0] in ids]
+    assert rows(df) == spark_itself(spark, condition) == [r for r in c_range_rows(0, 100) if r[0] in ids]
     plan = executed_plan(df)
     assert pushed in plan
     # Spark no longer filters: the rows are right because the library read only those.

@@ -4,15 +4,8 @@ a read returns, on every runtime, is claimed in tests/claims/test_read.py."""
 
 import pytest
 
+from expected import c_range_rows, rows
 from jvm_helpers import executed_plan, native
-
-
-def expected_rows(start, end):
-    return [(i, None if i % 3 == 2 else f"label {i}") for i in range(start, end)]
-
-
-def rows(df):
-    return sorted((row.id, row.label) for row in df.collect())
 
 
 def test_the_book_s_read_listing_reads_the_range(spark):
@@ -29,7 +22,7 @@ def test_the_book_s_read_listing_reads_the_range(spark):
     # ANCHOR_END: read
 
     assert df.rdd.getNumPartitions() == 3
-    assert rows(df) == expected_rows(0, 1000)
+    assert rows(df) == c_range_rows(0, 1000)
 
 
 def test_reads_are_columnar(spark):
@@ -65,7 +58,7 @@ def test_arrow_column_vectors_read_the_same_rows(spark):
     spark.conf.set("spark.sparkds.columnVectors", "arrow")
     try:
         df = native(spark, "c_range", end=500, batch_rows=64).load()
-        assert rows(df) == expected_rows(0, 500)
+        assert rows(df) == c_range_rows(0, 500)
         assert df.count() == 500
     finally:
         spark.conf.unset("spark.sparkds.columnVectors")

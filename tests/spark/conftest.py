@@ -23,11 +23,7 @@ from library_fixtures import (  # noqa: E402,F401
 )
 import spark_session  # noqa: E402
 
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [BRIDGE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-)
-os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+spark_session.python_workers_import(BRIDGE)
 
 
 @pytest.fixture(scope="session")

@@ -82,6 +82,19 @@ def tail(log: str, lines: int = LOG_TAIL) -> str:
     return "\n".join(kept[-lines:])
 
 
+# The log of the last server started in this process, for `add_log_to`.
+_last_log = None
+
+
+def add_log_to(report) -> None:
+    """Appends the tail of the server's log to a failed test's report (a suite's
+    `pytest_runtest_makereport` hook calls it): the server's side of a failure is there."""
+    if report.failed and _last_log:
+        report.sections.append(
+            (f"Spark Connect server log (last {LOG_TAIL} lines of {_last_log})", tail(_last_log))
+        )
+
+
 def stop(process):
     """Stops the server's process group (spark-submit and its JVM), killing it if it lingers."""
     if process.poll() is None:
@@ -98,7 +111,9 @@ def running(jar: str, library_path: str, scratch: Dict[str, str]) -> Iterator[st
     """A server that runs while the block does, in `scratch["base"]`, logging to
     `scratch["log"]`, its tables in `scratch["warehouse"]`; yields its address with its token,
     `sc://localhost:<port>/;token=<token>`."""
+    global _last_log
     port = free_port()
+    _last_log = scratch["log"]
     # ANCHOR: token
     # Any user of the machine can connect to 127.0.0.1: the server takes only clients that give
     # this token, which it reads from its environment (no other user can read a process's

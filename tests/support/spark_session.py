@@ -7,8 +7,21 @@ suite needs beyond that (the plugin's jar, a native library path, a cluster's ti
 with `conf`.
 """
 
+import os
+import sys
 from contextlib import contextmanager
 from typing import Dict, Iterable, Iterator, Optional
+
+
+def python_workers_import(path: Optional[str], keep_others: bool = True) -> None:
+    """Make the Python workers that Spark spawns import from `path` first (the bridge of the
+    checkout), and run this interpreter. Workers inherit this process's environment, so this
+    is called before a session starts; `keep_others=False` leaves `path` alone on PYTHONPATH."""
+    others = os.environ.get("PYTHONPATH", "").split(os.pathsep) if keep_others else []
+    first = [path] if path else []
+    os.environ["PYTHONPATH"] = os.pathsep.join(first + [p for p in others if p and p != path])
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 
 def builder(

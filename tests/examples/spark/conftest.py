@@ -28,8 +28,7 @@ _spec.loader.exec_module(_suite)
 # After the suite's conftest, which sets its own path: the bridge of python/ comes first, here
 # and in the workers, whatever that file puts on the path.
 sys.path.insert(0, BRIDGE)
-_others = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != BRIDGE]
-os.environ["PYTHONPATH"] = os.pathsep.join([BRIDGE] + _others)
+_suite.spark_session.python_workers_import(BRIDGE)
 
 # The session fixture of the Spark suite, shared as it is.
 spark = _suite.spark

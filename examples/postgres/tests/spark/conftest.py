@@ -30,11 +30,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 # Shared with the other Spark suites.
 from library_fixtures import example_library, jar  # noqa: E402,F401 (pytest fixtures)
 import spark_session  # noqa: E402
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [BRIDGE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != BRIDGE]
-)
-os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+spark_session.python_workers_import(BRIDGE)
 
 USER = "sparkds"
 PASSWORD = "pw-7d1f0c3a-secret"
