@@ -8,7 +8,7 @@
 //!   interactive terminal or a push to GitHub, or it installs a tool on the reader's machine) is
 //!   fenced ```` ```console ```` instead, and is only shown.
 //! - Code is never pasted into the book: it is included with `{{#include}}` from files that
-//!   compile and are tested, in the crates, in the template or under `book/listings/`, whose
+//!   compile and are tested, in the crates, in the template or under `book/src/tutorial/files/`, whose
 //!   files the tutorial copies into its generated project, where they are compiled and tested.
 //!   What the book quotes of the tools is checked against them: the compile errors of the export
 //!   line against rustc, in the tutorial's project; the `Cargo.toml` diffs of an upgrade against
@@ -24,7 +24,7 @@ mod errors;
 mod helpers;
 mod rules;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use helpers::tutorial;
@@ -98,6 +98,27 @@ fn the_book_builds_without_a_warning() {
         let page = out.path().join(chapter.with_extension("html"));
         assert!(page.is_file(), "no page {} was built", page.display());
     }
+    // A link to a file that is not a chapter (the tutorial's finished files) is a download:
+    // the published book must serve that file.
+    let mut downloads = 0;
+    for chapter in helpers::chapters() {
+        for link in helpers::links(&chapter.text) {
+            let path = link.target.split('#').next().unwrap_or_default();
+            if path.is_empty() || link.target.contains("://") || path.ends_with(".md") {
+                continue;
+            }
+            let served = out.path().join(chapter.path.parent().unwrap_or(Path::new(""))).join(path);
+            assert!(
+                served.is_file(),
+                "{}:{}: the built book has no {} to download",
+                chapter.path.display(),
+                link.line,
+                served.display()
+            );
+            downloads += 1;
+        }
+    }
+    assert!(downloads >= 5, "the tutorial's finished files are not linked for download");
 }
 
 #[test]
@@ -380,7 +401,7 @@ fn the_tutorial_listings_follow_the_template() {
     ];
     let mut problems = Vec::new();
     for (listing, template, changed) in pairs {
-        let listing_path = helpers::book_dir().join("listings/tutorial").join(listing);
+        let listing_path = helpers::book_dir().join("src/tutorial/files").join(listing);
         let listing_text = std::fs::read_to_string(&listing_path).expect("a listing");
         let template_text =
             std::fs::read_to_string(helpers::repo_root().join(template)).expect("a template file");
@@ -392,7 +413,7 @@ fn the_tutorial_listings_follow_the_template() {
             .collect();
         if !missing.is_empty() {
             problems.push(format!(
-                "{template} has lines that book/listings/tutorial/{listing} lacks: carry them \
+                "{template} has lines that book/src/tutorial/files/{listing} lacks: carry them \
                  over (the tutorial copies the listing over the generated file):\n  {}",
                 missing.join("\n  ")
             ));

@@ -9,10 +9,6 @@ import pytest
 from claims import c_range_rows, failure, run_batches
 
 
-def spark_line(runtime):
-    return tuple(int(part) for part in runtime.spark.version.split(".")[:2])
-
-
 @pytest.mark.core
 def test_a_streaming_read_restarts_from_its_checkpoint_and_reads_every_row_once(
     runtime, tmp_path
@@ -45,12 +41,6 @@ def test_a_streaming_read_restarts_from_its_checkpoint_and_reads_every_row_once(
     second = len(written())
     assert second > first
     # Trigger.AvailableNow: what is available when the query starts, then it stops by itself.
-    if spark_line(runtime) < (4, 0):
-        # Known bug, kept visible: Spark 3.5 wraps the plugin's stream for AvailableNow and asks
-        # it for partitions from the checkpoint's offset to an end from the start of the range.
-        text = str(failure(lambda: start(availableNow=True).awaitTermination(120)))
-        assert "is before the start" in text, text
-        return
     query = start(availableNow=True)
     assert query.awaitTermination(120)
     assert query.exception() is None

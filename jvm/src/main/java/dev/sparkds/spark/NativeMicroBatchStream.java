@@ -6,19 +6,27 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.connector.read.streaming.Offset;
 import org.apache.spark.sql.connector.read.streaming.ReadLimit;
-import org.apache.spark.sql.connector.read.streaming.SupportsAdmissionControl;
+import org.apache.spark.sql.connector.read.streaming.SupportsTriggerAvailableNow;
 
 /**
  * A streaming read: one source and one stream reader for the life of the query, closed by
  * stop(). Offsets are the library's bytes.
+ *
+ * <p>It supports Trigger.AvailableNow itself. Without it, Spark 3.5 wraps the stream and asks
+ * latest_offset from the stream's initial offset, not from the checkpoint's, so a restarted query
+ * planned an end before its start; Spark 4 instead falls back to one micro-batch.
  */
-final class NativeMicroBatchStream implements MicroBatchStream, SupportsAdmissionControl {
+final class NativeMicroBatchStream implements MicroBatchStream, SupportsTriggerAvailableNow {
   private final NativeTable table;
   private final NativeSource source;
   private final long reader;
   private final byte[] schema;
   private final ColumnVectors.Mode mode;
   private boolean stopped;
+  /** Trigger.AvailableNow: set by prepareForTriggerAvailableNow. */
+  private boolean availableNow;
+  /** Under Trigger.AvailableNow, the end that the query's first latestOffset answered. */
+  private NativeOffset availableNowEnd;
 
   NativeMicroBatchStream(NativeTable table, SourceOptions options) {
     this.table = table;
@@ -45,10 +53,28 @@ final class NativeMicroBatchStream implements MicroBatchStream, SupportsAdmissio
         "latestOffset() is not used: Spark calls latestOffset(start, limit)");
   }
 
+  /**
+   * Under Trigger.AvailableNow the query reads up to the end that the library gives for the
+   * query's start (from its checkpoint), and then stops: later calls answer that end again, so
+   * Spark sees no new data. The library's latest_offset may bound one micro-batch, so that end is
+   * what one call gives, as Spark 4's single-batch fallback reads.
+   */
   @Override
   public Offset latestOffset(Offset start, ReadLimit limit) {
+    if (availableNowEnd != null) {
+      return availableNowEnd;
+    }
     byte[] from = start == null ? Native.initialOffset(reader) : NativeOffset.of(start).bytes;
-    return new NativeOffset(Native.latestOffset(reader, from));
+    NativeOffset latest = new NativeOffset(Native.latestOffset(reader, from));
+    if (availableNow) {
+      availableNowEnd = latest;
+    }
+    return latest;
+  }
+
+  @Override
+  public void prepareForTriggerAvailableNow() {
+    availableNow = true;
   }
 
   @Override
