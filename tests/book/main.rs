@@ -107,7 +107,10 @@ fn the_book_builds_without_a_warning() {
             if path.is_empty() || link.target.contains("://") || path.ends_with(".md") {
                 continue;
             }
-            let served = out.path().join(chapter.path.parent().unwrap_or(Path::new(""))).join(path);
+            let served = out
+                .path()
+                .join(chapter.path.parent().unwrap_or(Path::new("")))
+                .join(path);
             assert!(
                 served.is_file(),
                 "{}:{}: the built book has no {} to download",
@@ -118,7 +121,10 @@ fn the_book_builds_without_a_warning() {
             downloads += 1;
         }
     }
-    assert!(downloads >= 5, "the tutorial's finished files are not linked for download");
+    assert!(
+        downloads >= 5,
+        "the tutorial's finished files are not linked for download"
+    );
 }
 
 #[test]
