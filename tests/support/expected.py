@@ -1,6 +1,6 @@
-"""What the Spark suites expect of c_range and of a failing call, written once: c_range's rows
-(tests/conformance/fixtures and examples/c_range agree on them), a DataFrame's (id, label) rows,
-and the exception a call must raise."""
+"""What the Spark suites expect of examples/c_range and of a failing call, written once: c_range's
+rows, a DataFrame's (id, label) rows, and the exception a call must raise. (The conformance
+fixture range.c has other rows: `name`, NULL on every fourth.)"""
 
 
 def c_range_rows(start, end):
