@@ -142,13 +142,17 @@ fn a_read_that_ignores_its_kill_fails_the_killed_read() {
 
 #[test]
 fn a_library_that_breaks_when_a_stream_is_released_early_fails_the_killed_read() {
-    // The library stays broken: the checks after it fail too.
+    // The library stays broken: the checks after it fail too. Which partition meets the
+    // broken state first depends on how its task threads interleave with the released one.
     let report = kit_report("BROKEN_AFTER_RELEASE");
     assert_eq!(report.failed()[0], KitCheck::KilledRead, "{report}");
     let what = failure(&report, KitCheck::KilledRead);
-    assert_eq!(
-        what,
-        "`read` (partition 0) failed: a stream was released before its end"
+    let partition = what
+        .strip_prefix("`read` (partition ")
+        .and_then(|rest| rest.strip_suffix(") failed: a stream was released before its end"));
+    assert!(
+        partition.is_some_and(|p| p.parse::<usize>().is_ok()),
+        "{what}"
     );
 }
 
