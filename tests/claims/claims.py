@@ -1,10 +1,11 @@
 """What the claims share: the wait for a streaming query's micro-batches, and (from
-tests/support/expected.py) c_range's rows, a DataFrame's rows and the error a call raises."""
+tests/support/expected.py) c_range's rows, a DataFrame's rows, the error a call raises and the
+rows that Spark's own WHERE keeps."""
 
 import os
 import time
 
-from expected import c_range_rows, failure, rows  # noqa: F401 (the claims import them from here)
+from expected import c_range_rows, failure, rows, spark_keeps  # noqa: F401 (the claims import them from here)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

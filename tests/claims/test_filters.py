@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from claims import ROOT, c_range_rows, failure, rows
+from claims import ROOT, c_range_rows, failure, rows, spark_keeps
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 import sample_conditions  # noqa: E402
@@ -18,12 +18,6 @@ import sample_conditions  # noqa: E402
 
 def c_range(runtime, pushdown=True, **options):
     return runtime.read("c_range", pushdown=pushdown, end=100, num_partitions=3, **options).load()
-
-
-def spark_itself(runtime, all_rows, condition):
-    """The rows Spark computes itself for `condition` over `all_rows`."""
-    local = runtime.spark.createDataFrame(all_rows, "id long, label string")
-    return rows(local.where(condition))
 
 
 def random_condition(rng, depth=0):
@@ -57,30 +51,29 @@ def random_condition(rng, depth=0):
 @pytest.mark.core
 def test_generated_conditions_on_c_range_return_the_rows_spark_computes_itself(runtime):
     rng = random.Random(20240601)
-    all_rows = c_range_rows(0, 100)
-    for _ in range(30):
-        condition = random_condition(rng)
-        pushed = rows(c_range(runtime).where(condition))
-        assert pushed == spark_itself(runtime, all_rows, condition), str(condition)
+    conditions = [random_condition(rng) for _ in range(30)]
+    expected = spark_keeps(runtime.spark, c_range_rows(0, 100), conditions)
+    for condition, spark_s in zip(conditions, expected):
+        assert rows(c_range(runtime).where(condition)) == spark_s, str(condition)
 
 
 def test_nulls_and_empty_in_lists_on_c_range(runtime):
     from pyspark.sql import functions as F
 
     null = F.lit(None).cast("bigint")
-    for condition in [
+    conditions = [
         F.col("id").isin([]),
         F.col("id").isin([1, None]),
         F.col("id") == null,
         F.col("id").eqNullSafe(null),
         ~F.col("id").isin([2, 3]),
         F.col("label").isNull() & (F.col("id") < 10),
-    ]:
+    ]
+    expected = spark_keeps(runtime.spark, c_range_rows(0, 100), conditions)
+    for condition, spark_s in zip(conditions, expected):
         pushed = rows(c_range(runtime).where(condition))
         without = rows(c_range(runtime, pushdown=False).where(condition))
-        assert pushed == without == spark_itself(runtime, c_range_rows(0, 100), condition), str(
-            condition
-        )
+        assert pushed == without == spark_s, str(condition)
 
 
 def test_the_sample_s_rows_are_spark_s_for_generated_conditions(runtime):
@@ -91,11 +84,12 @@ def test_the_sample_s_rows_are_spark_s_for_generated_conditions(runtime):
         return runtime.read("e2e_filters", pushdown=pushdown, end=sample_conditions.END,
                             num_partitions=3).load()
 
-    all_rows = sample_conditions.sample_rows()
-    for condition in sample_conditions.conditions():
+    conditions = sample_conditions.conditions()
+    expected = spark_keeps(runtime.spark, sample_conditions.sample_rows(), conditions)
+    for condition, spark_s in zip(conditions, expected):
         pushed = rows(read(True).where(condition))
         without = rows(read(False).where(condition))
-        assert pushed == without == spark_itself(runtime, all_rows, condition), str(condition)
+        assert pushed == without == spark_s, str(condition)
 
 
 def test_the_sample_s_limit_after_its_accepted_conditions_returns_the_first_rows(runtime):

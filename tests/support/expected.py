@@ -20,3 +20,16 @@ def failure(call):
     except Exception as error:  # noqa: BLE001 - the test looks at what the query got
         return error
     raise AssertionError("no error was raised")
+
+
+def spark_keeps(spark, all_rows, conditions):
+    """For each condition, the (id, label) rows of `all_rows` that Spark's own WHERE keeps (those
+    where it is TRUE), sorted: the oracle of the filter claims. One job evaluates every condition
+    as a column of a local DataFrame, instead of one job per condition."""
+    local = spark.createDataFrame(all_rows, "id long, label string")
+    columns = [condition.alias(f"c{i}") for i, condition in enumerate(conditions)]
+    evaluated = local.select("id", "label", *columns).collect()
+    return [
+        sorted((row.id, row.label) for row in evaluated if row[f"c{i}"] is True)
+        for i in range(len(conditions))
+    ]
