@@ -12,7 +12,7 @@ def test_the_benchmark_runs_on_a_small_table(library, jar):
     example = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     bench = os.path.join(example, "bench", "bench.py")
     done = subprocess.run(
-        [sys.executable, bench, "--rows", "20000", "--library", library, "--jar", jar],
+        [sys.executable, bench, "--rows", "20000", "--repeat", "1", "--library", library, "--jar", jar],
         capture_output=True,
         text=True,
         env=dict(os.environ, BENCH_DRIVER_MEMORY="1g"),
