@@ -30,7 +30,9 @@
 //! registry's sources: the crates of crates.io it compiles never change at a version, and the
 //! workspace's crates, which change under the same version, are rebuilt every run (their
 //! fingerprints are removed first), since cargo takes a registry crate of an unchanged version
-//! as unchanged. A fresh clone (CI) installs cold, as a user does.
+//! as unchanged. The project's `target/` is kept alike between runs
+//! (`<temporary>/sparkds-rehearsal-project-target-<hash>`, moved back into the project, at the
+//! same path, before `cargo build`). A fresh clone (CI) installs and builds cold, as a user does.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -81,6 +83,8 @@ struct Mirrors {
     registry: PathBuf,
     maven: PathBuf,
     wheels: PathBuf,
+    /// The workspace's crates in the registry, in publishing order.
+    publishable: Vec<String>,
 }
 
 /// A user on this machine whose HOME is new: its environment holds nothing of the test's
@@ -190,6 +194,9 @@ fn a_user_installs_every_released_artifact_from_its_registry_in_a_fresh_home() {
     // A new directory at the same path each run (cargo's fingerprints hold the paths of the
     // registry's sources, under the HOME), left for a look when the test fails.
     let work = kept_directory("sparkds-rehearsal");
+    let project = work.join("home").join(NAME);
+    let project_build = kept_directory("sparkds-rehearsal-project-target");
+    keep_build(&project.join("target"), &project_build);
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).expect("create the rehearsal's directory");
     let mirrors = mirrors(&repository, &work, &mut steps);
@@ -213,7 +220,7 @@ fn a_user_installs_every_released_artifact_from_its_registry_in_a_fresh_home() {
     )
     .expect("write the HOME's cargo configuration");
 
-    install_the_command(&user, &mut steps);
+    install_the_command(&user, &mirrors.publishable, &mut steps);
     let version_said = steps.run(
         "cargo sparkds --version",
         &mut user.cargo(&home, &["sparkds", "--version"]),
@@ -229,17 +236,40 @@ fn a_user_installs_every_released_artifact_from_its_registry_in_a_fresh_home() {
             .arg(format!("file://{}", mirrors.git.display()))
             .args(["--tag", &format!("v{VERSION}"), "--name", NAME, "--silent"]),
     );
-    let project = home.join(NAME);
     let manifest = std::fs::read_to_string(project.join("Cargo.toml")).expect("Cargo.toml");
     assert!(
         manifest.contains(&format!("spark-datasource = \"{VERSION}\"")),
         "the default `sdk` is version:{VERSION}:\n{manifest}"
     );
 
-    steps.run(
-        "cargo build --release",
+    // The build of an earlier run, at the same path, where cargo finds it: the crates of
+    // crates.io it holds never change at a version; the project and the SDK's crates are built
+    // again. A fresh clone (CI) builds cold, as a user does.
+    let warm = project_build.exists();
+    if warm {
+        let mut ours = mirrors.publishable.clone();
+        ours.push(NAME.to_string());
+        forget_crates(&project_build.join("release/.fingerprint"), &ours);
+        std::fs::rename(&project_build, project.join("target")).expect("restore the build");
+    }
+    let built = steps.run(
+        &format!(
+            "cargo build --release ({})",
+            if warm {
+                "the crates.io crates built by an earlier run"
+            } else {
+                "cold"
+            }
+        ),
         &mut user.cargo(&project, &["build", "--release"]),
     );
+    let said = String::from_utf8_lossy(&built.stderr);
+    for ours in ["spark-datasource-core", "spark-datasource"] {
+        assert!(
+            said.contains(&format!("Compiling {ours} v{VERSION}")),
+            "the SDK's crates of the registry are built each run:\n{said}"
+        );
+    }
     let lock = std::fs::read_to_string(project.join("Cargo.lock")).expect("Cargo.lock");
     assert!(
         lock.contains(&format!(
@@ -285,7 +315,37 @@ fn a_user_installs_every_released_artifact_from_its_registry_in_a_fresh_home() {
         "the user's steps wrote into the checkout"
     );
     steps.print();
+    keep_build(&project.join("target"), &project_build);
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Moves the project's build of a run to `kept`, replacing what was there, for the next run.
+fn keep_build(build: &Path, kept: &Path) {
+    if build.is_dir() {
+        let _ = std::fs::remove_dir_all(kept);
+        std::fs::rename(build, kept).expect("keep the project's build");
+    }
+}
+
+/// Removes the fingerprints of the crates `names` from a cargo build's `fingerprints`, so that
+/// cargo builds them again: the registry's crates of this workspace change under the same
+/// version, which cargo takes as unchanged.
+fn forget_crates(fingerprints: &Path, names: &[String]) {
+    for entry in std::fs::read_dir(fingerprints)
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let ours = names.iter().any(|crate_name| {
+            name.strip_prefix(crate_name.as_str())
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|hash| hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()))
+        });
+        if ours {
+            std::fs::remove_dir_all(entry.path()).expect("remove a fingerprint");
+        }
+    }
 }
 
 /// `<temporary>/<prefix>-<hash of the repository's path>`: one path per checkout, the same in
@@ -434,6 +494,7 @@ fn mirrors(repository: &Repository, work: &Path, steps: &mut Steps) -> Mirrors {
         registry,
         maven,
         wheels,
+        publishable,
     }
 }
 
@@ -663,31 +724,12 @@ fn download_cache() -> PathBuf {
 
 /// `cargo install --locked cargo-sparkds@<version>`, from the registry, in the kept target
 /// directory (see the module's documentation).
-fn install_the_command(user: &User, steps: &mut Steps) {
+fn install_the_command(user: &User, publishable: &[String], steps: &mut Steps) {
     let target = kept_directory("sparkds-rehearsal-install");
     let cold = !target.exists();
-    let fingerprints = target.join("release/.fingerprint");
-    let workspace = [
-        "spark-datasource",
-        "sparkds",
-        "sparkds-package",
-        "cargo-sparkds",
-    ];
-    for entry in std::fs::read_dir(&fingerprints)
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let ours = workspace.iter().any(|crate_name| {
-            name.strip_prefix(crate_name)
-                .and_then(|rest| rest.strip_prefix('-'))
-                .is_some_and(|hash| hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()))
-        });
-        if ours {
-            std::fs::remove_dir_all(entry.path()).expect("remove a fingerprint");
-        }
-    }
+    // Every crate of the workspace that the registry holds (the SDK's core and eval crates
+    // too, which the command depends on).
+    forget_crates(&target.join("release/.fingerprint"), publishable);
     let output = steps.run(
         &format!(
             "cargo install --locked cargo-sparkds@{VERSION} ({})",
