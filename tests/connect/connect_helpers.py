@@ -1,6 +1,6 @@
 """Helpers of the Spark Connect suite."""
 
-from expected import c_range_rows, failure  # noqa: F401 (the tests import them from here)
+from expected import c_range_rows, failure, rows  # noqa: F401 (the tests import them from here)
 
 
 def native(spark, source: str, **options):

@@ -3,7 +3,7 @@ c_range (spark.dataSource.register works under Connect), and the server's Python
 it. They import spark_native_bridge only from what the session shipped before registering: the
 registration carries the session's Python files of that moment."""
 
-from connect_helpers import c_range_rows, failure
+from connect_helpers import c_range_rows, failure, rows
 
 
 def test_the_bridge_registered_from_a_client_reads_c_range(new_session, c_range_library):
@@ -16,7 +16,7 @@ def test_the_bridge_registered_from_a_client_reads_c_range(new_session, c_range_
     df = spark.read.format("bridged_range").option("end", 6).load()
     # ANCHOR_END: bridge
 
-    assert sorted((r.id, r.label) for r in df.collect()) == c_range_rows(0, 6)
+    assert rows(df) == c_range_rows(0, 6)
 
 
 def test_a_bridge_registered_before_it_was_shipped_names_the_missing_module(

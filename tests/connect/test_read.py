@@ -1,7 +1,7 @@
 """Batch reads of c_range from a Connect client: options, schema, pruning and limit pushed to
 the library (in the plan the server returns, and in the rows)."""
 
-from connect_helpers import c_range_rows, native, plan
+from connect_helpers import c_range_rows, native, plan, rows
 
 
 def test_a_batch_read_returns_the_rows_and_schema_of_the_library(spark):
@@ -10,7 +10,7 @@ def test_a_batch_read_returns_the_rows_and_schema_of_the_library(spark):
     # ANCHOR_END: read
 
     assert df.schema.simpleString() == "struct<id:bigint,label:string>"
-    assert sorted((r.id, r.label) for r in df.collect()) == c_range_rows(0, 10)
+    assert rows(df) == c_range_rows(0, 10)
     assert df.count() == 10
 
 

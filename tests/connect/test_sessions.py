@@ -11,7 +11,7 @@ test_discovery.py)."""
 
 import threading
 
-from connect_helpers import failure, native, plan
+from connect_helpers import failure, native, plan, rows
 from jvm_helpers import install, make_package, platform_key
 
 
@@ -26,7 +26,7 @@ def package(tmp_path, file_name, name, library, extra):
 def labels(session, name):
     """The labels of the first three rows of `name` in `session`, and the plan."""
     df = native(session, name).load().select("id", "label").limit(3)
-    return sorted((r.id, r.label) for r in df.collect()), plan(df)
+    return rows(df), plan(df)
 
 
 C_RANGE = [(0, "label 0"), (1, "label 1"), (2, None)]
