@@ -20,6 +20,8 @@
 //! PyPI for the wheel's build backend (setuptools, as pip fetches it).
 
 mod rehearsal;
+#[path = "../support/run_dir.rs"]
+mod run_dir;
 #[allow(dead_code)]
 #[path = "../spark/helpers/mod.rs"]
 mod spark_helpers;
@@ -118,7 +120,9 @@ fn release() -> &'static Release {
     static RELEASE: OnceLock<Release> = OnceLock::new();
     RELEASE.get_or_init(|| {
         let repository = Repository::locate();
-        let dir = tempfile::tempdir().expect("a temporary directory");
+        // Outside the checkout, since the rehearsal's user must reach no path of it; a static
+        // is never dropped, so a later run removes it (and the suite, with its run's TMPDIR).
+        let dir = run_dir::new_run_dir(&std::env::temp_dir(), "sparkds-release-");
         let jni = match std::env::var_os("CARGO_CDYLIB_FILE_SPARKDS_JNI") {
             Some(file) => PathBuf::from(file),
             None => {
@@ -365,19 +369,31 @@ fn load_jni(jars: &[&Path]) -> Vec<String> {
     let source = work.path().join("LoadJni.java");
     std::fs::write(&source, LOAD_JNI).expect("write LoadJni.java");
     let classpath = format!("{}/jars/*", pyspark_home().display());
+    // A temporary directory of the JVM's own, to see what the plugin leaves in it.
+    let tmpdir = work.path().join("java.io.tmpdir");
+    std::fs::create_dir(&tmpdir).expect("create java.io.tmpdir");
     let output = timed(
         "java LoadJni",
         Command::new("java")
-            .args([
-                "-XX:TieredStopAtLevel=1",
-                "-XX:+UseSerialGC",
-                "-cp",
-                &classpath,
-            ])
+            .args(["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"])
+            .arg(format!("-Djava.io.tmpdir={}", tmpdir.display()))
+            .args(["-cp", &classpath])
             .arg(&source)
             .args(jars)
             .env_remove("SPARKDS_JNI_LIBRARY")
             .current_dir(work.path()),
+    );
+    // Loaded or refused, the copy of the JNI library is removed (on Linux and macOS): a copy
+    // left for every refusal would fill the disk of a machine that retries.
+    let left: Vec<_> = std::fs::read_dir(&tmpdir)
+        .expect("list java.io.tmpdir")
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|name| name.to_string_lossy().starts_with("sparkds_jni_"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "the plugin left {left:?} in java.io.tmpdir"
     );
     String::from_utf8_lossy(&output.stdout)
         .lines()

@@ -24,7 +24,8 @@
 //! built from is as git committed it.
 //!
 //! `cargo install` builds in a target directory kept between runs, outside the checkout and the
-//! HOME (`<temporary>/sparkds-rehearsal-install-<hash of the repository's path>`), and the
+//! HOME (`<temporary>/sparkds-rehearsal-install-<hash of the repository's path>`; those of
+//! checkouts that are gone are removed), and the
 //! mirrors and the HOME are made anew each run at the same paths
 //! (`<temporary>/sparkds-rehearsal-<hash>`), since cargo's fingerprints hold the paths of the
 //! registry's sources: the crates of crates.io it compiles never change at a version, and the
@@ -191,6 +192,7 @@ fn a_user_installs_every_released_artifact_from_its_registry_in_a_fresh_home() {
         .parent()
         .expect("tests/ is in the repository")
         .to_path_buf();
+    forget_gone_checkouts();
     // A new directory at the same path each run (cargo's fingerprints hold the paths of the
     // registry's sources, under the HOME), left for a look when the test fails.
     let work = kept_directory("sparkds-rehearsal");
@@ -349,14 +351,58 @@ fn forget_crates(fingerprints: &Path, names: &[String]) {
 }
 
 /// `<temporary>/<prefix>-<hash of the repository's path>`: one path per checkout, the same in
-/// every run.
+/// every run, in the system's temporary directory (the suite gives its groups one of the run's,
+/// removed at its end). Beside it, `<that>.checkout` names the checkout, so that
+/// `forget_gone_checkouts` can tell whose it is.
 fn kept_directory(prefix: &str) -> PathBuf {
+    let checkout = Repository::locate().path("");
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    std::hash::Hash::hash(&Repository::locate().path(""), &mut hasher);
-    std::env::temp_dir().join(format!(
-        "{prefix}-{:016x}",
-        std::hash::Hasher::finish(&hasher)
-    ))
+    std::hash::Hash::hash(&checkout, &mut hasher);
+    let name = format!("{prefix}-{:016x}", std::hash::Hasher::finish(&hasher));
+    let base = system_tmpdir();
+    std::fs::write(
+        base.join(format!("{name}.checkout")),
+        checkout.display().to_string(),
+    )
+    .unwrap_or_else(|e| panic!("cannot write in {}: {e}", base.display()));
+    base.join(name)
+}
+
+fn system_tmpdir() -> PathBuf {
+    std::env::var_os("SPARKDS_SUITE_SYSTEM_TMPDIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+}
+
+/// Removes the kept directories of checkouts that no longer exist (a clone made for one run,
+/// then deleted), and those of earlier versions of this test, which name no checkout: each
+/// holds hundreds of megabytes of builds that no run will use again.
+fn forget_gone_checkouts() {
+    let base = system_tmpdir();
+    let Ok(entries) = std::fs::read_dir(&base) else {
+        return;
+    };
+    let names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("sparkds-rehearsal-"))
+        .collect();
+    for name in &names {
+        let (stem, marker) = match name.strip_suffix(".checkout") {
+            Some(stem) => (stem.to_string(), Some(base.join(name))),
+            None if names.contains(&format!("{name}.checkout")) => continue,
+            None => (name.clone(), None),
+        };
+        let gone = marker.as_ref().is_none_or(|marker| {
+            std::fs::read_to_string(marker).is_ok_and(|checkout| !Path::new(&checkout).exists())
+        });
+        if gone {
+            let _ = std::fs::remove_dir_all(base.join(&stem));
+            if let Some(marker) = marker {
+                let _ = std::fs::remove_file(marker);
+            }
+        }
+    }
 }
 
 /// `git status` of `copy`, ignored files included: empty when the tree is as committed.

@@ -21,6 +21,13 @@
 //! (`SPARKDS_SUITE_CHECKOUT`, tests/support/checkout.rs), so that the SDK's crates, which the
 //! projects depend on by path, build once for all of them.
 //!
+//! Every group's temporary files go to a directory of the run (`TMPDIR`, and `java.io.tmpdir`
+//! through `JAVA_TOOL_OPTIONS` when the suite sets it), removed when the run passes, else by
+//! the next run: tests kill processes (Spark's JVMs, streaming queries) that cannot clean up
+//! after themselves, and a machine that runs the suite again and again must not fill its disk.
+//! The release rehearsal's builds, kept between runs on purpose, stay in the system's temporary
+//! directory (`SPARKDS_SUITE_SYSTEM_TMPDIR`).
+//!
 //! Each group's output goes to `target/suite/<group>.log`, printed whole when the group fails.
 //! The run ends with the time of each group and of the compilation, and how busy the processors
 //! were meanwhile, and fails if a group failed.
@@ -96,7 +103,8 @@ fn main() -> ExitCode {
     let at_start = cpu::sample();
     // The JVMs' options, unless the caller chose some: Spark's class archive is made (the first
     // time) while the test binaries compile.
-    let archive = (std::env::var_os("JAVA_TOOL_OPTIONS").is_none() && !arguments.list)
+    let own_java_options = std::env::var_os("JAVA_TOOL_OPTIONS").is_none();
+    let archive = (own_java_options && !arguments.list)
         .then(|| std::thread::spawn(|| jvm::spark_archive(&suite_directory().join("classes"))));
     let mut all = match groups::build_all() {
         Ok(all) => all,
@@ -151,14 +159,34 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let system_tmpdir = std::env::temp_dir().display().to_string();
     for group in &mut all {
         group.env.push((
             checkout::VARIABLE.to_string(),
             shared.path.display().to_string(),
         ));
+        group
+            .env
+            .push(("TMPDIR".to_string(), shared.tmp.display().to_string()));
+        group.env.push((
+            "SPARKDS_SUITE_SYSTEM_TMPDIR".to_string(),
+            system_tmpdir.clone(),
+        ));
+        if own_java_options {
+            jvm::add_tmpdir(&mut group.env, &shared.tmp);
+        }
     }
     let outcomes = run::run_all(all, arguments.jobs);
-    drop(shared);
+    if outcomes.iter().any(|o| !o.passed) {
+        println!(
+            "suite: the groups' temporary files are kept for a look in {} (the next run removes \
+             them)",
+            shared.tmp.display()
+        );
+        shared.keep_tmp();
+    } else {
+        drop(shared);
+    }
     let busy = report::Busy {
         compilation: cpu::busy_percent(at_start, compiled),
         groups: cpu::busy_percent(compiled, cpu::sample()),
@@ -195,6 +223,8 @@ fn suite_directory() -> std::path::PathBuf {
 /// Its `target` is a link to the repository's, as the tutorial's copy has.
 struct SharedCheckout {
     path: std::path::PathBuf,
+    /// The groups' temporary directory, `<temporary>/sparkds-suite-<hash>-tmp`.
+    tmp: std::path::PathBuf,
 }
 
 impl SharedCheckout {
@@ -229,7 +259,27 @@ impl SharedCheckout {
         #[cfg(unix)]
         std::os::unix::fs::symlink(root.join("target"), path.join("target"))
             .map_err(|e| format!("cannot link {}/target: {e}", path.display()))?;
-        Ok(SharedCheckout { path })
+        // Beside the copy, not in its owner-only folder: the groups' other users (the
+        // PostgreSQL server's) reach their files in it, as in the system's temporary directory,
+        // whose modes it has (anyone writes, only the owner of a file removes it).
+        let tmp = parent.with_file_name(format!(
+            "{}-tmp",
+            parent.file_name().expect("a name").to_string_lossy()
+        ));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir(&tmp).map_err(|e| format!("cannot make {} ({e})", tmp.display()))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777))
+                .map_err(|e| format!("cannot chmod {} ({e})", tmp.display()))?;
+        }
+        Ok(SharedCheckout { path, tmp })
+    }
+
+    /// Leaves the groups' temporary files when the run ends (the copy goes all the same).
+    fn keep_tmp(mut self) {
+        self.tmp = std::path::PathBuf::new();
     }
 }
 
@@ -237,6 +287,9 @@ impl Drop for SharedCheckout {
     fn drop(&mut self) {
         if let Some(parent) = self.path.parent() {
             let _ = std::fs::remove_dir_all(parent);
+        }
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.tmp);
         }
     }
 }

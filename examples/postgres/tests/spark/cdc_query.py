@@ -24,11 +24,15 @@ from cdc_support import applier  # noqa: E402
 def main(path):
     with open(path) as f:
         config = json.load(f)
-    libraries = tempfile.mkdtemp(prefix="sparkds_cdc_lib_")
+    # Scratch beside the config (the test's own directory): the test kills this process, so
+    # nothing here can clean up after it, and a system temporary directory would keep a copy of
+    # the library for every run.
+    scratch = os.path.dirname(os.path.abspath(path))
+    libraries = tempfile.mkdtemp(prefix="libraries_", dir=scratch)
     shutil.copy(config["library"], libraries)
     spark = spark_session.builder(
         "sparkds-cdc-query",
-        tempfile.mkdtemp(prefix="sparkds_cdc_warehouse_"),
+        tempfile.mkdtemp(prefix="warehouse_", dir=scratch),
         master=config["master"],
         jars=[config["jar"]],
         library_path=libraries,

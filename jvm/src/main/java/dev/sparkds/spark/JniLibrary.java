@@ -50,6 +50,32 @@ public final class JniLibrary {
       // A fresh directory of mode 0700 (what createTempDirectory gives on POSIX): nobody else
       // can replace the copy between its hash and its load.
       copy = Files.createTempDirectory("sparkds_jni_").resolve(fileName);
+    } catch (IOException e) {
+      throw cannotExtract(fileName, e);
+    }
+    try {
+      extract(platform, fileName, copy);
+      System.load(copy.toAbsolutePath().toString());
+    } finally {
+      // Loaded or refused, the file is not needed any more: the loaded mapping keeps the code.
+      // Windows does not delete a loaded library, so there it goes when the JVM exits.
+      if (!platform.startsWith("windows")) {
+        copy.toFile().delete();
+        copy.getParent().toFile().delete();
+      } else {
+        copy.getParent().toFile().deleteOnExit();
+        copy.toFile().deleteOnExit();
+      }
+    }
+    loaded = true;
+  }
+
+  /**
+   * Writes the JNI library to {@code copy}: the override's file, or the jar's resource for
+   * {@code platform} after checking it against the hash the jar records.
+   */
+  private static void extract(String platform, String fileName, Path copy) {
+    try {
       String override = System.getProperty(OVERRIDE_PROPERTY, System.getenv(OVERRIDE_ENV));
       if (override != null && !override.isEmpty()) {
         Path source = Paths.get(override);
@@ -82,27 +108,20 @@ public final class JniLibrary {
         checkRecordedHash(resource, copy);
       }
     } catch (IOException e) {
-      throw new NativeDataSourceException(
-          "INVALID_NATIVE_DATA_SOURCE_LIBRARY.INIT_FAILED",
-          "cannot extract the JNI library "
-              + fileName
-              + " to "
-              + System.getProperty("java.io.tmpdir")
-              + ": "
-              + e
-              + ". Set java.io.tmpdir to a writable directory.");
+      throw cannotExtract(fileName, e);
     }
-    System.load(copy.toAbsolutePath().toString());
-    // The loaded mapping keeps the code; the file itself is not needed any more, except on
-    // Windows, which does not delete a loaded library.
-    if (!platform.startsWith("windows")) {
-      copy.toFile().delete();
-      copy.getParent().toFile().delete();
-    } else {
-      copy.getParent().toFile().deleteOnExit();
-      copy.toFile().deleteOnExit();
-    }
-    loaded = true;
+  }
+
+  private static NativeDataSourceException cannotExtract(String fileName, IOException e) {
+    return new NativeDataSourceException(
+        "INVALID_NATIVE_DATA_SOURCE_LIBRARY.INIT_FAILED",
+        "cannot extract the JNI library "
+            + fileName
+            + " to "
+            + System.getProperty("java.io.tmpdir")
+            + ": "
+            + e
+            + ". Set java.io.tmpdir to a writable directory.");
   }
 
   /**
