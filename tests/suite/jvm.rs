@@ -31,21 +31,17 @@ pub fn tool_options(archive: Option<&Path>) -> String {
     }
 }
 
-/// Adds `-Djava.io.tmpdir=<tmp>` to the `JAVA_TOOL_OPTIONS` of `env`: where the JVMs extract
-/// their native libraries and Spark keeps its scratch files, which a killed JVM leaves behind.
-/// The JVM reads the option up to a space, so a path with one is not given.
-pub fn add_tmpdir(env: &mut Vec<(String, String)>, tmp: &Path) {
+/// Adds `-Djava.io.tmpdir=<tmp>` to the `JAVA_TOOL_OPTIONS` that `env` holds (those of
+/// `tool_options`): where the JVMs extract their native libraries and Spark keeps its scratch
+/// files, which a killed JVM leaves behind. The JVM reads the option up to a space, so a path
+/// with one is not given.
+pub fn add_tmpdir(env: &mut [(String, String)], tmp: &Path) {
     let tmp = tmp.display().to_string();
     if tmp.contains(char::is_whitespace) {
         return;
     }
-    let option = format!("-Djava.io.tmpdir={tmp}");
-    match env.iter_mut().find(|(key, _)| key == "JAVA_TOOL_OPTIONS") {
-        Some((_, options)) => *options = format!("{options} {option}"),
-        None => env.push((
-            "JAVA_TOOL_OPTIONS".to_string(),
-            format!("{SHORT_LIVED} {option}"),
-        )),
+    if let Some((_, options)) = env.iter_mut().find(|(key, _)| key == "JAVA_TOOL_OPTIONS") {
+        *options = format!("{options} -Djava.io.tmpdir={tmp}");
     }
 }
 

@@ -103,8 +103,7 @@ fn main() -> ExitCode {
     let at_start = cpu::sample();
     // The JVMs' options, unless the caller chose some: Spark's class archive is made (the first
     // time) while the test binaries compile.
-    let own_java_options = std::env::var_os("JAVA_TOOL_OPTIONS").is_none();
-    let archive = (own_java_options && !arguments.list)
+    let archive = (std::env::var_os("JAVA_TOOL_OPTIONS").is_none() && !arguments.list)
         .then(|| std::thread::spawn(|| jvm::spark_archive(&suite_directory().join("classes"))));
     let mut all = match groups::build_all() {
         Ok(all) => all,
@@ -172,9 +171,7 @@ fn main() -> ExitCode {
             "SPARKDS_SUITE_SYSTEM_TMPDIR".to_string(),
             system_tmpdir.clone(),
         ));
-        if own_java_options {
-            jvm::add_tmpdir(&mut group.env, &shared.tmp);
-        }
+        jvm::add_tmpdir(&mut group.env, &shared.tmp);
     }
     let outcomes = run::run_all(all, arguments.jobs);
     if outcomes.iter().any(|o| !o.passed) {
