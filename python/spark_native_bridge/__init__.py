@@ -138,13 +138,30 @@ def _redaction_patterns(spark) -> Tuple[str, ...]:
 
 
 def _register_class(spark, library) -> Type:
-    from ._datasource import NativeDataSource
+    from ._datasource import PUSHES_FILTERS, NativeDataSource
 
     name = library.name
+    if not PUSHES_FILTERS and library.load().push_filters_function is not None:
+        _log_no_pushdown(name)
     class_name = "NativeDataSource_" + "".join(c if c.isalnum() else "_" for c in name)
     data_source = type(class_name, (NativeDataSource,), {"_library": library})
     spark.dataSource.register(data_source)
     return data_source
+
+
+def _log_no_pushdown(name: str) -> None:
+    import logging
+
+    import pyspark
+
+    logging.getLogger("spark_native_bridge").warning(
+        "%s accepts filters, but the bridge offers it none on pyspark %s: this pyspark reuses "
+        "the read plan that one query's filters made for later scans of the same DataFrame, "
+        "which would read the wrong rows, so Spark evaluates every filter itself. The JVM "
+        "plugin pushes filters on every Spark line (see the book's page on filters).",
+        name,
+        pyspark.__version__,
+    )
 
 
 def ship_to_executors(spark) -> str:

@@ -260,6 +260,36 @@ def _check_rows(library: _Library, checked: Sequence, batch, index: int) -> None
 _BASE_PUSH_FILTERS = getattr(DataSourceReader, "pushFilters", None)
 
 
+def _plans_each_scan_apart() -> bool:
+    """Whether this pyspark gives each scan of a relation the read plan of its own filters.
+
+    pyspark 4.1 to 4.3 do not. Their PythonScanBuilder.pushFilters stores the plan that the
+    filter pushdown worker returns (the partitions, and the pickled reader that accepted the
+    filters) on the relation's PythonDataSourceV2 (`setReadInfo`), and PythonBatch plans with
+    `getOrCreateReadInfo`, which hands that stored plan to every later scan of the relation: a
+    query without filters (it runs no pushdown pass), a view of the DataFrame, and in one query
+    the scan whose filters were pushed first (a union of two filters reads one of them twice). A
+    reader that applies the filters it accepted then answers another query: `df.where("id < 3")
+    .count()` followed by `df.count()` gives 3 of 10 rows. SPARK-58551, the change that added
+    `DataSourceReader.pushLimit`, keeps the plan on the scan builder; no release the bridge
+    supports has it (the book's page on filters reproduces it with a Python data source).
+    """
+    if _BASE_PUSH_FILTERS is None or not hasattr(DataSourceReader, "pushLimit"):
+        return False
+    import pyspark
+
+    try:
+        line = tuple(int(part) for part in pyspark.__version__.split(".")[:2])
+    except ValueError:  # pragma: no cover - a development version such as 4.4.0.dev0
+        return False
+    return line >= (4, 4)
+
+
+# Whether the bridge offers a query's filters to the library at all (see above): where it does
+# not, pyspark's pushdown pass gets every filter back, and Spark evaluates them all.
+PUSHES_FILTERS = _plans_each_scan_apart()
+
+
 class _BoundPushFilters:
     """`reader.pushFilters` of a NativeReader: calls its `_push_filters`.
 
@@ -292,11 +322,11 @@ class _PushFilters:
 class NativeReader(DataSourceReader):
     """Plans a batch read on the driver side, and reads partitions on executors.
 
-    On pyspark 4.1 and later, with spark.sql.python.filterPushdown.enabled, `pushFilters` offers
-    the query's filters to a library that exports spark_ds_filters_init
-    (spark_datasource_filters.h). What becomes of the ones it accepts is `accepted_filters`, the
-    option ``acceptedFilters`` (see ``_accepted``): Spark evaluates them again, the executors
-    check every row against them, or they are trusted.
+    On a pyspark that plans each scan apart (`PUSHES_FILTERS`), with
+    spark.sql.python.filterPushdown.enabled, `pushFilters` offers the query's filters to a
+    library that exports spark_ds_filters_init (spark_datasource_filters.h). What becomes of the
+    ones it accepts is `accepted_filters`, the option ``acceptedFilters`` (see ``_accepted``):
+    Spark evaluates them again, the executors check every row against them, or they are trusted.
     """
 
     def __init__(
@@ -322,7 +352,7 @@ class NativeReader(DataSourceReader):
         # The pyspark filters that the library accepted, in the order Spark gave them.
         self.pushed_filters: Tuple = ()
 
-    if _BASE_PUSH_FILTERS is not None:
+    if PUSHES_FILTERS:
         pushFilters = _PushFilters()
 
     @_redacted

@@ -6,7 +6,8 @@ by its client (`connect`).
 A claim names a data source by its name (`c_range`, `e2e_rw`, ...) and asks the runtime for a
 reader or a writer of it; what differs between the runtimes (the format and the option `source`
 or a registered name, how pushdown is turned off, the plan's text, what the default of
-`acceptedFilters` is, whether a stream resumes) is said here, once."""
+`acceptedFilters` is, whether filters reach the library, whether a stream resumes) is said here,
+once."""
 
 from typing import Dict, Optional
 
@@ -22,6 +23,8 @@ class Runtime:
     name = ""
     # What the option `acceptedFilters` is when a query does not set it.
     accepted_filters_default = "check"
+    # Whether a library is offered the query's filters at all.
+    pushes_filters = True
 
     def __init__(self, spark, libraries: Dict[str, str], resumes_streams: bool = True):
         self.spark = spark
@@ -90,6 +93,11 @@ class Bridge(Runtime):
     def __init__(self, spark, libraries: Dict[str, str], resumes_streams: bool = True):
         super().__init__(spark, libraries, resumes_streams)
         self._registered: Dict[str, str] = {}
+        # Not on pyspark 4.1 to 4.3, which reuse one query's filtered read plan for the next
+        # (spark_native_bridge._datasource._plans_each_scan_apart).
+        from spark_native_bridge._datasource import PUSHES_FILTERS
+
+        self.pushes_filters = PUSHES_FILTERS
 
     def format(self, source: str) -> str:
         if source not in self._registered:
