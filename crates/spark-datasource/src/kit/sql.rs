@@ -11,8 +11,9 @@
 //!   (PostgreSQL) or `IS` (SQLite); an empty `IN` is FALSE, as in Spark;
 //! - collations: text compares byte by byte in Spark, so a comparison with a string is written
 //!   `COLLATE "C"` (PostgreSQL) or `COLLATE BINARY` (SQLite), whatever the column declares;
-//! - `startsWith`, `endsWith`, `contains`: `LIKE` with `\`, `%` and `_` escaped (PostgreSQL),
-//!   `instr` and `substr`, which do not fold case as SQLite's `LIKE` does;
+//! - `startsWith`, `endsWith`, `contains`: `LIKE` with `!`, `%` and `_` escaped by `!`
+//!   (PostgreSQL: no backslash in the text, which `standard_conforming_strings = off` would read
+//!   as an escape), `instr` and `substr`, which do not fold case as SQLite's `LIKE` does;
 //! - NaN: PostgreSQL orders and compares NaN as Spark does; SQLite stores no NaN (it becomes
 //!   NULL), so a NaN literal is refused there;
 //! - booleans and constants: `TRUE`/`FALSE`, or `1`/`0` in SQLite.
@@ -489,17 +490,21 @@ impl Query {
         let c = self.dialect.ident(column);
         Some(match self.dialect {
             Dialect::PostgreSql => {
+                // The escape is `!`, not `\`: `ESCAPE '\'` is a backslash only under
+                // `standard_conforming_strings = on`; with it off (a server's or a database's
+                // setting), `'\'` is an escaped quote that opens a string running into the rest
+                // of the statement. `'!'` reads the same under either setting.
                 let escaped = text
-                    .replace('\\', "\\\\")
-                    .replace('%', "\\%")
-                    .replace('_', "\\_");
+                    .replace('!', "!!")
+                    .replace('%', "!%")
+                    .replace('_', "!_");
                 let pattern = match op {
                     Op::StartsWith => format!("{escaped}%"),
                     Op::EndsWith => format!("%{escaped}"),
                     _ => format!("%{escaped}%"),
                 };
                 let p = self.bind(Literal::Utf8(Some(pattern)));
-                format!("{c} COLLATE \"C\" LIKE {p} ESCAPE '\\'")
+                format!("{c} COLLATE \"C\" LIKE {p} ESCAPE '!'")
             }
             // instr and substr compare code points (bytes of a BLOB) and never fold case.
             Dialect::Sqlite if text.is_empty() && op == Op::EndsWith => {
@@ -676,7 +681,7 @@ mod tests {
             Filter::In(col("a"), vec![]),
             Filter::Or(
                 Box::new(Filter::IsNull(col("b"))),
-                Box::new(Filter::Contains(col("b"), text("50%_off\\"))),
+                Box::new(Filter::Contains(col("b"), text("50%_off!\\"))),
             ),
             Filter::EndsWith(col("b"), text("")),
             Filter::AlwaysTrue,
@@ -685,10 +690,13 @@ mod tests {
         assert_eq!(
             sql,
             " WHERE (\"a\" IS NOT DISTINCT FROM $1) AND (FALSE) AND ((\"b\" IS NULL OR \"b\" \
-             COLLATE \"C\" LIKE $2 ESCAPE '\\')) AND (\"b\" COLLATE \"C\" LIKE $3 ESCAPE '\\') \
+             COLLATE \"C\" LIKE $2 ESCAPE '!')) AND (\"b\" COLLATE \"C\" LIKE $3 ESCAPE '!') \
              AND (TRUE)"
         );
-        assert_eq!(params[1], Literal::Utf8(Some("%50\\%\\_off\\\\%".into())));
+        // A backslash is an ordinary character of the pattern; `!` escapes, itself included.
+        assert_eq!(params[1], Literal::Utf8(Some("%50!%!_off!!\\%".into())));
+        // Nothing that `standard_conforming_strings` changes: no backslash in the text.
+        assert!(!sql.contains('\\'), "{sql}");
         let (_, sql, _) = render(Dialect::Sqlite, &filters);
         assert_eq!(
             sql,
@@ -746,10 +754,10 @@ mod tests {
         query.and_filters(&filters, &[true, true], &everything);
         assert_eq!(
             query.sql,
-            " WHERE (\"name\" COLLATE \"C\" LIKE current_setting('p1')::text ESCAPE '\\') AND \
+            " WHERE (\"name\" COLLATE \"C\" LIKE current_setting('p1')::text ESCAPE '!') AND \
              (\"id\" IN (current_setting('p2')::int8, current_setting('p3')::int8))"
         );
-        assert_eq!(query.params[0], Literal::Utf8(Some("a\\_%".into())));
+        assert_eq!(query.params[0], Literal::Utf8(Some("a!_%".into())));
         assert_eq!(query.params.len(), 3);
     }
 
