@@ -45,6 +45,14 @@ class Ten(DataSource):
 
 def reproduce(spark):
     """[(query, answer, right answer)] on `spark`, whose filter pushdown must be on."""
+    if __name__ != "__main__":
+        # Imported (by a test), the classes travel to the Python workers by value, as a
+        # script's do: the workers cannot import this file.
+        import sys
+
+        from pyspark import cloudpickle
+
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
     spark.dataSource.register(Ten)
     df = spark.read.format("ten").load()
     df.createOrReplaceTempView("ten_view")
