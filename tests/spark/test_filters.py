@@ -419,3 +419,20 @@ def test_pyspark_s_reuse_of_a_filtered_read_plan_is_why_the_bridge_pushes_no_fil
     reused = ["df.count()", "SELECT count(*) FROM ten_view",
               "df.where('id < 2').union(df.where('id > 6')).count()"]
     assert wrong == ([] if PUSHES_FILTERS else reused), answers
+
+
+def test_register_warns_that_a_library_which_accepts_filters_is_offered_none(
+    spark, c_range_library, caplog
+):
+    from spark_native_bridge import register
+
+    with caplog.at_level("WARNING", logger="spark_native_bridge"):
+        register(spark, c_range_library)
+
+    warned = [r.getMessage() for r in caplog.records if r.name == "spark_native_bridge"]
+    if PUSHES_FILTERS:
+        assert warned == []
+    else:
+        [message] = warned
+        assert message.startswith("c_range accepts filters, but the bridge offers it none"), message
+        assert "JVM plugin pushes filters" in message
