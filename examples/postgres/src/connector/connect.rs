@@ -1,12 +1,16 @@
 //! Where the server is and who connects: the options `url`, `user` and `password`, with the
-//! fallbacks that libpq and PostgreSQL's JDBC driver have (`PGPASSWORD`, `~/.pgpass`, `PGUSER`,
-//! `sslmode`, `sslrootcert`), turned into a connection, with TLS as `sslmode` says (`tls`). No
-//! message built here holds the password or the URL (both secret by Spark's redaction rule):
-//! errors name the option instead.
+//! fallbacks that libpq and PostgreSQL's JDBC driver have (`PGUSER`, `sslmode`, `sslrootcert`;
+//! `PGPASSWORD` and `~/.pgpass` only with `passwordFromEnvironment`), turned into a connection,
+//! with TLS as `sslmode` says (`tls`) and the server's authentication held to what `guard`
+//! allows. No message built here holds the password or the URL (both secret by Spark's
+//! redaction rule): errors name the option instead.
 
+use std::ffi::OsString;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -15,17 +19,20 @@ use serde::{Deserialize, Serialize};
 use spark_datasource::{Error, Options, Result, Secret};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpStream, UnixStream};
-use tokio_postgres::config::SslMode as ClientSslMode;
+use tokio_postgres::config::{ChannelBinding as ClientChannelBinding, SslMode as ClientSslMode};
 use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::tls::{connector, Socket, SslMode};
+use super::guard::{Binding, Guarded, GuardedTls, Policy, Socket, DEFAULT_MIN_ITERATIONS};
+use super::tls::{connector, SslMode};
 
-/// A connection of the client, over a socket of `tls`.
-pub type ClientConnection =
-    tokio_postgres::Connection<Socket, <MakeRustlsConnect as MakeTlsConnect<Socket>>::Stream>;
+/// A connection of the client, over a socket of `guard`.
+pub type ClientConnection = tokio_postgres::Connection<
+    Socket,
+    Guarded<<MakeRustlsConnect as MakeTlsConnect<Socket>>::Stream>,
+>;
 
 /// The default port of PostgreSQL.
 const DEFAULT_PORT: u16 = 5432;
@@ -54,13 +61,28 @@ pub struct Connection {
     /// `allowPasswordWithoutTls`: answer a request for the password in clear or as MD5 on a
     /// connection without TLS.
     password_without_tls: bool,
+    /// `channelBinding`: what a connection with TLS accepts of the server's authentication.
+    channel_binding: Binding,
+    /// `minScramIterations`: the fewest iterations of SCRAM that the server may ask for.
+    min_scram_iterations: u64,
+    /// `passwordFromEnvironment`: without a password in the options, take `PGPASSWORD` or the
+    /// password file of the machine that connects.
+    password_from_environment: bool,
+}
+
+/// How one attempt to connect goes: with TLS or without.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    Tls,
+    Plain,
 }
 
 impl Connection {
     /// The connection that the options describe.
     ///
     /// # Errors
-    /// No `url`, a `url` that is not a PostgreSQL URL, an unknown `sslmode`.
+    /// No `url`, a `url` that is not a PostgreSQL URL, an unknown `sslmode` or
+    /// `channelBinding`, a root certificate file that cannot be read.
     pub fn from_options(options: &Options) -> Result<Connection> {
         let url = options.secret("url").ok_or_else(|| {
             Error::Option(
@@ -85,12 +107,24 @@ impl Connection {
                 .or_else(|| connection_param(url.expose(), key))
                 .or_else(|| std::env::var(variable).ok())
         };
+        connection.root_cert = setting("sslrootcert", "PGSSLROOTCERT").map(PathBuf::from);
+        // TLS unless a setting names a mode without it: a server in the middle would answer
+        // "no TLS" for the real one. With a certificate authority to check the server's
+        // certificate against, it is checked, with the host's name.
         connection.sslmode = match setting("sslmode", "PGSSLMODE") {
             Some(mode) => SslMode::parse(&mode)?,
-            None => SslMode::Prefer,
+            None if connection.root_cert.is_some() => SslMode::VerifyFull,
+            None => SslMode::Require,
         };
-        connection.root_cert = setting("sslrootcert", "PGSSLROOTCERT").map(PathBuf::from);
+        let binding = setting("channelBinding", "PGCHANNELBINDING")
+            .or_else(|| connection_param(url.expose(), "channel_binding"));
+        if let Some(binding) = binding {
+            connection.channel_binding = Binding::parse(&binding)?;
+        }
         connection.password_without_tls = options.get_or("allowPasswordWithoutTls", false)?;
+        connection.min_scram_iterations =
+            options.get_or("minScramIterations", DEFAULT_MIN_ITERATIONS)?;
+        connection.password_from_environment = options.get_or("passwordFromEnvironment", false)?;
         connection.connect_timeout =
             options.get_or("connectTimeout", connection.connect_timeout)?;
         // A bad root certificate file is an option error now, not a failed task later.
@@ -168,56 +202,59 @@ impl Connection {
         application_name: &str,
         socket: impl Fn(Socket) -> S,
         tls: impl Fn(<MakeRustlsConnect as MakeTlsConnect<S>>::TlsConnect) -> T,
-    ) -> std::result::Result<(Client, tokio_postgres::Connection<S, T::Stream>), ConnectError>
+    ) -> std::result::Result<
+        (Client, tokio_postgres::Connection<S, Guarded<T::Stream>>),
+        ConnectError,
+    >
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
         T: TlsConnect<S>,
+        T::Future: Unpin,
     {
         let fatal = |error| ConnectError {
             error,
             transient: false,
         };
         let (mut config, user, dbname) = self.config(application_name).map_err(fatal)?;
-        let modes: &[ClientSslMode] = match self.sslmode {
-            SslMode::Disable => &[ClientSslMode::Disable],
-            // libpq's `allow`: plain first, TLS when the server refuses plain.
-            SslMode::Allow => &[ClientSslMode::Disable, ClientSslMode::Require],
-            SslMode::Prefer => &[ClientSslMode::Prefer],
-            _ => &[ClientSslMode::Require],
-        };
         let mode = match self.sslmode {
             SslMode::Disable | SslMode::Allow | SslMode::Prefer => SslMode::Prefer,
             mode => mode,
         };
         let mut make = connector(mode, self.root_cert.as_deref()).map_err(fatal)?;
+        let has_password = config.get_password().is_some();
         let mut failure = None;
-        for &mode in modes {
-            config.ssl_mode(mode);
+        let mut refused_tls = false;
+        for &transport in self.transports() {
+            // libpq's `prefer`: plain only when the server said it has no TLS, not when TLS
+            // failed for another reason (a certificate, a password).
+            if transport == Transport::Plain && self.sslmode == SslMode::Prefer && !refused_tls {
+                break;
+            }
+            let refused = Arc::new(AtomicBool::new(false));
             let attempt = async {
                 let raw = self
-                    .socket()
+                    .socket(refused.clone(), has_password)
                     .await
                     .map_err(|e| (e.to_string(), is_transient_io(&e)))?;
                 let Ok(connect) = MakeTlsConnect::<S>::make_tls_connect(&mut make, &self.host);
-                config
-                    .connect_raw(socket(raw), tls(connect))
+                let guarded = GuardedTls {
+                    inner: tls(connect),
+                    policy: self.policy(Transport::Tls, has_password),
+                };
+                self.configure(&mut config, transport)
+                    .connect_raw(socket(raw), guarded)
                     .await
                     .map_err(|e| (describe(&e), is_transient(&e)))
             };
-            let result = match self.connect_timeout {
-                0 => attempt.await,
-                seconds => tokio::time::timeout(Duration::from_secs(seconds), attempt)
-                    .await
-                    .unwrap_or_else(|_| {
-                        Err((
-                            format!("no answer within {seconds} seconds (option `connectTimeout`)"),
-                            true,
-                        ))
-                    }),
-            };
-            match result {
+            match self.within_timeout(attempt).await {
                 Ok(connected) => return Ok(connected),
                 Err((why, transient)) => {
+                    refused_tls = refused.load(Ordering::Relaxed);
+                    let why = if refused_tls && !self.sslmode.allows_plain() {
+                        self.no_tls()
+                    } else {
+                        why
+                    };
                     failure = Some(ConnectError {
                         error: self.unreachable(&user, &dbname, &why),
                         transient,
@@ -228,19 +265,101 @@ impl Connection {
         Err(failure.unwrap_or_else(|| fatal(Error::msg("no way to connect"))))
     }
 
+    /// Why a connection whose `sslmode` needs TLS failed on a server that has none.
+    fn no_tls(&self) -> String {
+        format!(
+            "the server has no TLS, and sslmode {} connects only with TLS (the default is \
+             require, or verify-full with `sslrootcert`): turn TLS on in the server (ssl = on), \
+             or set the option `sslmode` to disable where no one else can listen on the \
+             network or answer in the server's place",
+            self.sslmode.name()
+        )
+    }
+
+    /// What the attempts to connect are, in order, by `sslmode`. A Unix socket has no TLS:
+    /// PostgreSQL offers none there, and libpq ignores `sslmode` for it.
+    fn transports(&self) -> &'static [Transport] {
+        if self.host.starts_with('/') {
+            return &[Transport::Plain];
+        }
+        match self.sslmode {
+            SslMode::Disable => &[Transport::Plain],
+            // libpq's `allow`: plain first, TLS when the server refuses plain.
+            SslMode::Allow => &[Transport::Plain, Transport::Tls],
+            SslMode::Prefer => &[Transport::Tls, Transport::Plain],
+            _ => &[Transport::Tls],
+        }
+    }
+
+    /// `config` for an attempt over `transport`: the client asks for TLS or not, and, with
+    /// TLS, holds SCRAM to `channelBinding` too (the guard's check is on what the server
+    /// offers; the client's, on what it answers).
+    fn configure<'c>(
+        &self,
+        config: &'c mut tokio_postgres::Config,
+        transport: Transport,
+    ) -> &'c mut tokio_postgres::Config {
+        match transport {
+            Transport::Tls => config
+                .ssl_mode(ClientSslMode::Require)
+                .channel_binding(self.channel_binding.client()),
+            Transport::Plain => config
+                .ssl_mode(ClientSslMode::Disable)
+                .channel_binding(ClientChannelBinding::Disable),
+        }
+    }
+
+    /// What the guard lets the server ask for over `transport`.
+    fn policy(&self, transport: Transport, has_password: bool) -> Policy {
+        Policy {
+            // Over TLS, a password in clear is as libpq sends it (channel binding, by default,
+            // refuses it first).
+            clear_password: transport == Transport::Tls || self.password_without_tls,
+            channel_binding: transport == Transport::Tls
+                && self.channel_binding == Binding::Require,
+            min_iterations: self.min_scram_iterations,
+            has_password,
+        }
+    }
+
+    /// `attempt`, failed after `connectTimeout` seconds without an answer.
+    async fn within_timeout<T>(
+        &self,
+        attempt: impl Future<Output = std::result::Result<T, (String, bool)>>,
+    ) -> std::result::Result<T, (String, bool)> {
+        match self.connect_timeout {
+            0 => attempt.await,
+            seconds => tokio::time::timeout(Duration::from_secs(seconds), attempt)
+                .await
+                .unwrap_or_else(|_| {
+                    Err((
+                        format!("no answer within {seconds} seconds (option `connectTimeout`)"),
+                        true,
+                    ))
+                }),
+        }
+    }
+
     /// The socket to the server: TCP, or a Unix socket in the directory `host`, as libpq
-    /// reads a host that starts with `/`.
-    async fn socket(&self) -> std::io::Result<Socket> {
+    /// reads a host that starts with `/`; `refused_tls` is set when the server answers that it
+    /// has no TLS.
+    async fn socket(
+        &self,
+        refused_tls: Arc<AtomicBool>,
+        has_password: bool,
+    ) -> std::io::Result<Socket> {
+        let plain = self.policy(Transport::Plain, has_password);
         if self.host.starts_with('/') {
             let path = format!("{}/.s.PGSQL.{}", self.host, self.port);
-            return UnixStream::connect(path).await.map(Socket::unix);
+            let stream = UnixStream::connect(path).await?;
+            return Ok(Socket::unix(stream, plain));
         }
         let stream = TcpStream::connect((self.host.as_str(), self.port)).await?;
         stream.set_nodelay(true)?;
         // As the client's own sockets: a server that vanished without a word ends a read
         // after the system's keepalive probes, not never.
         socket2::SockRef::from(&stream).set_keepalive(true)?;
-        Ok(Socket::tcp(stream, self.password_without_tls))
+        Ok(Socket::tcp(stream, plain, refused_tls))
     }
 
     /// The client's configuration, with the user and the database it names.
@@ -279,24 +398,37 @@ impl Connection {
         ))
     }
 
-    /// The password: the option or the URL's, else `PGPASSWORD`, else the first matching line
-    /// of the password file (`PGPASSFILE`, or `~/.pgpass`), as libpq looks for it.
+    /// The password: the option or the URL's; else, with `passwordFromEnvironment`,
+    /// `PGPASSWORD`, else the first matching line of the password file (`PGPASSFILE`, or
+    /// `~/.pgpass`), as libpq looks for it.
     fn password(&self) -> Option<Secret> {
+        self.password_in(&|name| std::env::var_os(name))
+    }
+
+    /// [`Connection::password`] in the environment `env`. Without `passwordFromEnvironment`,
+    /// nothing of the machine's environment is a password: a query that names a host of its
+    /// own (a Spark Connect session, a job on a shared cluster) would have the password of the
+    /// machine that connects sent there, the driver's or an executor's.
+    fn password_in(&self, env: &dyn Fn(&str) -> Option<OsString>) -> Option<Secret> {
         if let Some(password) = &self.password {
             return Some(password.clone());
         }
-        if let Ok(password) = std::env::var("PGPASSWORD") {
+        if !self.password_from_environment {
+            return None;
+        }
+        let text = |name| env(name).map(|value| value.to_string_lossy().into_owned());
+        if let Some(password) = text("PGPASSWORD") {
             return Some(Secret::new(password));
         }
         let user = self
             .user
             .clone()
-            .or_else(|| std::env::var("PGUSER").ok())
-            .or_else(|| std::env::var("USER").ok())?;
+            .or_else(|| text("PGUSER"))
+            .or_else(|| text("USER"))?;
         let dbname = self.dbname.clone().unwrap_or_else(|| user.clone());
-        let file = std::env::var_os("PGPASSFILE")
+        let file = env("PGPASSFILE")
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")))?;
+            .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".pgpass")))?;
         let text = read_password_file(&file)?;
         let port = self.port.to_string();
         let wanted = [
@@ -415,9 +547,13 @@ fn parse_url(url: &str) -> Result<Connection> {
         user: None,
         password: None,
         connect_timeout: 10,
-        sslmode: SslMode::Prefer,
+        // Set by `Connection::from_options`, from the options, the URL and the environment.
+        sslmode: SslMode::Require,
         root_cert: None,
         password_without_tls: false,
+        channel_binding: Binding::Require,
+        min_scram_iterations: DEFAULT_MIN_ITERATIONS,
+        password_from_environment: false,
     };
     if let Some(userinfo) = userinfo {
         let (user, password) = match userinfo.split_once(':') {
@@ -671,6 +807,40 @@ mod tests {
             assert_eq!(read_password_file(&file).is_some(), read, "mode {mode:o}");
         }
         assert_eq!(read_password_file(dir.path()), None);
+        Ok(())
+    }
+
+    #[test]
+    fn the_machines_password_is_taken_only_when_an_option_asks_for_it(
+    ) -> std::result::Result<(), Box<dyn std::error::Error>> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("pgpass");
+        std::fs::write(&file, "h:5432:db:ann:from-file\n")?;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
+        let with_file = |name: &str| (name == "PGPASSFILE").then(|| file.clone().into_os_string());
+        let with_variable = |name: &str| (name == "PGPASSWORD").then(|| OsString::from("from-env"));
+        let mut connection = parse_url("postgresql://ann@h/db")?;
+        for env in [
+            &with_file as &dyn Fn(&str) -> Option<OsString>,
+            &with_variable,
+        ] {
+            assert!(connection.password_in(env).is_none());
+        }
+        connection.password_from_environment = true;
+        let taken = |connection: &Connection, env: &dyn Fn(&str) -> Option<OsString>| {
+            connection
+                .password_in(env)
+                .map(|password| password.expose().to_string())
+        };
+        assert_eq!(taken(&connection, &with_file).as_deref(), Some("from-file"));
+        assert_eq!(
+            taken(&connection, &with_variable).as_deref(),
+            Some("from-env")
+        );
+        // The options' password comes first, with or without the option.
+        connection.password = Some(Secret::new("given".to_string()));
+        assert_eq!(taken(&connection, &with_variable).as_deref(), Some("given"));
         Ok(())
     }
 

@@ -11,13 +11,16 @@
 //!   `COPY (SELECT ...) TO STDOUT (FORMAT binary)` into Arrow builders (`binary`).
 //! - Writes stage each task attempt's rows in a table of their own with binary COPY; the commit
 //!   publishes them all into the target in one transaction (`write`).
-//! - Connections: `url`, `user`, `password`, `sslmode` and the fallbacks of libpq (`connect`).
+//! - Connections: `url`, `user`, `password`, `sslmode` and the fallbacks of libpq (`connect`),
+//!   with TLS by default (`tls`) and the server's authentication held to SCRAM with channel
+//!   binding and enough iterations (`guard`).
 //! - Streaming reads capture the changes of tables from a logical replication slot (`cdc`),
 //!   selected by the option `slot`.
 
 mod binary;
 pub mod cdc;
 mod connect;
+mod guard;
 mod read;
 mod sql;
 mod time;
@@ -54,6 +57,9 @@ const OPTIONS: &[&str] = &[
     "sslmode",
     "sslrootcert",
     "allowPasswordWithoutTls",
+    "channelBinding",
+    "minScramIterations",
+    "passwordFromEnvironment",
     "connectTimeout",
     "pushDownPredicate",
     "pushDownLimit",

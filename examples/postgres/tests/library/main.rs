@@ -5,6 +5,7 @@
 //! restarts during a read, a task attempt that dies before its retry).
 
 mod cdc;
+mod certificates;
 mod conformance;
 mod failures;
 mod helpers;

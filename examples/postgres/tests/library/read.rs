@@ -1,13 +1,17 @@
 //! Reads: partitions in ranges of a column as Spark's JDBC source plans them, the columns and
 //! the limit that Spark pushes, a `query`, and filters: those accepted return exactly the rows
-//! that Spark's evaluation keeps (`filter_batch`), the others are left to Spark.
+//! that Spark's evaluation keeps (`filter_batch`), the others are left to Spark, on a database
+//! with `standard_conforming_strings` off too.
 
 use sparkds::arrow_array::cast::AsArray;
 use sparkds::arrow_array::types::{Date32Type, Int64Type};
 use sparkds::arrow_array::RecordBatch;
+use std::sync::OnceLock;
+
 use sparkds::filters::{col, filter_batch, Filter, Literal, Value};
 
-use crate::helpers::{concat, library, options, sql, table};
+use crate::helpers::{concat, library, options, server, sql, table};
+use crate::server::USER;
 
 /// `count` rows with ids from 0, and three rows whose id is NULL.
 fn numbers(count: i64) -> String {
@@ -376,6 +380,104 @@ fn every_filter_together_returns_the_rows_that_spark_keeps() -> sparkds::Result<
         .unwrap_or_default();
     // apple, Banana, zebra, Zoo: 'é' is above 'zz' in byte order.
     assert_eq!(ids.len(), 4);
+    Ok(())
+}
+
+/// A database of the shared server where `standard_conforming_strings` is off, as old
+/// applications have it: there, a backslash in a string literal of the SQL text escapes.
+fn nonstandard_database() -> &'static str {
+    const NAME: &str = "sparkds_nonstandard";
+    static MADE: OnceLock<()> = OnceLock::new();
+    MADE.get_or_init(|| {
+        // Two statements: CREATE DATABASE cannot run in the transaction of a multi-statement
+        // string.
+        server().admin(&format!("CREATE DATABASE {NAME} OWNER {USER}"));
+        server().admin(&format!(
+            "ALTER DATABASE {NAME} SET standard_conforming_strings = off"
+        ));
+    });
+    NAME
+}
+
+#[test]
+fn patterns_with_wildcards_backslashes_and_quotes_hold_without_standard_conforming_strings(
+) -> sparkds::Result<()> {
+    let database = nonstandard_database();
+    let mut client = server().client_of(database);
+    let setting = client
+        .query_one("SHOW standard_conforming_strings", &[])
+        .map(|row| row.get::<_, String>(0));
+    assert_eq!(setting.ok().as_deref(), Some("off"));
+    let names = [
+        "50%_off\\ it's",
+        "50% off",
+        "50_off",
+        "a\\b",
+        "a_b",
+        "a%b",
+        "axb",
+        "it's",
+        "!bang",
+        "bang!",
+        "C:\\dir\\",
+        "'",
+    ];
+    client
+        .batch_execute("CREATE TABLE patterns (id bigint, name text)")
+        .map_err(|e| sparkds::Error::usage(e.to_string()))?;
+    for (id, name) in (0i64..).zip(names) {
+        client
+            .execute("INSERT INTO patterns VALUES ($1, $2)", &[&id, &name])
+            .map_err(|e| sparkds::Error::usage(e.to_string()))?;
+    }
+    let mut options = options("patterns");
+    for (key, value) in options.iter_mut() {
+        if key == "url" {
+            *value = value.replace("/sparkds", &format!("/{database}"));
+        }
+    }
+    let all = concat(
+        &library()?
+            .batch_read()
+            .options(options.clone())
+            .run()?
+            .batches(),
+    );
+    assert_eq!(all.num_rows(), names.len());
+    let literals = [
+        "50%_off\\",
+        "%",
+        "_",
+        "\\",
+        "'",
+        "it's",
+        "!",
+        "a\\b",
+        "\\dir\\",
+        "x",
+    ];
+    for literal in literals {
+        for filter in [
+            Filter::StartsWith(col("name"), literal.into()),
+            Filter::EndsWith(col("name"), literal.into()),
+            Filter::Contains(col("name"), literal.into()),
+        ] {
+            let read = library()?
+                .batch_read()
+                .options(options.clone())
+                .filters(vec![filter.clone()])
+                .run()?;
+            assert_eq!(read.filters_accepted, Some(vec![true]), "{filter:?}");
+            let returned = concat(&[vec![all.slice(0, 0)], read.batches()].concat());
+            let expected = filter_batch(std::slice::from_ref(&filter), &all)
+                .map_err(|e| sparkds::Error::usage(e.to_string()))?;
+            assert_eq!(
+                sorted(&returned),
+                sorted(&expected),
+                "the rows of {filter:?}"
+            );
+        }
+    }
     Ok(())
 }
 

@@ -1,6 +1,8 @@
 //! A PostgreSQL server of the tests' own: `initdb` into a scratch directory, on a private
-//! port of 127.0.0.1, with password authentication (scram-sha-256) for the test role. Run as
-//! root (as the suite runs), the server runs as the system user `sparkds-pg`, made once.
+//! port of 127.0.0.1, with password authentication (scram-sha-256) for the test role, and TLS
+//! with a certificate for `localhost` (`certificates.rs`), as the connector connects by default
+//! (`sslmode` `require`, channel binding). Run as root (as the suite runs), the server runs as
+//! the system user `sparkds-pg`, made once.
 //!
 //! A watchdog stops the server and removes its directory when the test process ends, however
 //! it ends: a shell in a session of its own that waits on a pipe from this process, whose end
@@ -11,6 +13,8 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
+
+use crate::certificates;
 
 /// The role that the tests connect as.
 pub const USER: &str = "sparkds";
@@ -32,12 +36,15 @@ pub struct Setup {
     pub files: Vec<(&'static str, Vec<u8>, u32)>,
     /// Arguments of `initdb` (such as `--wal-segsize=1`).
     pub initdb: Vec<String>,
+    /// No TLS: the server refuses an `SSLRequest`, and its options say `sslmode=disable`.
+    pub plain: bool,
 }
 
 /// A running server.
 pub struct Server {
     pub port: u16,
     pub dir: PathBuf,
+    plain: bool,
     settings: Vec<String>,
     initdb: Vec<String>,
     bin: PathBuf,
@@ -83,7 +90,18 @@ impl Server {
     ///
     /// # Panics
     /// As [`Server::start`], or when a file cannot be written.
-    pub fn start_with(setup: Setup) -> Server {
+    pub fn start_with(mut setup: Setup) -> Server {
+        if !setup.plain {
+            setup.settings.extend([
+                "ssl=on".to_string(),
+                "ssl_cert_file={dir}/server.crt".to_string(),
+                "ssl_key_file={dir}/server.key".to_string(),
+            ]);
+            setup.files.extend([
+                ("server.crt", certificates::file("server.crt"), 0o644),
+                ("server.key", certificates::file("server.key"), 0o600),
+            ]);
+        }
         let bin = bin_dir();
         let run_as = is_root().then(ensure_system_user);
         let dir = tempfile::Builder::new()
@@ -100,6 +118,7 @@ impl Server {
                 .map(|setting| format!(" -c {}", setting.replace("{dir}", &dir.to_string_lossy())))
                 .collect(),
             initdb: setup.initdb.clone(),
+            plain: setup.plain,
             dir,
             bin,
             run_as,
@@ -129,19 +148,30 @@ impl Server {
         format!("postgresql://127.0.0.1:{}/{DATABASE}", self.port)
     }
 
-    /// The options of a read or a write of `dbtable` as the test role.
+    /// The options of a read or a write of `dbtable` as the test role: TLS by default, and a
+    /// server without it named as such (`sslmode=disable`), which a connection needs to go
+    /// without TLS.
     pub fn options(&self, dbtable: &str) -> Vec<(String, String)> {
-        vec![
+        let mut options = vec![
             ("url".into(), self.url()),
             ("user".into(), USER.into()),
             ("password".into(), PASSWORD.into()),
             ("dbtable".into(), dbtable.into()),
-        ]
+        ];
+        if self.plain {
+            options.push(("sslmode".into(), "disable".into()));
+        }
+        options
     }
 
     /// A client connected as the test role.
     pub fn client(&self) -> postgres::Client {
         self.connect(USER, PASSWORD, DATABASE)
+    }
+
+    /// A client connected as the test role to `database`.
+    pub fn client_of(&self, database: &str) -> postgres::Client {
+        self.connect(USER, PASSWORD, database)
     }
 
     /// Restarts the server (a fast shutdown: open sessions are ended), and waits until it

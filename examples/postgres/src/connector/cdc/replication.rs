@@ -22,7 +22,7 @@ use tokio_postgres::tls::{ChannelBinding, TlsConnect, TlsStream};
 use tokio_postgres::Client;
 
 use super::super::connect::{ConnectError, Connection};
-use super::super::tls::Socket;
+use super::super::guard::{Guarded, Socket};
 
 /// The parameter that asks for a replication connection in database mode.
 const PARAMETER: &[u8] = b"replication\0database\0";
@@ -33,8 +33,10 @@ const SSL_REQUEST: u32 = 80_877_103;
 const GSSENC_REQUEST: u32 = 80_877_104;
 
 /// A replication connection, and the connection future that the caller drives.
-pub type ReplicationConnection =
-    tokio_postgres::Connection<WithParameter<Socket>, WithParameter<TlsOf<WithParameter<Socket>>>>;
+pub type ReplicationConnection = tokio_postgres::Connection<
+    WithParameter<Socket>,
+    Guarded<WithParameter<TlsOf<WithParameter<Socket>>>>,
+>;
 
 /// The TLS stream of the connector over `S`.
 pub type TlsOf<S> =
