@@ -140,6 +140,14 @@ impl Decoder {
         Ok(())
     }
 
+    /// An array of `rows` NULLs of this decoder's type.
+    pub fn finish_nulls(&mut self, rows: usize) -> ArrayRef {
+        for _ in 0..rows {
+            self.append_null();
+        }
+        self.finish()
+    }
+
     /// Whether the column's values are of variable width, whose bytes count towards a batch's
     /// byte budget: text, bytes and arrays.
     fn variable_width(&self) -> bool {
@@ -446,7 +454,12 @@ pub struct CopyDecoder {
 
 /// What went wrong in a stream: a value (the caller names its column), or the format.
 pub enum ReadError {
-    Value { column: usize, why: String },
+    /// A value that does not convert: its column, why, and its binary form (to find its row).
+    Value {
+        column: usize,
+        why: String,
+        value: Vec<u8>,
+    },
     Format(String),
 }
 
@@ -589,9 +602,11 @@ impl CopyDecoder {
                 }
                 let value = &input[field..field + length as usize];
                 field += length as usize;
-                decoder
-                    .append(value)
-                    .map_err(|why| ReadError::Value { column, why })?;
+                decoder.append(value).map_err(|why| ReadError::Value {
+                    column,
+                    why,
+                    value: value.to_vec(),
+                })?;
             }
             at = end;
             self.rows += 1;
@@ -843,7 +858,7 @@ mod tests {
         let mut decoders: Vec<Decoder> = kinds.iter().map(Decoder::new).collect();
         let mut batches = Vec::new();
         let failed = |e: ReadError| match e {
-            ReadError::Value { column, why } => format!("column {column}: {why}"),
+            ReadError::Value { column, why, .. } => format!("column {column}: {why}"),
             ReadError::Format(why) => why,
         };
         for chunk in chunks {
@@ -1011,13 +1026,11 @@ mod tests {
             bytes.extend_from_slice(&TRAILER);
             batches(&[&bytes], &[kind], size).err()
         };
-        // PostgreSQL's last date and last timestamp.
+        // PostgreSQL's last date, which Spark holds, and last timestamp, which it does not.
+        assert_eq!(one(Kind::Date, &2_145_031_948i32.to_be_bytes()), None);
         assert_eq!(
-            one(Kind::Date, &2_145_031_948i32.to_be_bytes()).as_deref(),
-            Some(
-                "column 0: the date 5874897-12-31, outside Spark's range of 0001-01-01 to \
-                 9999-12-31"
-            )
+            one(Kind::Date, &i32::MAX.to_be_bytes()).as_deref(),
+            Some("column 0: an infinite date, which Spark's date cannot hold")
         );
         assert_eq!(
             one(
@@ -1026,8 +1039,8 @@ mod tests {
             )
             .as_deref(),
             Some(
-                "column 0: the timestamp 294276-12-31 23:59:59.999999, outside Spark's range \
-                 of 0001-01-01 to 9999-12-31"
+                "column 0: the timestamp 294276-12-31 23:59:59.999999, after Spark's last \
+                 instant, 294247-01-10 04:00:54.775807 UTC"
             )
         );
     }

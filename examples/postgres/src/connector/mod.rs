@@ -190,13 +190,17 @@ impl DataSource for Source {
     fn schema(&self) -> Result<SchemaRef> {
         if let Some(capture) = &self.capture {
             let client = self.settings.connection.connect("sparkds-schema")?;
-            return Ok(cdc::schema(&cdc::catalog(&client, capture)?));
+            return Ok(cdc::schema(&cdc::catalog(
+                &client,
+                capture,
+                self.settings.prefer_ntz,
+            )?));
         }
         let catalog = self.catalog()?;
         let fields: Vec<_> = catalog
             .columns
             .iter()
-            .map(|c| types::field(&c.name, &c.kind))
+            .map(|c| types::field(&c.name, &c.kind, c.nullable))
             .collect();
         Ok(Arc::new(Schema::new(fields)))
     }
@@ -236,6 +240,25 @@ impl Source {
     }
 }
 
+/// The columns of a `dbtable` that are `NOT NULL`, which Spark's JDBC source reads as not
+/// nullable. None of a view's (PostgreSQL marks none), nor of a `query`'s: the JDBC driver
+/// calls a column of a query not nullable when it comes straight from a `NOT NULL` column,
+/// which an outer join can still make NULL; this reads such a column as nullable.
+fn not_null_columns(client: &Session, relation: &Relation) -> Vec<String> {
+    let Relation::Table(table) = relation else {
+        return Vec::new();
+    };
+    // A `dbtable` that is not a name (`(SELECT ...) AS t`) has no such columns.
+    client
+        .query(
+            "SELECT attname::text FROM pg_attribute WHERE attrelid = to_regclass($1) \
+             AND attnum > 0 AND NOT attisdropped AND attnotnull",
+            &[table],
+        )
+        .map(|rows| rows.iter().map(|row| row.get(0)).collect())
+        .unwrap_or_default()
+}
+
 fn catalog(client: &Session, relation: &Relation, prefer_ntz: bool) -> Result<Catalog> {
     let statement = client
         .prepare(&format!("SELECT * FROM {}", relation.in_from()))
@@ -246,6 +269,7 @@ fn catalog(client: &Session, relation: &Relation, prefer_ntz: bool) -> Result<Ca
                 describe(&e)
             ))
         })?;
+    let not_null = not_null_columns(client, relation);
     let columns = statement
         .columns()
         .iter()
@@ -253,6 +277,7 @@ fn catalog(client: &Session, relation: &Relation, prefer_ntz: bool) -> Result<Ca
             Ok(ColumnInfo {
                 name: c.name().to_string(),
                 kind: types::read_kind(c.name(), c.type_(), c.type_modifier(), prefer_ntz)?,
+                nullable: !not_null.iter().any(|name| name == c.name()),
             })
         })
         .collect::<Result<Vec<_>>>()?;

@@ -150,7 +150,11 @@ impl BatchRead for Source {
                         column.kind.data_type()
                     )));
                 }
-                Ok(column.clone())
+                // As Spark asks: the batches must have its schema.
+                Ok(ColumnInfo {
+                    nullable: field.is_nullable(),
+                    ..column.clone()
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         let partitioning = match &self.settings.partitioning {
@@ -251,7 +255,10 @@ impl Reader {
         let fields: Vec<_> = self
             .projection
             .iter()
-            .map(|&i| types::field(&self.columns[i].name, &self.columns[i].kind))
+            .map(|&i| {
+                let column = &self.columns[i];
+                types::field(&column.name, &column.kind, column.nullable)
+            })
             .collect();
         Arc::new(Schema::new(fields))
     }
@@ -493,13 +500,6 @@ impl Task {
             .await
             .map_err(|e| Error::msg(format!("cannot read {relation}: {}", describe(&e))))?;
         let mut stream = pin!(stream);
-        let failed = |error: ReadError| match error {
-            ReadError::Value { column, why } => Error::msg(format!(
-                "column `{}` of {relation} holds {why}",
-                self.columns[column].name
-            )),
-            ReadError::Format(why) => Error::msg(format!("reading {relation} failed: {why}")),
-        };
         // ANCHOR: budget
         let mut decoder = CopyDecoder::new(self.settings.batch_size);
         let mut decoders: Vec<Decoder> =
@@ -517,18 +517,66 @@ impl Task {
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| self.failed(&e))?;
             let mut input: &[u8] = &chunk;
-            while decoder.decode(input, &mut decoders).map_err(failed)? {
-                send(&mut decoders, decoder.take_batch())?;
+            loop {
+                match decoder.decode(input, &mut decoders) {
+                    Ok(true) => send(&mut decoders, decoder.take_batch())?,
+                    Ok(false) => break,
+                    Err(error) => return Err(self.read_error(error).await),
+                }
                 input = &[];
             }
         }
-        decoder.finish().map_err(failed)?;
+        if let Err(error) = decoder.finish() {
+            return Err(self.read_error(error).await);
+        }
         let rows = decoder.take_batch();
         if rows > 0 {
             send(&mut decoders, rows)?;
         }
         Ok(())
         // ANCHOR_END: budget
+    }
+
+    /// The error of a value that does not convert names its column, why, and the key of its
+    /// row where the relation is a table with a primary key.
+    async fn read_error(&self, error: ReadError) -> Error {
+        let relation = self.settings.relation.describe();
+        match error {
+            ReadError::Value { column, why, value } => {
+                let column = &self.columns[column];
+                let key = match self.row_key(column, &value).await {
+                    Some(key) => format!(", in the row {key}"),
+                    None => String::new(),
+                };
+                Error::msg(format!(
+                    "column `{}` of {relation} holds {why}{key}",
+                    column.name
+                ))
+            }
+            ReadError::Format(why) => Error::msg(format!("reading {relation} failed: {why}")),
+        }
+    }
+
+    /// `(k1, k2) = (v1, v2)` of the rows (at most three) of the read's table where `column`
+    /// holds `value` (its binary form, as the read selects it), on a connection of its own:
+    /// the read's is busy with its COPY. `None` for a query, a table without a primary key, or
+    /// when the server cannot say.
+    async fn row_key(&self, column: &ColumnInfo, value: &[u8]) -> Option<String> {
+        let super::Relation::Table(table) = &self.settings.relation else {
+            return None;
+        };
+        let (client, connection) = self
+            .settings
+            .connection
+            .connect_async("sparkds-read-key")
+            .await
+            .ok()?;
+        let driver = tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        let key = row_key(&client, table, column, value, self.bindings.zone.as_deref()).await;
+        driver.abort();
+        key
     }
 
     /// The error of a read that the client or the server stopped: the server's message.
@@ -539,4 +587,83 @@ impl Task {
             describe(error)
         ))
     }
+}
+
+/// See [`Task::row_key`].
+async fn row_key(
+    client: &tokio_postgres::Client,
+    table: &str,
+    column: &ColumnInfo,
+    value: &[u8],
+    zone: Option<&str>,
+) -> Option<String> {
+    if let Some(zone) = zone {
+        client
+            .execute("SELECT set_config('TimeZone', $1, false)", &[&zone])
+            .await
+            .ok()?;
+    }
+    let keys: Vec<String> = client
+        .query(
+            "SELECT quote_ident(a.attname) FROM pg_index i JOIN pg_attribute a \
+             ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey::int2[]) \
+             WHERE i.indrelid = to_regclass($1) AND i.indisprimary \
+             ORDER BY array_position(i.indkey::int2[], a.attnum)",
+            &[&table],
+        )
+        .await
+        .ok()?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    if keys.is_empty() {
+        return None;
+    }
+    let name = quote(&column.name);
+    let selected = column.kind.expression(&name).unwrap_or(name);
+    let texts: Vec<String> = keys.iter().map(|k| format!("{k}::text")).collect();
+    let sql = format!(
+        "SELECT {} FROM {table} WHERE {selected} = $1 LIMIT 3",
+        texts.join(", ")
+    );
+    let rows = client.query(&sql, &[&RawValue(value)]).await.ok()?;
+    let shown = |row: &tokio_postgres::Row| -> Vec<String> {
+        (0..keys.len())
+            .map(|i| {
+                row.get::<_, Option<String>>(i)
+                    .unwrap_or_else(|| "NULL".into())
+            })
+            .collect()
+    };
+    let rows: Vec<String> = rows
+        .iter()
+        .map(|row| match keys.len() {
+            1 => format!("{} = {}", keys[0], shown(row)[0]),
+            _ => format!("({}) = ({})", keys.join(", "), shown(row).join(", ")),
+        })
+        .collect();
+    (!rows.is_empty()).then(|| rows.join(" and the row "))
+}
+
+/// A value in its binary form, bound as the type the SQL compares it with.
+#[derive(Debug)]
+struct RawValue<'a>(&'a [u8]);
+
+impl tokio_postgres::types::ToSql for RawValue<'_> {
+    fn to_sql(
+        &self,
+        _ty: &tokio_postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> std::result::Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
+    {
+        out.extend_from_slice(self.0);
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+
+    // The value is the column's own, as the COPY sent it.
+    fn accepts(_ty: &tokio_postgres::types::Type) -> bool {
+        true
+    }
+
+    tokio_postgres::types::to_sql_checked!();
 }

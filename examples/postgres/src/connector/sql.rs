@@ -171,11 +171,12 @@ impl Bindings {
     }
 }
 
-/// A column of the read: its name in PostgreSQL and its kind.
+/// A column of the read: its name in PostgreSQL, its kind, and whether it may be NULL.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ColumnInfo {
     pub name: String,
     pub kind: Kind,
+    pub nullable: bool,
 }
 
 // ANCHOR: exact
@@ -268,6 +269,7 @@ mod tests {
         let column = |name: &str, kind| ColumnInfo {
             name: name.into(),
             kind,
+            nullable: true,
         };
         vec![
             column("id", Kind::Int64),

@@ -3,14 +3,18 @@
 //! why it cannot: a shift that would overflow wraps to a date hundreds of thousands of years
 //! away, which no reader would notice.
 //!
-//! - Spark counts days and microseconds from 1970-01-01 and documents its dates and timestamps
-//!   from 0001-01-01 to 9999-12-31 (what a read returns).
+//! - Spark counts days and microseconds from 1970-01-01, in an `int` and a `long`: it holds
+//!   any date of an `int` and any instant from 290308 BC to 294247-01-10 04:00:54.775807 UTC.
+//!   Its literals and `show()` go from 0001-01-01 to 9999-12-31 in the session's time zone, and
+//!   past those with a sign (`+10000-01-01`); Spark's JDBC source reads them too. So a read
+//!   refuses only what Spark cannot hold: the infinities, and the instants of PostgreSQL's last
+//!   thirty years (after 294247-01-10).
 //! - PostgreSQL counts them from 2000-01-01, holds dates from 4714-11-24 BC to 5874897-12-31 and
 //!   timestamps from 4714-11-24 BC to 294276-12-31 (`IS_VALID_DATE`, `IS_VALID_TIMESTAMP` of its
 //!   `datatype/timestamp.h`), and reserves the smallest and largest values for `-infinity` and
 //!   `infinity`.
 
-use std::ops::{Range, RangeInclusive};
+use std::ops::Range;
 
 /// Days from 1970-01-01 (Arrow's epoch) to 2000-01-01 (PostgreSQL's).
 pub const EPOCH_DAYS: i32 = 10_957;
@@ -18,18 +22,11 @@ pub const EPOCH_DAYS: i32 = 10_957;
 pub const EPOCH_MICROS: i64 = 946_684_800_000_000;
 const MICROS_PER_DAY: i64 = 86_400_000_000;
 
-/// Spark's dates, in days since 1970-01-01: 0001-01-01 to 9999-12-31.
-const SPARK_DAYS: RangeInclusive<i32> = -719_162..=2_932_896;
-/// Spark's timestamps, in microseconds since 1970-01-01: 0001-01-01 00:00:00 to 9999-12-31
-/// 23:59:59.999999.
-const SPARK_MICROS: RangeInclusive<i64> = -62_135_596_800_000_000..=253_402_300_799_999_999;
 /// PostgreSQL's dates, in days since 2000-01-01.
 const POSTGRES_DAYS: Range<i32> = -2_451_545..2_145_031_949;
 /// PostgreSQL's timestamps, in microseconds since 2000-01-01.
 const POSTGRES_MICROS: Range<i64> = -211_813_488_000_000_000..9_223_371_331_200_000_000;
 
-/// The range that a read returns, for messages.
-const SPARK_RANGE: &str = "Spark's range of 0001-01-01 to 9999-12-31";
 /// The range that a write or a filter can give PostgreSQL, for messages.
 const POSTGRES_RANGE: &str = "PostgreSQL's range of 4714-11-24 BC to 5874897-12-31 for a date \
                               and to 294276-12-31 for a timestamp";
@@ -39,12 +36,11 @@ pub fn date_from_postgres(days: i32) -> Result<i32, String> {
     if days == i32::MAX || days == i32::MIN {
         return Err("an infinite date, which Spark's date cannot hold".into());
     }
-    days.checked_add(EPOCH_DAYS)
-        .filter(|days| SPARK_DAYS.contains(days))
-        .ok_or_else(|| {
-            let date = civil(i64::from(days) + i64::from(EPOCH_DAYS), 0);
-            format!("the date {date}, outside {SPARK_RANGE}")
-        })
+    // Every finite date of PostgreSQL fits: its last is 2,145,042,905 days after 1970.
+    days.checked_add(EPOCH_DAYS).ok_or_else(|| {
+        let date = civil(i64::from(days) + i64::from(EPOCH_DAYS), 0);
+        format!("the date {date}, past the days that Spark's date holds")
+    })
 }
 
 /// A PostgreSQL timestamp (microseconds since 2000-01-01) as Spark's, or why it cannot be.
@@ -52,13 +48,13 @@ pub fn timestamp_from_postgres(micros: i64) -> Result<i64, String> {
     if micros == i64::MAX || micros == i64::MIN {
         return Err("an infinite timestamp, which Spark's timestamp cannot hold".into());
     }
-    micros
-        .checked_add(EPOCH_MICROS)
-        .filter(|micros| SPARK_MICROS.contains(micros))
-        .ok_or_else(|| {
-            let shifted = i128::from(micros) + i128::from(EPOCH_MICROS);
-            format!("the timestamp {}, outside {SPARK_RANGE}", instant(shifted))
-        })
+    micros.checked_add(EPOCH_MICROS).ok_or_else(|| {
+        let shifted = i128::from(micros) + i128::from(EPOCH_MICROS);
+        format!(
+            "the timestamp {}, after Spark's last instant, 294247-01-10 04:00:54.775807 UTC",
+            instant(shifted)
+        )
+    })
 }
 
 /// A Spark date as PostgreSQL's, or `None` where PostgreSQL holds no such date.
@@ -214,55 +210,59 @@ mod tests {
         assert_eq!(parse_date("1970-01-01"), Some(0));
         assert_eq!(parse_date("2000-01-01"), Some(EPOCH_DAYS));
         assert_eq!(parse_date("1969-12-31"), Some(-1));
-        assert_eq!(parse_date("0001-01-01"), Some(*SPARK_DAYS.start()));
-        assert_eq!(parse_date("9999-12-31"), Some(*SPARK_DAYS.end()));
+        assert_eq!(parse_date("0001-01-01"), Some(-719_162));
+        assert_eq!(parse_date("9999-12-31"), Some(2_932_896));
         assert_eq!(
             parse_timestamp("1970-01-02 00:00:01.5"),
             Some(86_401_500_000)
         );
         assert_eq!(
             parse_timestamp("9999-12-31 23:59:59.999999"),
-            Some(*SPARK_MICROS.end())
+            Some(253_402_300_799_999_999)
         );
         assert_eq!(parse_timestamp("soon"), None);
         assert_eq!(parse_timestamp("2024-01-01 25:00"), None);
     }
 
     #[test]
-    fn the_edges_of_sparks_range_read_and_one_step_past_them_does_not() {
-        let first = SPARK_DAYS.start() - EPOCH_DAYS;
-        let last = SPARK_DAYS.end() - EPOCH_DAYS;
-        assert_eq!(date_from_postgres(first), Ok(*SPARK_DAYS.start()));
-        assert_eq!(date_from_postgres(last), Ok(*SPARK_DAYS.end()));
-        assert_eq!(
-            date_from_postgres(last + 1),
-            Err("the date 10000-01-01, outside Spark's range of 0001-01-01 to 9999-12-31".into())
-        );
-        assert_eq!(
-            date_from_postgres(first - 1),
-            Err("the date 0001-12-31 BC, outside Spark's range of 0001-01-01 to 9999-12-31".into())
-        );
-        // The largest finite date of PostgreSQL: the old shift overflowed an i32.
-        assert!(date_from_postgres(i32::MAX - 1).is_err());
+    fn every_finite_value_that_spark_holds_reads_and_only_those() {
+        // PostgreSQL's first and last dates, and the years around 9999 that Spark's literals
+        // name in the zones east and west of UTC.
+        for days in [
+            POSTGRES_DAYS.start,
+            POSTGRES_DAYS.end - 1,
+            2_921_939,
+            2_921_940,
+        ] {
+            assert_eq!(date_from_postgres(days), Ok(days + EPOCH_DAYS));
+        }
         assert!(date_from_postgres(i32::MAX).is_err_and(|e| e.starts_with("an infinite date")));
-        let last = SPARK_MICROS.end() - EPOCH_MICROS;
-        assert_eq!(timestamp_from_postgres(last), Ok(*SPARK_MICROS.end()));
+        assert!(date_from_postgres(i32::MIN).is_err_and(|e| e.starts_with("an infinite date")));
+        // PostgreSQL's first timestamp, 4714-11-24 BC, and 10000-01-01 04:59:59.999999 UTC
+        // (9999-12-31 23:59:59.999999 in New York).
+        let first = POSTGRES_MICROS.start;
+        assert_eq!(timestamp_from_postgres(first), Ok(first + EPOCH_MICROS));
+        let new_york = 253_402_318_799_999_999 - EPOCH_MICROS;
+        assert_eq!(
+            timestamp_from_postgres(new_york),
+            Ok(253_402_318_799_999_999)
+        );
+        // Spark's last instant, and one past it, in 294247.
+        let last = i64::MAX - EPOCH_MICROS;
+        assert_eq!(timestamp_from_postgres(last), Ok(i64::MAX));
         assert_eq!(
             timestamp_from_postgres(last + 1),
             Err(
-                "the timestamp 10000-01-01, outside Spark's range of 0001-01-01 to 9999-12-31"
+                "the timestamp 294247-01-10 04:00:54.775808, after Spark's last instant, \
+                 294247-01-10 04:00:54.775807 UTC"
                     .into()
             )
         );
         // 294276 AD: the old shift wrapped it to 290,000 years before Christ.
-        assert_eq!(
-            timestamp_from_postgres(POSTGRES_MICROS.end - 1),
-            Err(
-                "the timestamp 294276-12-31 23:59:59.999999, outside Spark's range of \
-                 0001-01-01 to 9999-12-31"
-                    .into()
-            )
-        );
+        assert!(timestamp_from_postgres(POSTGRES_MICROS.end - 1)
+            .is_err_and(|e| e.starts_with("the timestamp 294276-12-31 23:59:59.999999, after")));
+        assert!(timestamp_from_postgres(i64::MAX)
+            .is_err_and(|e| e.starts_with("an infinite timestamp")));
     }
 
     #[test]

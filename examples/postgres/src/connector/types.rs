@@ -1,10 +1,11 @@
 //! PostgreSQL types and the Spark types of version 1 they map to, in both directions: a read
-//! maps the types of the catalog (`kind_of`), a write the types of the DataFrame
-//! (`kind_of_arrow`). A batch read maps as Spark's JDBC source for PostgreSQL does
+//! maps the types of the catalog (`read_kind`), a write the types of the DataFrame
+//! (`kind_of_arrow`). A read, batch or stream, maps as Spark's JDBC source for PostgreSQL does
 //! (`PostgresDialect` on the types that the JDBC driver reports): `timestamp` is Spark's
 //! `timestamp` or, with `preferTimestampNTZ`, `timestamp_ntz`; the types that JDBC reads as
-//! strings (`uuid`, `json`, `jsonb`, `inet`, enums...) read as their text (`read_kind`). A
-//! stream of changes reads `timestamp` as `timestamp_ntz` and refuses the others (`kind_of`).
+//! strings (`uuid`, `json`, `jsonb`, `inet`, enums...) read as their text. The server makes
+//! both of those (`Kind::expression`): a batch read in its query, a stream in a query over the
+//! values of its changes (`cdc::convert`), so that the two give the same values.
 
 use std::sync::Arc;
 
@@ -111,22 +112,32 @@ impl Kind {
     }
 
     /// The column as a read selects it: converted to the type that it is decoded from, where
-    /// that is not its own. A type read as text is written by its output function, as the JDBC
-    /// driver receives it: `::text` is that, but for `inet`, whose cast shows the netmask of a
-    /// host (`abbrev` does not), and for arrays, whose text keeps each element's output.
+    /// that is not its own.
     pub fn select(&self, name: &str) -> String {
-        let expression = match self {
-            Kind::AsText(ty) if ty == "inet" => format!("abbrev({name})"),
-            Kind::AsText(_) => format!("{name}::text"),
-            Kind::LocalTimestamp => format!("{name}::timestamptz"),
+        match self.expression(name) {
+            Some(expression) => format!("{expression} AS {name}"),
+            None => name.to_string(),
+        }
+    }
+
+    /// The SQL that converts the value `value` of this kind into the type that it is decoded
+    /// from, or `None` when it is decoded as it is. A type read as text is written by its
+    /// output function, as the JDBC driver receives it: `::text` is that, but for `inet`, whose
+    /// cast shows the netmask of a host (`abbrev` does not), and for arrays, whose text keeps
+    /// each element's output. A `timestamp` read as an instant is one in the session's time
+    /// zone.
+    pub fn expression(&self, value: &str) -> Option<String> {
+        Some(match self {
+            Kind::AsText(ty) if ty == "inet" => format!("abbrev({value})"),
+            Kind::AsText(_) => format!("{value}::text"),
+            Kind::LocalTimestamp => format!("{value}::timestamptz"),
             Kind::List(element) => match **element {
-                Kind::AsText(_) => format!("{name}::text::text[]"),
-                Kind::LocalTimestamp => format!("{name}::timestamptz[]"),
-                _ => return name.to_string(),
+                Kind::AsText(_) => format!("{value}::text::text[]"),
+                Kind::LocalTimestamp => format!("{value}::timestamptz[]"),
+                _ => return None,
             },
-            _ => return name.to_string(),
-        };
-        format!("{expression} AS {name}")
+            _ => return None,
+        })
     }
 
     /// Whether the read decodes a `timestamptz` that the session's time zone made of a
@@ -162,58 +173,41 @@ impl Kind {
 }
 
 /// The kind of a column of PostgreSQL type `ty` with type modifier `typmod` (as the row
-/// description of a query gives them), in a stream of changes.
-///
-/// # Errors
-/// A type that no Spark type of version 1 holds, named with the column and what to do.
-pub fn kind_of(column: &str, ty: &Type, typmod: i32) -> Result<Kind> {
-    mapped(column, ty, typmod, true, false)
-}
-
-/// The kind of a column in a batch read, as Spark's JDBC source maps it: `timestamp` by
-/// `preferTimestampNTZ`, and the types that it reads as strings as their text.
+/// description of a query gives them) in a read, batch or stream, as Spark's JDBC source maps
+/// it: `timestamp` by `preferTimestampNTZ`, and the types that it reads as strings as their
+/// text.
 ///
 /// # Errors
 /// A type that Spark's JDBC source does not read either (`time`, `bit`, a composite...),
 /// named with the column and the cast that reads it.
 pub fn read_kind(column: &str, ty: &Type, typmod: i32, prefer_ntz: bool) -> Result<Kind> {
-    mapped(column, ty, typmod, prefer_ntz, true)
-}
-
-fn mapped(column: &str, ty: &Type, typmod: i32, ntz: bool, texts: bool) -> Result<Kind> {
     let local = |kind| match kind {
-        Kind::Timestamp if !ntz => Kind::LocalTimestamp,
+        Kind::Timestamp if !prefer_ntz => Kind::LocalTimestamp,
         other => other,
     };
     if let Some(kind) = scalar(ty, typmod)? {
         return Ok(local(kind));
     }
-    if texts && read_as_text(ty) {
+    if read_as_text(ty) {
         return Ok(Kind::AsText(ty.name().to_string()));
     }
     if let tokio_postgres::types::Kind::Array(element) = ty.kind() {
         if let Some(kind) = scalar(element, typmod)? {
             return Ok(Kind::List(Box::new(local(kind))));
         }
-        if texts && array_of_text(element) {
+        if array_of_text(element) {
             return Ok(Kind::List(Box::new(Kind::AsText(element.name().into()))));
         }
     }
     if let tokio_postgres::types::Kind::Domain(base) = ty.kind() {
-        return mapped(column, base, typmod, ntz, texts);
+        return read_kind(column, base, typmod, prefer_ntz);
     }
-    let strings = match texts {
-        true => {
-            ", the types that Spark's JDBC source reads as strings (uuid, json, jsonb, inet, \
-                  cidr, macaddr, xml, interval, money, enums...)"
-        }
-        false => "",
-    };
     Err(Error::msg(format!(
         "column `{column}` has the PostgreSQL type `{}`, which maps to no Spark type that this \
          data source reads (smallint, integer, bigint, numeric, real, double precision, text, \
-         varchar, char, boolean, date, timestamp, timestamptz, bytea{strings}, and arrays of \
-         those): cast it in the option `query`, such as \
+         varchar, char, boolean, date, timestamp, timestamptz, bytea, the types that Spark's \
+         JDBC source reads as strings (uuid, json, jsonb, inet, cidr, macaddr, xml, interval, \
+         money, enums...), and arrays of those): cast it in the option `query`, such as \
          `SELECT \"{column}\"::text AS \"{column}\" ...`",
         ty.name()
     )))
@@ -343,8 +337,8 @@ pub fn kind_of_arrow(column: &str, data_type: &DataType) -> Result<Kind> {
 }
 
 /// The Arrow field of a column.
-pub fn field(name: &str, kind: &Kind) -> Field {
-    Field::new(name, kind.data_type(), true)
+pub fn field(name: &str, kind: &Kind, nullable: bool) -> Field {
+    Field::new(name, kind.data_type(), nullable)
 }
 
 #[cfg(test)]
@@ -376,9 +370,11 @@ mod tests {
 
     #[test]
     fn an_unmappable_type_is_refused_with_its_column_and_a_cast() {
-        let error = kind_of("id", &Type::UUID, -1).err().map(|e| e.to_string());
+        let error = read_kind("at", &Type::TIME, -1, false)
+            .err()
+            .map(|e| e.to_string());
         assert!(error.is_some_and(|e| e.starts_with(
-            "column `id` has the PostgreSQL type `uuid`, which maps to no Spark type"
+            "column `at` has the PostgreSQL type `time`, which maps to no Spark type"
         )));
         let error = read_kind("at", &Type::TIME, -1, false)
             .err()

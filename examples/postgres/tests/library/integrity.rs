@@ -86,50 +86,67 @@ fn a_batch_closes_at_its_byte_budget() -> sparkds::Result<()> {
 }
 
 #[test]
-fn dates_and_timestamps_at_the_edges_of_sparks_range_read_and_past_them_fail_by_column(
+fn every_value_that_spark_holds_reads_and_the_others_fail_naming_column_value_and_row(
 ) -> sparkds::Result<()> {
+    // PostgreSQL's first date and timestamp, the years about 0001 and 9999 that Spark's
+    // literals name in the zones east and west of UTC, and its last date: Spark holds them all.
     let t = table("edges");
     sql(&format!(
-        "CREATE TABLE {t} (day date, ts timestamp, tz timestamptz); \
-         INSERT INTO {t} VALUES ('0001-01-01', '0001-01-01 00:00', '0001-01-01 00:00+00'), \
-           ('9999-12-31', '9999-12-31 23:59:59.999999', '9999-12-31 23:59:59.999999+00');"
+        "CREATE TABLE {t} (id int PRIMARY KEY, day date, ts timestamp, tz timestamptz); \
+         INSERT INTO {t} VALUES (1, '4714-11-24 BC', '4714-11-24 00:00 BC', \
+             '4714-11-24 00:00+00 BC'), \
+           (2, '0001-01-01', '0001-01-01 00:00', '0001-01-01 00:00+00'), \
+           (3, '9999-12-31', '9999-12-31 23:59:59.999999', '9999-12-31 23:59:59.999999+00'), \
+           (4, '5874897-12-31', '294247-01-10 04:00:54.775807', \
+             '294247-01-10 04:00:54.775807+00');"
     ));
     let read = library()?.batch_read().options(options(&t)).run()?;
-    assert_eq!(read.num_rows(), 2);
+    assert_eq!(read.num_rows(), 4);
+    // Past what Spark holds: the infinities, and the instants after 294247-01-10.
     let past = [
         (
             "day",
-            "'5874897-12-31'",
-            "the date 5874897-12-31, outside Spark's range",
+            "'infinity'",
+            "an infinite date, which Spark's date cannot hold",
+        ),
+        (
+            "ts",
+            "'-infinity'",
+            "an infinite timestamp, which Spark's timestamp cannot hold",
         ),
         (
             "ts",
             "'294276-12-31 23:59:59'",
-            "the timestamp 294276-12-31 23:59:59, outside Spark's range",
+            "the timestamp 294276-12-31 23:59:59, after Spark's last instant, 294247-01-10 \
+             04:00:54.775807 UTC",
         ),
         (
             "tz",
-            "'4713-01-01 00:00+00 BC'",
-            "the timestamp 4713-01-01 BC, outside Spark's range",
-        ),
-        (
-            "day",
-            "'10000-01-01'",
-            "the date 10000-01-01, outside Spark's range",
+            "'294247-01-10 04:00:54.775808+00'",
+            "the timestamp 294247-01-10 04:00:54.775808, after Spark's last instant",
         ),
     ];
     for (column, value, why) in past {
         let t = table("past");
         sql(&format!(
-            "CREATE TABLE {t} (day date, ts timestamp, tz timestamptz); \
-             INSERT INTO {t} (day) VALUES ('2024-01-01'); \
-             INSERT INTO {t} ({column}) VALUES ({value});"
+            "CREATE TABLE {t} (id int, k text, day date, ts timestamp, tz timestamptz, \
+               PRIMARY KEY (id, k)); \
+             INSERT INTO {t} (id, k, day) VALUES (1, 'a', '2024-01-01'); \
+             INSERT INTO {t} (id, k, {column}) VALUES (7, 'b''c', {value});"
         ));
         let error = message(library()?.batch_read().options(options(&t)).run());
         assert!(
-            error.contains(&format!(
-                "column `{column}` of `dbtable` {t} holds {why} of 0001-01-01 to 9999-12-31"
-            )),
+            error.contains(&format!("column `{column}` of `dbtable` {t} holds {why}")),
+            "{error}"
+        );
+        assert!(error.contains(", in the row (id, k) = (7, b'c)"), "{error}");
+        // A query has no key: the message names none.
+        let mut query_options = options(&t);
+        query_options.retain(|(k, _)| k != "dbtable");
+        query_options.push(("query".into(), format!("SELECT {column} FROM {t}")));
+        let error = message(library()?.batch_read().options(query_options).run());
+        assert!(
+            error.contains(why) && !error.contains("in the row"),
             "{error}"
         );
     }

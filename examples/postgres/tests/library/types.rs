@@ -27,12 +27,12 @@ fn ntz_options(dbtable: &str) -> Vec<(String, String)> {
 }
 
 /// The table of every type: two rows of edge values and a row of NULLs.
-const COLUMNS: &str = "id integer, s smallint, i integer, b bigint, n numeric(12,3), r real, \
+pub const COLUMNS: &str = "id integer, s smallint, i integer, b bigint, n numeric(12,3), r real, \
      d double precision, t text, v varchar(10), c char(4), ok boolean, day date, ts timestamp, \
      tz timestamptz, bin bytea, ints integer[], texts text[], nums numeric(5,2)[], days date[], \
      big numeric";
 
-const ROWS: &str = "\
+pub const ROWS: &str = "\
      (1, -32768, -2147483648, -9223372036854775808, -123456789.123, 'NaN', '-Infinity', \
       'héllo ☃', 'x', 'ab', true, '1969-12-31', '1900-01-01 00:00:00.000001', \
       '2024-02-29 23:59:59.999999+00', '\\x00ff10', '{1,NULL,3}', '{\"a\",NULL,\"\"}', \
@@ -280,7 +280,7 @@ fn every_supported_type_round_trips_through_a_new_table_and_an_existing_one() ->
 }
 
 /// The rows in the order of `id` (tasks insert in any order).
-fn sort_by_id(batch: &RecordBatch) -> RecordBatch {
+pub fn sort_by_id(batch: &RecordBatch) -> RecordBatch {
     let ids = batch
         .column(0)
         .as_any()

@@ -19,7 +19,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::builder::{Int64Builder, ListBuilder, StringBuilder, TimestampMicrosecondBuilder};
+use arrow_array::builder::{
+    BinaryBuilder, Int64Builder, ListBuilder, StringBuilder, TimestampMicrosecondBuilder,
+};
 use arrow_array::{new_null_array, Array, ArrayRef, RecordBatch, StructArray, UInt32Array};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, SchemaRef};
@@ -28,8 +30,10 @@ use tokio_postgres::types::Type;
 
 use super::super::binary::{BatchSize, Decoder};
 use super::super::time::timestamp_from_postgres;
-use super::super::types::kind_of;
+use super::super::types::read_kind;
+use super::convert::Converter;
 use super::pgoutput::{self, Lsn, Message, OldRow, Relation, Tuple, Value};
+use super::slot::Failure;
 use super::{type_name, Table};
 
 /// Where a value of a relation message's column goes: the index of the stream's column, or
@@ -258,10 +262,12 @@ fn layout(table: &Table, message: &Relation, lenient: bool, at: Lsn) -> Result<L
             }
             Some(index) => {
                 let ours = &table.columns[index];
+                // Whether `timestamp` is an instant does not depend on the modifier.
                 let same_kind = || {
                     Type::from_oid(column.type_oid).is_some_and(|ty| {
-                        kind_of(&column.name, &ty, column.type_modifier)
-                            .is_ok_and(|kind| kind == ours.kind)
+                        read_kind(&column.name, &ty, column.type_modifier, true).is_ok_and(|kind| {
+                            read_kind(&ours.name, &ty, ours.type_modifier, true).ok() == Some(kind)
+                        })
                     })
                 };
                 if ours.type_oid != column.type_oid
@@ -333,6 +339,8 @@ pub struct Rows {
     xid: Int64Builder,
     unchanged: ListBuilder<StringBuilder>,
     tables: Vec<TableRows>,
+    /// The tables, as the stream reads them.
+    described: Vec<Table>,
     rows: usize,
     /// Bytes of values appended since the batch began.
     bytes: usize,
@@ -348,39 +356,84 @@ struct TableRows {
 
 /// One struct column of a table (the row after the change, or before it).
 struct Side {
-    decoders: Vec<Decoder>,
+    builders: Vec<Builder>,
     valid: Vec<bool>,
+}
+
+/// The values of one column: decoded as they come, or kept in their binary form for the
+/// server to convert (`Kind::expression`) when the batch is finished.
+enum Builder {
+    Decoded(Decoder),
+    Deferred(BinaryBuilder),
+}
+
+impl Builder {
+    fn append_null(&mut self) {
+        match self {
+            Builder::Decoded(decoder) => decoder.append_null(),
+            Builder::Deferred(raw) => raw.append_null(),
+        }
+    }
+
+    fn append(&mut self, value: &[u8]) -> std::result::Result<(), String> {
+        match self {
+            Builder::Decoded(decoder) => decoder.append(value),
+            Builder::Deferred(raw) => {
+                raw.append_value(value);
+                Ok(())
+            }
+        }
+    }
 }
 
 impl Side {
     fn new(table: &Table) -> Side {
         Side {
-            decoders: table
+            builders: table
                 .columns
                 .iter()
-                .map(|c| Decoder::new(&c.kind))
+                .map(|c| match c.kind.expression("x") {
+                    Some(_) => Builder::Deferred(BinaryBuilder::new()),
+                    None => Builder::Decoded(Decoder::new(&c.kind)),
+                })
                 .collect(),
             valid: Vec::new(),
         }
     }
 
     fn null(&mut self) {
-        self.decoders.iter_mut().for_each(Decoder::append_null);
+        self.builders.iter_mut().for_each(Builder::append_null);
         self.valid.push(false);
     }
 
-    fn finish(&mut self, data_type: &DataType) -> Result<ArrayRef> {
+    async fn finish(
+        &mut self,
+        data_type: &DataType,
+        table: &Table,
+        converter: &mut Converter<'_>,
+    ) -> std::result::Result<ArrayRef, Failure> {
         let DataType::Struct(fields) = data_type else {
-            return Err(Error::msg("a table's column of the stream is not a struct"));
+            return Err(Error::msg("a table's column of the stream is not a struct").into());
         };
-        let children = self.decoders.iter_mut().map(Decoder::finish).collect();
+        let mut children = Vec::with_capacity(self.builders.len());
+        for (builder, column) in self.builders.iter_mut().zip(&table.columns) {
+            children.push(match builder {
+                Builder::Decoded(decoder) => decoder.finish(),
+                Builder::Deferred(raw) => {
+                    let raw = raw.finish();
+                    if raw.null_count() == raw.len() {
+                        Decoder::new(&column.kind).finish_nulls(raw.len())
+                    } else {
+                        converter.convert(table, column, &raw).await?
+                    }
+                }
+            });
+        }
         let valid = std::mem::take(&mut self.valid);
         let nulls = valid.iter().any(|v| !v).then(|| NullBuffer::from(valid));
-        Ok(Arc::new(StructArray::try_new(
-            fields.clone(),
-            children,
-            nulls,
-        )?))
+        Ok(Arc::new(
+            StructArray::try_new(fields.clone(), children, nulls).map_err(Error::from)?,
+        ))
     }
 }
 
@@ -409,6 +462,7 @@ impl Rows {
                     positions: Vec::new(),
                 })
                 .collect(),
+            described: tables.to_vec(),
             rows: 0,
             bytes: 0,
         }
@@ -547,12 +601,16 @@ impl Rows {
         Ok(RecordBatch::try_new(self.schema.clone(), arrays)?)
     }
 
-    /// The batch of the rows appended since the last one; the builders start over.
+    /// The batch of the rows appended since the last one, the values that the server converts
+    /// converted by `converter`; the builders start over.
     ///
     /// # Errors
-    /// Arrays that do not make a batch of the schema (a bug), or a batch too large for
-    /// Arrow's indices.
-    pub fn finish(&mut self) -> Result<RecordBatch> {
+    /// The server's, a value that Spark cannot hold, arrays that do not make a batch of the
+    /// schema (a bug), or a batch too large for Arrow's indices.
+    pub async fn finish(
+        &mut self,
+        converter: &mut Converter<'_>,
+    ) -> std::result::Result<RecordBatch, Failure> {
         let rows = std::mem::take(&mut self.rows);
         self.bytes = 0;
         let mut arrays: Vec<ArrayRef> = vec![
@@ -567,15 +625,16 @@ impl Rows {
         let fields = self.schema.fields().clone();
         for (index, table) in self.tables.iter_mut().enumerate() {
             let positions = std::mem::take(&mut table.positions);
+            let described = &self.described[index];
             for (side, field) in [
                 (&mut table.after, &fields[7 + 2 * index]),
                 (&mut table.before, &fields[8 + 2 * index]),
             ] {
-                let compact = side.finish(field.data_type())?;
+                let compact = side.finish(field.data_type(), described, converter).await?;
                 arrays.push(spread(compact, &positions, rows)?);
             }
         }
-        Ok(RecordBatch::try_new(self.schema.clone(), arrays)?)
+        Ok(RecordBatch::try_new(self.schema.clone(), arrays).map_err(Error::from)?)
     }
 }
 
@@ -624,7 +683,7 @@ fn values<'t>(tuple: &Tuple<'t>, layout: &Layout, table: &Table) -> Result<Vec<O
 /// Appends one row to `side`; the bytes of its values.
 fn append(side: &mut Side, values: &[Option<Value<'_>>], table: &Table) -> Result<usize> {
     let mut bytes = 0;
-    for ((decoder, value), column) in side.decoders.iter_mut().zip(values).zip(&table.columns) {
+    for ((decoder, value), column) in side.builders.iter_mut().zip(values).zip(&table.columns) {
         match value {
             None | Some(Value::Null) | Some(Value::Unchanged) => decoder.append_null(),
             Some(Value::Binary(value)) => {

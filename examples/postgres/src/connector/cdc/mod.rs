@@ -13,6 +13,7 @@
 //! after the change) and one named `<table>_before` (the old row, or its key).
 
 mod changes;
+mod convert;
 mod pgoutput;
 mod replication;
 mod slot;
@@ -201,7 +202,9 @@ impl Table {
         let fields: Fields = self
             .columns
             .iter()
-            .map(|c| types::field(&c.name, &c.kind))
+            // Nullable whatever the table says: a key-only old row, an unchanged TOASTed value
+            // and a change's missing side are NULL there.
+            .map(|c| types::field(&c.name, &c.kind, true))
             .collect();
         DataType::Struct(fields)
     }
@@ -244,7 +247,7 @@ pub fn schema(tables: &[Table]) -> SchemaRef {
 /// # Errors
 /// A server without `wal_level = logical`, a missing publication or table, a column of a
 /// type that no Spark type holds, two tables of one name.
-pub fn catalog(client: &Session, capture: &Capture) -> Result<Vec<Table>> {
+pub fn catalog(client: &Session, capture: &Capture, prefer_ntz: bool) -> Result<Vec<Table>> {
     let failed = |what: &str, e: tokio_postgres::Error| {
         Error::msg(format!("cannot {what}: {}", describe(&e)))
     };
@@ -324,19 +327,21 @@ pub fn catalog(client: &Session, capture: &Capture) -> Result<Vec<Table>> {
     }
     let tables = listed
         .into_iter()
-        .map(|(namespace, name, published)| table(client, namespace, name, published))
+        .map(|(namespace, name, published)| table(client, namespace, name, published, prefer_ntz))
         .collect::<Result<Vec<_>>>()?;
     check_names(&tables)?;
     Ok(tables)
 }
 
 /// A table's columns, from the row description of `SELECT * FROM` it, as the batch reader
-/// reads them; only the `published` ones when the publication has a column list.
+/// reads them with the same `preferTimestampNTZ`; only the `published` ones when the
+/// publication has a column list.
 fn table(
     client: &Session,
     namespace: String,
     name: String,
     published: Option<Vec<String>>,
+    prefer_ntz: bool,
 ) -> Result<Table> {
     let qualified = format!("{}.{}", quote(&namespace), quote(&name));
     let statement = client
@@ -356,16 +361,17 @@ fn table(
                 .is_none_or(|names| names.iter().any(|n| n == c.name()))
         })
         .map(|c| {
-            let kind = types::kind_of(c.name(), c.type_(), c.type_modifier()).map_err(|_| {
-                Error::msg(format!(
-                    "column `{}` of the table `{namespace}.{name}` has the PostgreSQL type \
+            let kind = types::read_kind(c.name(), c.type_(), c.type_modifier(), prefer_ntz)
+                .map_err(|_| {
+                    Error::msg(format!(
+                        "column `{}` of the table `{namespace}.{name}` has the PostgreSQL type \
                      `{}`, which maps to no Spark type that this data source reads: leave it \
                      out of the publication with a column list (CREATE PUBLICATION ... FOR \
                      TABLE {qualified} (<the other columns>))",
-                    c.name(),
-                    c.type_().name()
-                ))
-            })?;
+                        c.name(),
+                        c.type_().name()
+                    ))
+                })?;
             Ok(Column {
                 name: c.name().to_string(),
                 kind,

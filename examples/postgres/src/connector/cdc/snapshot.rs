@@ -86,105 +86,137 @@ impl Export {
     }
 }
 
-/// Reads the `table`th table of `tables` in the exported `snapshot`, as rows of `_op`
-/// `snapshot` at `lsn`.
-#[allow(clippy::too_many_arguments)]
-pub async fn read(
-    client: &Client,
-    snapshot: &str,
-    tables: &[Table],
-    table: usize,
-    lsn: Lsn,
-    schema: &SchemaRef,
-    size: BatchSize,
-    out: &BatchSender,
-    sent: &Cell<bool>,
-) -> Result<(), Failure> {
-    let captured = &tables[table];
-    let qualified = captured.qualified();
-    // PostgreSQL's snapshot names are hexadecimal digits and dashes: safe in SQL text.
-    if snapshot.is_empty() || !snapshot.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
-        return Err(Error::msg(format!("`{snapshot}` is not the name of a snapshot")).into());
-    }
-    let begin = format!(
-        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '{snapshot}'"
-    );
-    if let Err(e) = client.batch_execute(&begin).await {
-        if e.code() == Some(&SqlState::INVALID_PARAMETER_VALUE)
-            || e.code() == Some(&SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE)
-        {
-            return Err(Error::msg(format!(
-                "the initial snapshot of the stream ({snapshot}) is gone: it lived as long as \
-                 the query that created the slot, which stopped before it read the snapshot \
-                 whole. Drop the replication slot and start the query again with a new \
-                 checkpointLocation"
-            ))
-            .into());
+/// One table of the initial snapshot, read by a task.
+pub struct SnapshotRead<'a> {
+    /// The exported snapshot.
+    pub snapshot: &'a str,
+    pub tables: &'a [Table],
+    /// The index of the table in `tables`.
+    pub table: usize,
+    /// The LSN of the rows, `_op` `snapshot`.
+    pub lsn: Lsn,
+    /// The time zone in which a `timestamp` becomes an instant, as in a batch read.
+    pub zone: Option<&'a str>,
+    pub schema: &'a SchemaRef,
+    pub size: BatchSize,
+}
+
+impl SnapshotRead<'_> {
+    /// Reads the table in the snapshot, each column selected as a batch read selects it
+    /// (`Kind::select`), and sends its rows.
+    pub async fn run(
+        &self,
+        client: &Client,
+        out: &BatchSender,
+        sent: &Cell<bool>,
+    ) -> Result<(), Failure> {
+        let (snapshot, tables, table, lsn) = (self.snapshot, self.tables, self.table, self.lsn);
+        let (schema, size) = (self.schema, self.size);
+        let captured = &tables[table];
+        let qualified = captured.qualified();
+        // PostgreSQL's snapshot names are hexadecimal digits and dashes: safe in SQL text.
+        if snapshot.is_empty() || !snapshot.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
+            return Err(Error::msg(format!("`{snapshot}` is not the name of a snapshot")).into());
         }
-        return Err(Failure::Server("import the initial snapshot", e));
-    }
-    let columns: Vec<String> = captured.columns.iter().map(|c| quote(&c.name)).collect();
-    let statement = format!(
-        "COPY (SELECT {} FROM {}.{}) TO STDOUT (FORMAT binary)",
-        columns.join(", "),
-        quote(&captured.namespace),
-        quote(&captured.name)
-    );
-    let failed = |e| Failure::Server("read the initial snapshot", e);
-    let stream = client.copy_out(&statement).await.map_err(failed)?;
-    let mut stream = pin!(stream);
-    let mut copy = CopyDecoder::new(size);
-    let mut decoders: Vec<Decoder> = captured
-        .columns
-        .iter()
-        .map(|c| Decoder::new(&c.kind))
-        .collect();
-    let mut rows = Rows::new(schema.clone(), tables, size);
-    let mut seq = 0i64;
-    let value_error = |error: ReadError| -> Failure {
-        match error {
-            ReadError::Value { column, why } => Error::msg(format!(
-                "column `{}` of the table `{qualified}` holds {why}",
-                captured.columns[column].name
-            )),
-            ReadError::Format(why) => Error::msg(format!(
-                "reading the snapshot of `{qualified}` failed: {why}"
-            )),
-        }
-        .into()
-    };
-    let mut send = |decoders: &mut [Decoder], count: usize| -> Result<(), Failure> {
-        let arrays = decoders.iter_mut().map(Decoder::finish).collect();
-        let meta = Meta {
-            op: "snapshot",
-            table: captured,
-            lsn,
-            seq,
-            commit_time: None,
-            xid: None,
+        let begin = format!(
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '{snapshot}'"
+        );
+        // PostgreSQL's time zone names are letters, digits, `/`, `_`, `+` and `-`.
+        let zone = match self.zone {
+            Some(zone)
+                if zone
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"/_+-".contains(&b)) =>
+            {
+                format!("; SET LOCAL TimeZone = '{zone}'")
+            }
+            Some(zone) => {
+                return Err(Error::msg(format!("`{zone}` is not the name of a time zone")).into())
+            }
+            None => String::new(),
         };
-        let batch = rows.snapshot(table, &meta, arrays)?;
-        seq += i64::try_from(count).unwrap_or(i64::MAX);
-        out.send(batch)?;
-        sent.set(true);
-        Ok(())
-    };
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(failed)?;
-        let mut input: &[u8] = &chunk;
-        while copy.decode(input, &mut decoders).map_err(value_error)? {
-            let count = copy.take_batch();
-            send(&mut decoders, count)?;
-            input = &[];
+        let begin = begin + &zone;
+        if let Err(e) = client.batch_execute(&begin).await {
+            if e.code() == Some(&SqlState::INVALID_PARAMETER_VALUE)
+                || e.code() == Some(&SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE)
+            {
+                return Err(Error::msg(format!(
+                    "the initial snapshot of the stream ({snapshot}) is gone: it lived as long as \
+                     the query that created the slot, which stopped before it read the snapshot \
+                     whole. Drop the replication slot and start the query again with a new \
+                     checkpointLocation"
+                ))
+                .into());
+            }
+            return Err(Failure::Server("import the initial snapshot", e));
         }
+        let columns: Vec<String> = captured
+            .columns
+            .iter()
+            .map(|c| c.kind.select(&quote(&c.name)))
+            .collect();
+        let statement = format!(
+            "COPY (SELECT {} FROM {}.{}) TO STDOUT (FORMAT binary)",
+            columns.join(", "),
+            quote(&captured.namespace),
+            quote(&captured.name)
+        );
+        let failed = |e| Failure::Server("read the initial snapshot", e);
+        let stream = client.copy_out(&statement).await.map_err(failed)?;
+        let mut stream = pin!(stream);
+        let mut copy = CopyDecoder::new(size);
+        let mut decoders: Vec<Decoder> = captured
+            .columns
+            .iter()
+            .map(|c| Decoder::new(&c.kind))
+            .collect();
+        let mut rows = Rows::new(schema.clone(), tables, size);
+        let mut seq = 0i64;
+        let value_error = |error: ReadError| -> Failure {
+            match error {
+                ReadError::Value { column, why, .. } => Error::msg(format!(
+                    "column `{}` of the table `{qualified}` holds {why}",
+                    captured.columns[column].name
+                )),
+                ReadError::Format(why) => Error::msg(format!(
+                    "reading the snapshot of `{qualified}` failed: {why}"
+                )),
+            }
+            .into()
+        };
+        let mut send = |decoders: &mut [Decoder], count: usize| -> Result<(), Failure> {
+            let arrays = decoders.iter_mut().map(Decoder::finish).collect();
+            let meta = Meta {
+                op: "snapshot",
+                table: captured,
+                lsn,
+                seq,
+                commit_time: None,
+                xid: None,
+            };
+            let batch = rows.snapshot(table, &meta, arrays)?;
+            seq += i64::try_from(count).unwrap_or(i64::MAX);
+            out.send(batch)?;
+            sent.set(true);
+            Ok(())
+        };
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(failed)?;
+            let mut input: &[u8] = &chunk;
+            while copy.decode(input, &mut decoders).map_err(value_error)? {
+                let count = copy.take_batch();
+                send(&mut decoders, count)?;
+                input = &[];
+            }
+        }
+        copy.finish().map_err(value_error)?;
+        let count = copy.take_batch();
+        if count > 0 {
+            send(&mut decoders, count)?;
+        }
+        client
+            .batch_execute("COMMIT")
+            .await
+            .map_err(|e| Failure::Server("end the snapshot's transaction", e))
     }
-    copy.finish().map_err(value_error)?;
-    let count = copy.take_batch();
-    if count > 0 {
-        send(&mut decoders, count)?;
-    }
-    client
-        .batch_execute("COMMIT")
-        .await
-        .map_err(|e| Failure::Server("end the snapshot's transaction", e))
 }

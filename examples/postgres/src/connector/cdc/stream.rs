@@ -35,8 +35,10 @@ use super::super::binary::BatchSize;
 use super::super::connect::{describe, Connection, Session};
 use super::super::read::{drive, Driven};
 use super::super::sql::quote;
+use super::super::time::local_zone;
 use super::super::Source;
 use super::changes::{Decoding, Rows};
+use super::convert::Converter;
 use super::pgoutput::Lsn;
 use super::slot::{self, Driver, Failure, PLUGIN_OPTIONS};
 use super::snapshot::Export;
@@ -119,6 +121,9 @@ pub struct Reader {
     /// The server's insert LSN just before the catalog was read.
     #[serde(with = "lsn_text")]
     schema_lsn: Lsn,
+    /// The time zone in which a `timestamp` becomes an instant (the driver's, as in a batch
+    /// read), when one does.
+    zone: Option<String>,
     /// The driver's state; the executors have none.
     #[serde(skip)]
     driver: Mutex<DriverState>,
@@ -157,7 +162,7 @@ impl StreamRead for Source {
             .query_one("SELECT pg_current_wal_insert_lsn()", &[])
             .and_then(|row| row.try_get(0))
             .map_err(|e| failed("read the server's WAL position", e))?;
-        let tables = catalog(&session, &capture)?;
+        let tables = catalog(&session, &capture, self.settings.prefer_ntz)?;
         if let Publication::Tables(_) = &capture.publication {
             check_own_publication(&session, &capture, &tables)?;
         }
@@ -173,6 +178,10 @@ impl StreamRead for Source {
             connection: self.settings.connection.clone(),
             batch_size: self.settings.batch_size,
             capture,
+            zone: tables
+                .iter()
+                .any(|t| t.columns.iter().any(|c| c.kind.is_local()))
+                .then(local_zone),
             tables,
             schema_lsn: Lsn(u64::from(schema_lsn)),
             driver: Mutex::default(),
@@ -470,6 +479,7 @@ impl StreamReader for Reader {
             capture: self.capture.clone(),
             tables: self.tables.clone(),
             schema_lsn: self.schema_lsn,
+            zone: self.zone.clone(),
             schema: schema.clone(),
             size: self.batch_size,
             partition,
@@ -513,6 +523,7 @@ struct Task {
     capture: Capture,
     tables: Vec<Table>,
     schema_lsn: Lsn,
+    zone: Option<String>,
     schema: SchemaRef,
     size: BatchSize,
     partition: Partition,
@@ -560,18 +571,16 @@ impl Task {
                     table,
                     lsn,
                 } => {
-                    super::snapshot::read(
-                        &client,
+                    let read = super::snapshot::SnapshotRead {
                         snapshot,
-                        &self.tables,
-                        *table,
-                        *lsn,
-                        &self.schema,
-                        self.size,
-                        out,
-                        sent,
-                    )
-                    .await
+                        tables: &self.tables,
+                        table: *table,
+                        lsn: *lsn,
+                        zone: self.zone.as_deref(),
+                        schema: &self.schema,
+                        size: self.size,
+                    };
+                    read.run(&client, out, sent).await
                 }
             }
         };
@@ -611,18 +620,19 @@ impl Task {
         let mut stream = std::pin::pin!(stream);
         let mut decoding = Decoding::new(&self.tables, start, end, self.schema_lsn);
         let mut rows = Rows::new(self.schema.clone(), &self.tables, self.size);
+        let mut converter = Converter::new(&self.connection, self.zone.as_deref());
         while let Some(row) = stream.next().await {
             let row = row.map_err(failed)?;
             let data: &[u8] = row.try_get(0).map_err(failed)?;
             decoding.message(data, &mut rows)?;
             if rows.full() {
-                out.send(rows.finish()?)?;
+                out.send(rows.finish(&mut converter).await?)?;
                 sent.set(true);
             }
         }
         decoding.finish()?;
         if !rows.is_empty() {
-            out.send(rows.finish()?)?;
+            out.send(rows.finish(&mut converter).await?)?;
             sent.set(true);
         }
         slot::unlock(client).await

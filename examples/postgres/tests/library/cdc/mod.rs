@@ -3,6 +3,7 @@
 //! Spark's driver drives it (`Query`), where a test stops a query between or inside its steps
 //! and starts another from its checkpoint.
 
+mod agreement;
 mod failures;
 mod snapshot;
 mod stream;
@@ -141,17 +142,22 @@ impl Query {
 
     /// Reads the planned micro-batch: its rows, rendered.
     pub fn read(&mut self) -> spark_datasource::Result<Vec<String>> {
+        Ok(self.read_batches()?.iter().flat_map(render).collect())
+    }
+
+    /// Reads the planned micro-batch: its batches.
+    pub fn read_batches(&mut self) -> spark_datasource::Result<Vec<RecordBatch>> {
         let (start, end) = self.planned.clone().expect("a planned micro-batch");
-        let mut rows = Vec::new();
+        let mut batches = Vec::new();
         for partition in self.reader.partitions(start, end.clone())? {
             for batch in self.reader.read(partition, &TaskContext::for_tests(0, 0))? {
-                rows.extend(render(&batch?));
+                batches.push(batch?);
             }
         }
         self.planned = None;
         self.uncommitted = Some(end.clone());
         self.done = end;
-        Ok(rows)
+        Ok(batches)
     }
 
     /// Plans and reads micro-batches until none is new: their rows, one list per micro-batch.
