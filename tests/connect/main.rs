@@ -4,7 +4,8 @@
 //! registered from a client.
 //!
 //! This binary builds the plugin's jar with `jvm/build.sh --profile dev`, the c_range example
-//! and the generated read-write variant of the Spark suite, then runs the pytest suite of
+//! and the generated read-write variant of the Spark suite (and takes the postgres example of
+//! the suite's compilation, or has pytest build it), then runs the pytest suite of
 //! `tests/connect`, which starts one server for all its tests and stops it at the end. It needs
 //! what `tests/jvm` needs, plus the Connect client's packages of `tests/spark/requirements.txt`.
 
@@ -20,10 +21,15 @@ fn the_spark_connect_suite_passes_against_a_local_server() {
     let jar = repository.build_jar();
     let c_range = repository.build_c_range();
     let writer = repository.generate_and_build_writer_variant();
-    Pytest::new(&repository)
+    let mut pytest = Pytest::new(&repository)
         .suite("tests/connect")
         .env("SPARKDS_JVM_JAR", &jar)
         .env("SPARK_E2E_C_RANGE_LIBRARY", &c_range)
-        .env("SPARK_E2E_WRITER_LIBRARY", &writer)
-        .run();
+        .env("SPARK_E2E_WRITER_LIBRARY", &writer);
+    // The postgres example of the suite's compilation (test_credentials.py); without it, the
+    // fixture builds it with cargo.
+    if let Some(postgres) = std::env::var_os("CARGO_CDYLIB_FILE_POSTGRES_EXAMPLE") {
+        pytest = pytest.env("SPARKDS_POSTGRES_LIBRARY", std::path::Path::new(&postgres));
+    }
+    pytest.run();
 }

@@ -57,6 +57,11 @@ public final class SourceOptions implements Serializable {
   private final String name;
   private final LinkedHashMap<String, String> options;
 
+  /** Whether {@code key} (any case) is an option of the plugin's, which the library never sees. */
+  static boolean isPluginOption(String key) {
+    return PLUGIN_OPTIONS.contains(key.toLowerCase(Locale.ROOT));
+  }
+
   private SourceOptions(String name, LinkedHashMap<String, String> options) {
     this.name = name;
     this.options = options;
