@@ -327,10 +327,10 @@ fn impersonate(listener: TcpListener, connections: usize) -> std::thread::JoinHa
             if socket.read_exact(&mut first).is_err() {
                 continue;
             }
-            if first == SSL_REQUEST {
-                if socket.write_all(b"N").is_err() || socket.read_exact(&mut first).is_err() {
-                    continue;
-                }
+            if first == SSL_REQUEST
+                && (socket.write_all(b"N").is_err() || socket.read_exact(&mut first).is_err())
+            {
+                continue;
             }
             received.extend_from_slice(&first);
             let length = i32::from_be_bytes([first[0], first[1], first[2], first[3]]);
