@@ -24,10 +24,13 @@
 mod checked;
 #[path = "../support/checkout.rs"]
 mod checkout;
+mod processes;
 #[path = "../support/run_dir.rs"]
 mod run_dir;
+mod secured;
 
 use checked::checked;
+use processes::{in_group as processes_in_group, stop_group};
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -320,17 +323,6 @@ fn a_local_cluster_reads_through_its_executors() {
 }
 
 #[test]
-fn the_bridge_reads_the_source_through_a_view() {
-    let out = spark_ok(&[
-        "--bridge",
-        "end=6",
-        "--sql",
-        &format!("SELECT count(*) AS n FROM {NAME}"),
-    ]);
-    assert!(out.contains("|  6|"), "{out}");
-}
-
-#[test]
 fn connect_serves_the_source_to_a_client_with_its_token_only() {
     let fixture = fixture();
     let port = free_port();
@@ -365,6 +357,12 @@ fn connect_serves_the_source_to_a_client_with_its_token_only() {
     // server listens.
     let passed = properties_file(port);
     let removed = !passed.exists();
+    // Another user cannot listen on [::1]:PORT, where a client of `localhost` may go first.
+    let foreign = secured::ipv6_listener(port, 1)
+        .output()
+        .expect("run the [::1] listener");
+    let foreign = String::from_utf8_lossy(&foreign.stdout).into_owned();
+    let listening = processes::listening(&processes::of_group(group));
     // The client gets the URL in its environment: a command line is every user's to read.
     let client = |url: &str| {
         Command::new("python3")
@@ -389,7 +387,7 @@ fn connect_serves_the_source_to_a_client_with_its_token_only() {
     let with_token = client(&url);
     let without = client(&format!("sc://localhost:{port}"));
     let wrong = client(&format!("sc://localhost:{port}/;token={}", "0".repeat(64)));
-    let readable = world_readable_files_holding(&token, started);
+    let readable = world_readable_files_holding(&token, started, &[]);
     stop_group(group);
     let _ = child.wait();
     let said = |output: &std::process::Output| {
@@ -425,6 +423,18 @@ fn connect_serves_the_source_to_a_client_with_its_token_only() {
         );
     }
     assert!(readable.is_empty(), "the token is in {readable:?}");
+    assert!(
+        foreign.starts_with("TAKEN") || !secured::has_ipv6_loopback(),
+        "another user listened on [::1]:{port}: {foreign}"
+    );
+    let beyond: Vec<_> = listening
+        .iter()
+        .filter(|s| !processes::is_loopback(&s.address))
+        .collect();
+    assert!(
+        listening.iter().any(|s| s.port == port) && beyond.is_empty(),
+        "the server listens beyond loopback, or not on {port}: {listening:#?}"
+    );
     println!("--connect with three clients: {:.1?}", started.elapsed());
 }
 
@@ -546,13 +556,6 @@ fn properties_file(port: u16) -> PathBuf {
     ))
 }
 
-/// SIGTERM to the process group `group`: the command, spark-submit and its JVM.
-fn stop_group(group: u32) {
-    let _ = Command::new("kill")
-        .args(["-TERM", "--", &format!("-{group}")])
-        .status();
-}
-
 /// Whether `child` ends within `limit`.
 fn wait_for(child: &mut std::process::Child, limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
@@ -565,30 +568,10 @@ fn wait_for(child: &mut std::process::Child, limit: Duration) -> bool {
     false
 }
 
-/// The processes of the process group `group`.
-fn processes_in_group(group: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // `pid (name) state ppid pgrp ...`
-        let pgrp = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(2))
-            .and_then(|g| g.parse::<u32>().ok());
-        if pgrp == Some(group) {
-            found.push(pid);
-        }
-    }
-    found
-}
-
 /// The files that every user may read and that hold `secret`: in the project's target
 /// directory, where the command writes, and those made since `since` in the temporary
-/// directory, where Spark writes.
-fn world_readable_files_holding(secret: &str, since: Instant) -> Vec<PathBuf> {
+/// directory, where Spark writes, and in `also` (a local cluster's work directory).
+fn world_readable_files_holding(secret: &str, since: Instant, also: &[PathBuf]) -> Vec<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let age = since.elapsed();
     let mut found = Vec::new();
@@ -596,6 +579,7 @@ fn world_readable_files_holding(secret: &str, since: Instant) -> Vec<PathBuf> {
         (repo_root().join("target/generated/sparkds-spark"), false),
         (std::env::temp_dir(), true),
     ];
+    dirs.extend(also.iter().map(|dir| (dir.clone(), true)));
     while let Some((dir, recent_only)) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let Ok(meta) = entry.path().symlink_metadata() else {

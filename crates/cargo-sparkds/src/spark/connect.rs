@@ -6,7 +6,10 @@
 //! a token made for this run (Spark Connect's `spark.connect.authenticate.token`), which the
 //! server reads from a file only this user reads and the user gets in the printed URL. The
 //! server is ready when the child itself listens on the port: a connection that succeeds may
-//! reach another process that took the port first.
+//! reach another process that took the port first. The URL names `localhost`, which a client
+//! may try as `[::1]` first: the command holds `[::1]:PORT` while the server runs, so that no
+//! one else listens there ([`network::hold_ipv6_loopback`]). Like every session of the command,
+//! the server binds to 127.0.0.1 only and authenticates its executors ([`network`]).
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::Path;
@@ -16,6 +19,7 @@ use std::time::{Duration, Instant};
 use sparkds::{Error, Result};
 
 use super::listener::{listener, Listener};
+use super::network;
 use super::signals::Guard;
 use super::Session;
 
@@ -42,6 +46,8 @@ pub(super) fn serve(
             "port {port} of 127.0.0.1 is in use: pass another with --connect PORT"
         )));
     }
+    // Held until the server ends: a client of `localhost` would give [::1]'s listener the token.
+    let ipv6_hold = network::hold_ipv6_loopback(port)?;
     let submit = session.spark.home.join("bin").join("spark-submit");
     let has_server = std::fs::read_dir(session.spark.home.join("jars"))
         .map(|entries| {
@@ -59,18 +65,19 @@ pub(super) fn serve(
             session.spark.version, session.spark.origin
         )));
     }
-    // The token and the source's options go in a file only this user reads, not on
-    // spark-submit's command line, which any user of the machine sees (`ps`): an option may be a
-    // password. Spark reads the file as it starts; it is removed once the server listens, when
-    // the command ends, and on Ctrl-C.
-    let token = token()?;
+    // The token, the authentication secret of the server's processes and the source's options
+    // go in a file only this user reads, not on spark-submit's command line, which any user of
+    // the machine sees (`ps`): an option may be a password. Spark reads the file as it starts;
+    // it is removed once the server listens, when the command ends, and on Ctrl-C.
+    let token = network::random_secret("the Spark Connect server's token")?;
+    let secret = network::random_secret("the Spark Connect server's authentication secret")?;
     let options_file = session
         .scratch()?
         .join(format!("connect-{port}.properties"));
     let signals = Guard::install(true)?;
     signals.remove_on_signal(&options_file);
     let removed = RemoveOnDrop(&options_file);
-    write_private(&options_file, &properties(options, &token))?;
+    write_private(&options_file, &properties(options, &token, &secret))?;
     let mut child = Command::new("bash")
         .arg(&submit)
         .args(server_args(session, jar, port, &options_file)?)
@@ -95,6 +102,7 @@ pub(super) fn serve(
         }
     };
     signals.child(0);
+    drop(ipv6_hold);
     let status = status
         .map_err(|e| Error::usage(format!("cannot wait for the Spark Connect server: {e}")))?;
     Ok(ExitCode::from(
@@ -145,7 +153,8 @@ fn wait_until_listening(child: &mut std::process::Child, port: u16, signals: &Gu
 }
 
 /// The URL with the token, and how to use it. `localhost`, not 127.0.0.1: PySpark's client
-/// sends a token without TLS only to `localhost`.
+/// sends a token without TLS only to `localhost` (to 127.0.0.1 it would speak TLS, which the
+/// server does not); the command holds `[::1]` of the port, where the client may go first.
 fn print_url(session: &Session<'_>, port: u16, token: &str) {
     let url = format!("sc://localhost:{port}/;token={token}");
     println!("Spark Connect server: {url}");
@@ -159,18 +168,6 @@ fn print_url(session: &Session<'_>, port: u16, token: &str) {
         session.name
     );
     println!("Ctrl-C stops it.");
-}
-
-/// A token for one run of the server: 32 random bytes from the operating system, in hex.
-fn token() -> Result<String> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| {
-        Error::usage(format!(
-            "cannot make the Spark Connect server's token: the operating system's random \
-             generator failed: {e}"
-        ))
-    })?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// spark-submit's arguments: the server's class, the master and the configuration, with the
@@ -210,6 +207,11 @@ fn server_args(
         ),
         ("spark.log.level".into(), "WARN".into()),
     ];
+    let conf = conf.into_iter().chain(
+        network::configuration()
+            .into_iter()
+            .map(|(key, value)| (key.to_string(), value.to_string())),
+    );
     let mut args = vec![
         "--class".to_string(),
         "org.apache.spark.sql.connect.service.SparkConnectServer".to_string(),
@@ -227,16 +229,31 @@ fn server_args(
     Ok(args)
 }
 
-/// The server's token (`spark.connect.authenticate.token`) and the catalog's options
-/// (`spark.sql.catalog.native.<key>`: its sources' options) as the lines of a Java properties
-/// file, escaped as `java.util.Properties` reads them.
-fn properties(options: &[(String, String)], token: &str) -> String {
-    let mut text = format!(
-        "spark.connect.authenticate.token={}\n",
-        escaped(token, false)
+/// The server's token (`spark.connect.authenticate.token`), the authentication secret of its
+/// processes (`spark.authenticate.secret`) and the catalog's options
+/// (`spark.sql.catalog.native.<key>`: its sources' options) as a Java properties file.
+fn properties(options: &[(String, String)], token: &str, secret: &str) -> String {
+    let mut entries = vec![
+        (
+            "spark.connect.authenticate.token".to_string(),
+            token.to_string(),
+        ),
+        network::secret_configuration(secret),
+    ];
+    entries.extend(
+        options
+            .iter()
+            .map(|(key, value)| (format!("spark.sql.catalog.native.{key}"), value.clone())),
     );
-    for (key, value) in options {
-        text.push_str(&escaped(&format!("spark.sql.catalog.native.{key}"), true));
+    properties_text(&entries)
+}
+
+/// `entries` as the lines of a Java properties file, escaped as `java.util.Properties` reads
+/// them.
+pub(super) fn properties_text(entries: &[(String, String)]) -> String {
+    let mut text = String::new();
+    for (key, value) in entries {
+        text.push_str(&escaped(key, true));
         text.push('=');
         text.push_str(&escaped(value, false));
         text.push('\n');
@@ -352,25 +369,18 @@ mod tests {
     }
 
     #[test]
-    fn a_token_is_64_hex_digits_and_new_each_time() {
-        let (one, two) = (token().expect("a token"), token().expect("a token"));
-        assert_eq!(one.len(), 64);
-        assert!(one.chars().all(|c| c.is_ascii_hexdigit()), "{one}");
-        assert_ne!(one, two);
-    }
-
-    #[test]
     fn options_are_written_as_properties_that_read_back_the_same() {
         let options = vec![
             ("end".to_string(), "20".to_string()),
             ("password".to_string(), " p=a:s#s!\\w\nö\u{1}d ".to_string()),
         ];
-        let text = properties(&options, "0a1b");
+        let text = properties(&options, "0a1b", "2c3d");
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 3, "{text}");
+        assert_eq!(lines.len(), 4, "{text}");
         assert_eq!(lines[0], "spark.connect.authenticate.token=0a1b");
-        assert_eq!(lines[1], "spark.sql.catalog.native.end=20");
-        let (key, value) = lines[2].split_once("=").expect("key=value");
+        assert_eq!(lines[1], "spark.authenticate.secret=2c3d");
+        assert_eq!(lines[2], "spark.sql.catalog.native.end=20");
+        let (key, value) = lines[3].split_once("=").expect("key=value");
         assert_eq!(key, "spark.sql.catalog.native.password");
         assert_eq!(unescaped(value), options[1].1);
         // An unescaped `=` or `:` would end the key early; a leading space would be dropped.

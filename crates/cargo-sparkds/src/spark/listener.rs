@@ -1,7 +1,8 @@
 //! Who listens on a TCP port of 127.0.0.1: the Connect server that the command started, or
 //! another process. Another user may listen on the port first; a client that took it for the
 //! server would hand it the token, so readiness is the child's own listening socket, never a
-//! connection that succeeds.
+//! connection that succeeds. A listener on `[::1]` of the port is another process's whoever it
+//! is: the server listens on 127.0.0.1 only, and a client of `localhost` may try `[::1]` first.
 
 /// Who listens on a port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,11 +15,14 @@ pub enum Listener {
     Other,
 }
 
-/// Who listens on `port` of 127.0.0.1 (or of every address, which includes it), given the
-/// child's process id.
+/// Who listens on `port` of 127.0.0.1 (or of every address, which includes it) or of `[::1]`,
+/// given the child's process id.
 #[cfg(target_os = "linux")]
 pub fn listener(port: u16, child: u32) -> Listener {
-    let inodes = listening_inodes(port);
+    let (inodes, on_ipv6_loopback) = listening_inodes(port);
+    if on_ipv6_loopback {
+        return Listener::Other;
+    }
     if inodes.is_empty() {
         return Listener::Nobody;
     }
@@ -31,9 +35,9 @@ pub fn listener(port: u16, child: u32) -> Listener {
 }
 
 /// The inodes of the sockets that listen on `port` of 127.0.0.1, 0.0.0.0 or `[::]`, from
-/// `/proc/net/tcp` and `/proc/net/tcp6`.
+/// `/proc/net/tcp` and `/proc/net/tcp6`, and whether a socket listens on `[::1]` of the port.
 #[cfg(target_os = "linux")]
-fn listening_inodes(port: u16) -> Vec<u64> {
+fn listening_inodes(port: u16) -> (Vec<u64>, bool) {
     // The address as the kernel prints it: the bytes of the address in the machine's order.
     let loopback = kernel_hex(&[127, 0, 0, 1]);
     // A JVM listens on IPv6 sockets: 127.0.0.1 shows as the IPv4-mapped ::ffff:127.0.0.1.
@@ -44,6 +48,8 @@ fn listening_inodes(port: u16) -> Vec<u64> {
         "00000000",
         "00000000000000000000000000000000",
     ];
+    let ipv6_loopback = kernel_hex(&std::net::Ipv6Addr::LOCALHOST.octets());
+    let mut on_ipv6_loopback = false;
     let mut inodes = Vec::new();
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
         let text = std::fs::read_to_string(table).unwrap_or_default();
@@ -55,15 +61,19 @@ fn listening_inodes(port: u16) -> Vec<u64> {
                 continue;
             };
             let listening = *state == "0A";
-            let ours = local.rsplit_once(':').is_some_and(|(host, p)| {
-                hosts.contains(&host) && u16::from_str_radix(p, 16) == Ok(port)
-            });
-            if let (true, true, Ok(inode)) = (listening, ours, inode.parse()) {
+            let Some((host, p)) = local.rsplit_once(':') else {
+                continue;
+            };
+            if !listening || u16::from_str_radix(p, 16) != Ok(port) {
+                continue;
+            }
+            on_ipv6_loopback |= host == ipv6_loopback;
+            if let (true, Ok(inode)) = (hosts.contains(&host), inode.parse()) {
                 inodes.push(inode);
             }
         }
     }
-    inodes
+    (inodes, on_ipv6_loopback)
 }
 
 /// An address as `/proc/net/tcp{,6}` prints it: each 32-bit word in the machine's byte order.
@@ -139,13 +149,15 @@ fn socket_inodes(processes: &[u32]) -> Vec<u64> {
 #[cfg(not(target_os = "linux"))]
 pub fn listener(port: u16, child: u32) -> Listener {
     let output = std::process::Command::new("lsof")
-        .args(["-nP", &format!("-iTCP:{port}"), "-sTCP:LISTEN", "-Fp"])
+        .args(["-nP", &format!("-iTCP:{port}"), "-sTCP:LISTEN", "-Fpn"])
         .output();
     let text = output
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
         .unwrap_or_default();
     let pids: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix('p')).collect();
-    if pids.is_empty() {
+    if text.lines().any(|l| l.starts_with("n[::1]:")) {
+        Listener::Other
+    } else if pids.is_empty() {
         Listener::Nobody
     } else if pids.iter().all(|p| *p == child.to_string()) {
         Listener::Child
@@ -183,6 +195,16 @@ mod tests {
         };
         let port = listening.local_addr().expect("its address").port();
         assert_eq!(listener(port, std::process::id()), Listener::Child);
+    }
+
+    #[test]
+    fn a_listener_on_the_ipv6_loopback_is_another_process_even_the_childs() {
+        let Ok(listening) = std::net::TcpListener::bind("[::1]:0") else {
+            return; // no IPv6 on this machine
+        };
+        let port = listening.local_addr().expect("its address").port();
+        // The server listens on 127.0.0.1 only: [::1] is never its.
+        assert_eq!(listener(port, std::process::id()), Listener::Other);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 mod cache;
 mod connect;
 mod listener;
+mod network;
 mod plugin;
 mod signals;
 mod tools;
@@ -216,6 +217,16 @@ impl Session<'_> {
             Loader::Plugin(jar) => (Some(jar.display().to_string()), None),
             Loader::Bridge(dir) => (None, Some(dir.clone())),
         };
+        // The session's secret (spark.authenticate) goes in a properties file that Spark reads
+        // as it starts, which session.py removes once it has.
+        let secret = network::random_secret("the session's authentication secret")?;
+        let conf: std::collections::BTreeMap<_, _> = network::configuration().into();
+        let signals = signals::Guard::install(false)?;
+        let properties = private_file(
+            &signals,
+            ".properties",
+            &connect::properties_text(&[network::secret_configuration(&secret)]),
+        )?;
         let settings = serde_json::json!({
             "mode": mode,
             "sql": args.sql,
@@ -229,27 +240,13 @@ impl Session<'_> {
             "options": options.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
             "warehouse": self.scratch()?.join("warehouse").display().to_string(),
             "redaction_regex": connect::REDACTION_REGEX,
+            "conf": conf,
+            "properties": properties.display().to_string(),
         });
         // The settings hold the options: in a file only this user reads, which session.py
         // removes once read, not in an environment variable that every process Spark starts
         // would inherit. Ctrl-C is the shell's (a cancel): only SIGTERM is passed on.
-        let signals = signals::Guard::install(false)?;
-        let settings_file = tempfile::Builder::new()
-            .prefix("sparkds-spark-session-")
-            .suffix(".json")
-            .tempfile()
-            .map_err(|e| Error::io("cannot create the session's settings file", e))?
-            .into_temp_path();
-        signals.remove_on_signal(&settings_file);
-        std::fs::write(&settings_file, settings.to_string()).map_err(|e| {
-            Error::io(
-                format!(
-                    "cannot write the session's settings to {}",
-                    settings_file.display()
-                ),
-                e,
-            )
-        })?;
+        let settings_file = private_file(&signals, ".json", &settings.to_string())?;
         let mut command = Command::new(&self.spark.python);
         if interactive {
             command.arg("-i");
@@ -279,9 +276,10 @@ impl Session<'_> {
         ))
     }
 
-    /// What Spark's launcher needs: its home, the Python of its workers, and Java on PATH.
+    /// What Spark's launcher needs: its home, the Python of its workers, Java on PATH, and the
+    /// loopback address to bind to ([`network::environment`]).
     fn spark_env(&self) -> Result<Vec<(&'static str, std::ffi::OsString)>> {
-        Ok(vec![
+        let mut env = vec![
             ("SPARK_HOME", self.spark.home.clone().into_os_string()),
             ("PYSPARK_PYTHON", self.spark.python.clone().into_os_string()),
             (
@@ -289,7 +287,13 @@ impl Session<'_> {
                 self.spark.python.clone().into_os_string(),
             ),
             ("PATH", cache::path_with_java()?),
-        ])
+        ];
+        env.extend(
+            network::environment()
+                .into_iter()
+                .map(|(key, value)| (key, value.into())),
+        );
+        Ok(env)
     }
 
     /// A directory of the session's files (the warehouse of its tables) in the project's
@@ -305,6 +309,22 @@ impl Session<'_> {
             .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
         Ok(dir)
     }
+}
+
+/// A new file in the temporary directory that only this user reads (`tempfile` makes it with
+/// mode 0600, under a name no one can guess), holding `text`: removed when the returned path is
+/// dropped, and on Ctrl-C or SIGTERM by `signals`.
+fn private_file(signals: &signals::Guard, suffix: &str, text: &str) -> Result<tempfile::TempPath> {
+    let path = tempfile::Builder::new()
+        .prefix("sparkds-spark-session-")
+        .suffix(suffix)
+        .tempfile()
+        .map_err(|e| Error::io("cannot create a file for the session's settings", e))?
+        .into_temp_path();
+    signals.remove_on_signal(&path);
+    std::fs::write(&path, text)
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+    Ok(path)
 }
 
 #[cfg(test)]

@@ -5,12 +5,16 @@ through the JVM plugin or through the Python bridge, then a shell, one SQL state
 file that SPARKDS_SPARK_SESSION_FILE names (only the user reads it, and it is removed once read:
 the options may hold a password): mode (shell, sql or python), sql, script, master, library,
 name, jar (the plugin's, or null for the bridge), bridge (the directory that holds
-spark_native_bridge), options (the source's options), warehouse and redaction_regex.
+spark_native_bridge), options (the source's options), warehouse, redaction_regex, conf (the
+Spark configuration of every session that holds no secret: loopback addresses, authentication)
+and properties (a properties file only the user reads, with the session's authentication secret,
+which this script removes once Spark has read it).
 """
 
 import json
 import os
 import runpy
+import shlex
 import sys
 
 _settings_file = os.environ.pop("SPARKDS_SPARK_SESSION_FILE")
@@ -35,6 +39,8 @@ def session():
         # unredacted when it holds a URL (with a password in it).
         .config("spark.redaction.regex", settings["redaction_regex"])
     )
+    for key, value in settings["conf"].items():
+        builder = builder.config(key, value)
     if settings["jar"]:
         builder = (
             builder.config("spark.jars", settings["jar"])
@@ -45,7 +51,7 @@ def session():
     else:
         # Executors of a local cluster start Python workers that import the bridge too.
         builder = builder.config("spark.executorEnv.PYTHONPATH", settings["bridge"])
-    spark = builder.getOrCreate()
+    spark = started(builder)
     spark.sparkContext.setLogLevel("ERROR")
     if settings["jar"]:
         # The catalog's options are its sources' options (spark.sql.catalog.native.end=20), set
@@ -64,6 +70,32 @@ def session():
         # SQL names the source through a view: the bridge has no catalog.
         reader.load().createOrReplaceTempView(name)
     return spark
+
+
+def started(builder):
+    """The session of `builder`, whose spark-submit also reads the properties file: what the
+    builder holds becomes spark-submit's arguments, which any user of the machine sees (`ps`),
+    and the file holds the secret that the driver, and a local cluster's Master, Workers and
+    executors, authenticate each other with (`spark.authenticate`)."""
+    properties = settings["properties"]
+    before = os.environ.get("PYSPARK_SUBMIT_ARGS")
+    # Without --load-spark-defaults, a properties file replaces spark-defaults.conf.
+    os.environ["PYSPARK_SUBMIT_ARGS"] = (
+        f"--properties-file {shlex.quote(properties)} --load-spark-defaults "
+        + (before or "pyspark-shell")
+    )
+    try:
+        return builder.getOrCreate()
+    finally:
+        if before is None:
+            del os.environ["PYSPARK_SUBMIT_ARGS"]
+        else:
+            os.environ["PYSPARK_SUBMIT_ARGS"] = before
+        # Spark has read it, or will not: the secret stays in no file.
+        try:
+            os.remove(properties)
+        except FileNotFoundError:
+            pass
 
 
 def hints():
