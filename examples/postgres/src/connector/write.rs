@@ -26,12 +26,14 @@ use super::{Relation, Settings, Source};
 /// Encoded rows that a task buffers before it sends them in one COPY.
 const FLUSH_BYTES: usize = 8 << 20;
 
-/// A column written: its name in the DataFrame and in the table, and its staging type.
+/// A column written: its name in the DataFrame and in the table, its staging type, and
+/// whether the DataFrame's column may be NULL.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct WriteColumn {
     source: String,
     target: String,
     kind: Kind,
+    nullable: bool,
 }
 
 /// The driver side of a write.
@@ -77,6 +79,7 @@ impl Write for Source {
                     source: f.name().clone(),
                     target: f.name().clone(),
                     kind: kind_of_arrow(f.name(), f.data_type())?,
+                    nullable: f.is_nullable(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -297,7 +300,12 @@ impl Writer {
             let definitions: Vec<String> = self
                 .columns
                 .iter()
-                .map(|c| format!("{} {}", quote(&c.target), c.kind.sql_type()))
+                // A column that the DataFrame declares not nullable is NOT NULL, as Spark's
+                // JDBC source creates it: read back, it is not nullable again.
+                .map(|c| {
+                    let not_null = if c.nullable { "" } else { " NOT NULL" };
+                    format!("{} {}{not_null}", quote(&c.target), c.kind.sql_type())
+                })
                 .collect();
             // Not IF NOT EXISTS: a table that appeared since the write was planned has columns
             // that nobody checked, and the commit fails rather than write into it.

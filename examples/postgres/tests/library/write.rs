@@ -172,7 +172,8 @@ fn an_abort_drops_what_every_task_staged() -> spark_datasource::Result<()> {
 }
 
 #[test]
-fn a_missing_table_is_created_with_the_types_of_the_dataframe() -> sparkds::Result<()> {
+fn a_missing_table_is_created_with_the_types_and_nullability_of_the_dataframe(
+) -> sparkds::Result<()> {
     let t = table("created");
     library()?
         .batch_write()
@@ -183,7 +184,8 @@ fn a_missing_table_is_created_with_the_types_of_the_dataframe() -> sparkds::Resu
     let types: Vec<String> = server()
         .client()
         .query(
-            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute \
+            "SELECT format_type(atttypid, atttypmod) || CASE WHEN attnotnull THEN ' NOT NULL' \
+             ELSE '' END FROM pg_attribute \
              WHERE attrelid = $1::text::regclass AND attnum > 0 ORDER BY attnum",
             &[&t],
         )
@@ -191,7 +193,17 @@ fn a_missing_table_is_created_with_the_types_of_the_dataframe() -> sparkds::Resu
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(types, ["bigint", "text"]);
+    // `id` is not nullable in the DataFrame: NOT NULL, as Spark's JDBC source creates it, and
+    // not nullable when read back.
+    assert_eq!(types, ["bigint NOT NULL", "text"]);
+    let read = library()?.batch_read().options(options(&t)).run()?;
+    let nullable: Vec<bool> = read
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.is_nullable())
+        .collect();
+    assert_eq!(nullable, [false, true]);
     Ok(())
 }
 

@@ -10,7 +10,7 @@ import pytest
 _names = itertools.count()
 
 COLUMNS = (
-    "id integer, s smallint, i integer, b bigint, n numeric(12,3), r real, d double precision, "
+    "id integer NOT NULL, s smallint, i integer, b bigint, n numeric(12,3), r real, d double precision, "
     "t text, v varchar(10), c char(4), ok boolean, day date, ts timestamp, tz timestamptz, "
     "bin bytea, ints integer[], texts text[], nums numeric(5,2)[], days date[], big numeric"
 )
@@ -54,7 +54,7 @@ def _rows(df):
 
 
 def _types(df):
-    return [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
+    return [(f.name, f.dataType.simpleString(), f.nullable) for f in df.schema.fields]
 
 
 @pytest.mark.parametrize("path", ["jvm", "bridge"])
@@ -65,8 +65,14 @@ def test_every_type_reads_with_the_rows_and_types_of_sparks_jdbc_source(spark, b
     jdbc = _jdbc(spark, pg, **options)
     ours = _native(spark, pg, **options) if path == "jvm" else _bridged(spark, bridge, pg, **options)
 
-    assert _types(ours) == _types(jdbc)
-    assert dict(_types(ours))["ts"] == ("timestamp_ntz" if ntz == "true" else "timestamp")
+    types = {name: (type_, nullable) for name, type_, nullable in _types(ours)}
+    assert types["ts"] == ("timestamp_ntz" if ntz == "true" else "timestamp", True)
+    # `id` is NOT NULL: not nullable here, where Spark's JDBC source reads every column as
+    # nullable (JDBCRDD.resolveTable's alwaysNullable); the types are the same.
+    assert types["id"] == ("int", False)
+    assert all(nullable for _, _, nullable in _types(jdbc))
+    assert [t[:2] for t in _types(ours)] == [t[:2] for t in _types(jdbc)]
+    assert [t[2] for t in _types(ours)] == [name != "id" for name, _, _ in _types(ours)]
     assert _rows(ours) == _rows(jdbc)
 
 
@@ -103,7 +109,7 @@ def test_types_that_jdbc_reads_as_strings_read_as_it_reads_them(spark, bridge, p
     ours = _native(spark, pg, **options) if path == "jvm" else _bridged(spark, bridge, pg, **options)
 
     assert _types(ours) == _types(jdbc)
-    assert dict(_types(ours))["jb"] == "string"
+    assert ("jb", "string", True) in _types(ours)
     assert _rows(ours) == _rows(jdbc)
     # Filters on them: those that PostgreSQL evaluates as Spark does are pushed, the others
     # (a uuid or an enum is not compared as its text) are left to Spark. The rows are those
