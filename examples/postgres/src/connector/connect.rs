@@ -536,25 +536,12 @@ fn parse_url(url: &str) -> Result<Connection> {
             .parse()
             .map_err(|_| malformed("its port is not a number"))?,
     };
-    let mut connection = Connection {
-        host: if host.is_empty() {
-            "localhost".to_string()
-        } else {
-            decode(host)
-        },
-        port,
-        dbname: (!dbname.is_empty()).then(|| decode(dbname)),
-        user: None,
-        password: None,
-        connect_timeout: 10,
-        // Set by `Connection::from_options`, from the options, the URL and the environment.
-        sslmode: SslMode::Require,
-        root_cert: None,
-        password_without_tls: false,
-        channel_binding: Binding::Require,
-        min_scram_iterations: DEFAULT_MIN_ITERATIONS,
-        password_from_environment: false,
+    let host = if host.is_empty() {
+        "localhost".to_string()
+    } else {
+        decode(host)
     };
+    let mut connection = Connection::to(host, port, (!dbname.is_empty()).then(|| decode(dbname)));
     if let Some(userinfo) = userinfo {
         let (user, password) = match userinfo.split_once(':') {
             Some((user, password)) => (user, Some(password)),
@@ -584,6 +571,27 @@ fn parse_url(url: &str) -> Result<Connection> {
         }
     }
     Ok(connection)
+}
+
+impl Connection {
+    /// A connection to `host`, `port` and `dbname` with the defaults of every other setting,
+    /// which `Connection::from_options` sets from the options, the URL and the environment.
+    fn to(host: String, port: u16, dbname: Option<String>) -> Connection {
+        Connection {
+            host,
+            port,
+            dbname,
+            user: None,
+            password: None,
+            connect_timeout: 10,
+            sslmode: SslMode::Require,
+            root_cert: None,
+            password_without_tls: false,
+            channel_binding: Binding::Require,
+            min_scram_iterations: DEFAULT_MIN_ITERATIONS,
+            password_from_environment: false,
+        }
+    }
 }
 
 /// The value of the query parameter `key` of a URL.

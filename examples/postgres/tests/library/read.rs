@@ -399,15 +399,29 @@ fn nonstandard_database() -> &'static str {
     NAME
 }
 
-#[test]
-fn patterns_with_wildcards_backslashes_and_quotes_hold_without_standard_conforming_strings(
-) -> sparkds::Result<()> {
-    let database = nonstandard_database();
+/// The table `patterns` of `database`: `names`, with their ids, bound as values.
+fn pattern_table(database: &str, names: &[&str]) -> sparkds::Result<()> {
+    let failed = |e: postgres::Error| sparkds::Error::usage(e.to_string());
     let mut client = server().client_of(database);
     let setting = client
         .query_one("SHOW standard_conforming_strings", &[])
         .map(|row| row.get::<_, String>(0));
     assert_eq!(setting.ok().as_deref(), Some("off"));
+    client
+        .batch_execute("CREATE TABLE patterns (id bigint, name text)")
+        .map_err(failed)?;
+    for (id, name) in (0i64..).zip(names) {
+        client
+            .execute("INSERT INTO patterns VALUES ($1, $2)", &[&id, name])
+            .map_err(failed)?;
+    }
+    Ok(())
+}
+
+#[test]
+fn patterns_with_wildcards_backslashes_and_quotes_hold_without_standard_conforming_strings(
+) -> sparkds::Result<()> {
+    let database = nonstandard_database();
     let names = [
         "50%_off\\ it's",
         "50% off",
@@ -422,14 +436,7 @@ fn patterns_with_wildcards_backslashes_and_quotes_hold_without_standard_conformi
         "C:\\dir\\",
         "'",
     ];
-    client
-        .batch_execute("CREATE TABLE patterns (id bigint, name text)")
-        .map_err(|e| sparkds::Error::usage(e.to_string()))?;
-    for (id, name) in (0i64..).zip(names) {
-        client
-            .execute("INSERT INTO patterns VALUES ($1, $2)", &[&id, &name])
-            .map_err(|e| sparkds::Error::usage(e.to_string()))?;
-    }
+    pattern_table(database, &names)?;
     let mut options = options("patterns");
     for (key, value) in options.iter_mut() {
         if key == "url" {
