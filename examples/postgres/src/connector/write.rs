@@ -8,6 +8,14 @@
 //! So the target changes only when that transaction commits: a failed, killed or aborted
 //! write leaves it as it was, and an abort drops what was staged.
 //!
+//! A task attempt that Spark has given up on may still run after the driver's abort, and a
+//! staging table it created then would stay forever. So the write has an anchor,
+//! `sparkds_<query id>_live`, an empty table that the driver creates when it plans the write:
+//! a task creates its staging table in a transaction that first locks the anchor (shared), and
+//! the commit and the abort drop the anchor (exclusive: after the creations under way) before
+//! they list the staging tables to drop. A task that starts later finds no anchor and creates
+//! nothing; one whose table the abort dropped fails at its next COPY.
+//!
 //! The staging columns have the PostgreSQL types of the DataFrame's (`types::kind_of_arrow`);
 //! the INSERT converts them to the target's with PostgreSQL's assignment casts, as an INSERT
 //! of Spark's JDBC source does.
@@ -114,6 +122,19 @@ impl Write for Source {
             .take(32)
             .collect::<String>()
             .to_ascii_lowercase();
+        let prefix = format!("sparkds_{id}_");
+        // IF NOT EXISTS: the bridge creates the writer again to commit or abort.
+        let create = format!(
+            "CREATE UNLOGGED TABLE IF NOT EXISTS {} ()",
+            quote(&anchor(&prefix))
+        );
+        client.batch_execute(&create).map_err(|e| {
+            Error::msg(format!(
+                "cannot create the write's anchor table {}: {}",
+                anchor(&prefix),
+                describe(&e)
+            ))
+        })?;
         Ok(Writer {
             settings: self.settings.clone(),
             table: table.clone(),
@@ -121,9 +142,14 @@ impl Write for Source {
             columns,
             exists: existing.is_some(),
             mode: info.mode,
-            prefix: format!("sparkds_{id}_"),
+            prefix,
         })
     }
+}
+
+/// The anchor of the write whose staging tables start with `prefix` (see the module's doc).
+fn anchor(prefix: &str) -> String {
+    format!("{prefix}live")
 }
 
 /// `dbtable` resolved as PostgreSQL resolves a table name, once: the schema-qualified quoted
@@ -257,18 +283,40 @@ impl Writer {
         Ok(rows.iter().filter_map(|r| r.try_get(0).ok()).collect())
     }
 
-    fn drop_staging(&self, client: &Session) -> Result<()> {
+    /// Drops the anchor, then every staging table, in the transaction under way: the anchor's
+    /// lock waits for the tasks that are creating theirs, so that the list has them.
+    fn drop_staging_in(&self, client: &Session) -> Result<()> {
+        let dropped = |table: &str, e: tokio_postgres::Error| {
+            Error::msg(format!(
+                "cannot drop the staging table {table}: {}",
+                describe(&e)
+            ))
+        };
+        let anchor = anchor(&self.prefix);
+        client
+            .batch_execute(&format!("DROP TABLE IF EXISTS {}", quote(&anchor)))
+            .map_err(|e| dropped(&anchor, e))?;
         for table in self.staging_tables(client)? {
             client
                 .batch_execute(&format!("DROP TABLE IF EXISTS {}", quote(&table)))
-                .map_err(|e| {
-                    Error::msg(format!(
-                        "cannot drop the staging table {table}: {}",
-                        describe(&e)
-                    ))
-                })?;
+                .map_err(|e| dropped(&table, e))?;
         }
         Ok(())
+    }
+
+    /// [`Writer::drop_staging_in`] in a transaction of its own.
+    fn drop_staging(&self, client: &Session) -> Result<()> {
+        let failed = |e: tokio_postgres::Error| {
+            Error::msg(format!("cannot drop the staging tables: {}", describe(&e)))
+        };
+        client.batch_execute("BEGIN").map_err(failed)?;
+        match self.drop_staging_in(client) {
+            Ok(()) => client.batch_execute("COMMIT").map_err(failed),
+            Err(error) => {
+                let _ = client.batch_execute("ROLLBACK");
+                Err(error)
+            }
+        }
     }
 
     /// Publishes the staged rows and drops every staging table, in one transaction.
@@ -285,10 +333,7 @@ impl Writer {
         for statement in statements {
             client.batch_execute(&statement).map_err(failed)?;
         }
-        for table in self.staging_tables(client)? {
-            let drop = format!("DROP TABLE IF EXISTS {}", quote(&table));
-            client.batch_execute(&drop).map_err(failed)?;
-        }
+        self.drop_staging_in(client)?;
         client.batch_execute("COMMIT").map_err(failed)
     }
 
@@ -348,12 +393,24 @@ impl spark_datasource::Writer for Writer {
             .enumerate()
             .map(|(i, c)| format!("{} {}", quote(&format!("c{i}")), c.kind.sql_type()))
             .collect();
+        // One transaction, under the anchor's shared lock: an abort that has dropped the
+        // anchor has listed every staging table, and this attempt creates none.
         let create = format!(
-            "DROP TABLE IF EXISTS {stage}; CREATE UNLOGGED TABLE {stage} ({})",
+            "BEGIN; LOCK TABLE {anchor} IN ACCESS SHARE MODE; DROP TABLE IF EXISTS {stage}; \
+             CREATE UNLOGGED TABLE {stage} ({}); COMMIT",
             definitions.join(", "),
+            anchor = quote(&anchor(&self.prefix)),
             stage = quote(&stage)
         );
         client.batch_execute(&create).map_err(|e| {
+            if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) {
+                return Error::msg(format!(
+                    "the write to {} was committed or aborted before this task attempt \
+                     started (its anchor table {} is gone): the attempt stages nothing",
+                    self.table,
+                    anchor(&self.prefix)
+                ));
+            }
             Error::msg(format!(
                 "cannot create the staging table {stage}: {}",
                 describe(&e)

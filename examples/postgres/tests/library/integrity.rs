@@ -328,7 +328,8 @@ fn an_abort_with_the_messages_spark_gives_drops_every_staging_table() -> sparkds
     let mut running = task(2, 0)?;
     running.write(data(batch.clone()))?;
     let prefix = "sparkds_abortsteps1_";
-    assert_eq!(staged(prefix).len(), 3);
+    // Three staging tables and the write's anchor.
+    assert_eq!(staged(prefix).len(), 4);
     writer.abort(-1, &[Some(message), None, None])?;
     assert_eq!(staged(prefix), Vec::<String>::new());
     assert_eq!(ids_of(&t), Vec::<i64>::new());
@@ -354,7 +355,8 @@ fn a_commit_that_fails_leaves_no_staging_table() -> sparkds::Result<()> {
         messages.push(task.commit()?);
     }
     let prefix = "sparkds_refusedcommit1_";
-    assert_eq!(staged(prefix).len(), 2);
+    // Two staging tables and the write's anchor.
+    assert_eq!(staged(prefix).len(), 3);
     // The CHECK refuses the second task's rows when the commit publishes them. A host that
     // does not call abort after a failed commit (Spark does) found the staging tables left.
     let error = message(writer.commit(-1, &messages));

@@ -164,9 +164,50 @@ fn an_abort_drops_what_every_task_staged() -> spark_datasource::Result<()> {
     // A task whose attempt never reported: its table is found by the write's prefix.
     let mut lost = writer.data_writer(&TaskContext::for_tests(1, 0), None)?;
     lost.write(rows(10..20))?;
-    assert_eq!(staged("sparkds_abortedquery2_").len(), 2);
+    // The two tables and the write's anchor.
+    assert_eq!(staged("sparkds_abortedquery2_").len(), 3);
     writer.abort(None, vec![Some(message), None])?;
     assert_eq!(staged("sparkds_abortedquery2_"), Vec::<String>::new());
+    assert_eq!(ids_of(&t), Vec::<i64>::new());
+    Ok(())
+}
+
+#[test]
+fn a_task_attempt_that_outlives_the_abort_leaves_nothing_staged() -> spark_datasource::Result<()> {
+    let t = table("outlived");
+    sql(&format!("CREATE TABLE {t} (id bigint, name text)"));
+    let source = Source::create("postgres", Options::new(options(&t)))?;
+    let mut writer = source.writer(WriteInfo {
+        schema: rows(0..1).schema(),
+        mode: WriteMode::Append,
+        query_id: "outlived-query-3".into(),
+        streaming: false,
+    })?;
+    // An attempt that Spark gave up on, held between the driver's abort and its own commit.
+    let mut late = writer.data_writer(&TaskContext::for_tests(0, 0), None)?;
+    late.write(rows(0..10))?;
+    writer.abort(None, vec![None])?;
+    assert_eq!(staged("sparkds_outlivedquery3_"), Vec::<String>::new());
+    let error = late.commit().err().map(|e| e.to_string());
+    assert!(
+        error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("cannot stage rows in sparkds_outlivedquery3_0_0")),
+        "{error:?}"
+    );
+    // An attempt that starts only after the abort creates no table.
+    let error = writer
+        .data_writer(&TaskContext::for_tests(1, 0), None)
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        error.as_deref().is_some_and(|e| e.contains(
+            "was committed or aborted before this task attempt started (its anchor table \
+             sparkds_outlivedquery3_live is gone): the attempt stages nothing"
+        )),
+        "{error:?}"
+    );
+    assert_eq!(staged("sparkds_outlivedquery3_"), Vec::<String>::new());
     assert_eq!(ids_of(&t), Vec::<i64>::new());
     Ok(())
 }
