@@ -80,6 +80,13 @@ def session(library, jar, libraries):
     return spark
 
 
+def native_options(pg, **more):
+    """The connector's options on the benchmark's server, which has no TLS, as when the figures
+    of the README were measured: the connector connects without TLS only when an option says
+    so."""
+    return pg.options(sslmode="disable", **more)
+
+
 def insert(pg, table, first, rows, transaction):
     """Inserts ids first .. first + rows - 1, `transaction` rows a transaction."""
     statements = []
@@ -102,7 +109,7 @@ def throughput(spark, pg, scratch, rows, transaction, repeat):
     def cdc(run):
         return (
             spark.readStream.format("native").option("source", "postgres")
-            .options(**pg.options(slot=f"bench_{run}", tables="bench")).load()
+            .options(**native_options(pg, slot=f"bench_{run}", tables="bench")).load()
         )
 
     def drain(frame, checkpoint):
@@ -121,7 +128,7 @@ def throughput(spark, pg, scratch, rows, transaction, repeat):
     insert(pg, "bench", 1, rows, transaction)
     files = os.path.join(scratch, "files")
     (
-        spark.read.format("native").option("source", "postgres").options(**pg.options(dbtable="bench")).load()
+        spark.read.format("native").option("source", "postgres").options(**native_options(pg, dbtable="bench")).load()
         .repartition(FILES).write.parquet(files)
     )
     schema = spark.read.parquet(files).schema
@@ -181,7 +188,7 @@ def latency(spark, pg, scratch, events):
     changes, files = Arrivals(), Arrivals()
     cdc = (
         spark.readStream.format("native").option("source", "postgres")
-        .options(**pg.options(slot="ticks", tables="ticks")).load()
+        .options(**native_options(pg, slot="ticks", tables="ticks")).load()
         .where("_op = 'insert'")
         .select(F.col("ticks.id").alias("id"), F.col("_commit_time"))
         .writeStream.foreachBatch(changes.sink(F.unix_micros("_commit_time") / 1e6))

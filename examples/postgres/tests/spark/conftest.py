@@ -6,12 +6,14 @@ server of the tests' own.
 The server is made as the host tests make theirs (tests/library/server.rs), by the suite's
 helper (tests/support/postgres_server.py): initdb into a scratch directory as the system user
 `sparkds-pg` when the tests run as root, a private port on 127.0.0.1, scram-sha-256 for the test
-role; a watchdog in a session of its own stops it and removes the directory when this process
-ends, however it ends.
+role, and TLS with a certificate made here, as the connector connects by default (sslmode
+require, SCRAM with channel binding); a watchdog in a session of its own stops it and removes
+the directory when this process ends, however it ends.
 """
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -32,11 +34,36 @@ from postgres_server import Server, USER  # noqa: E402
 spark_session.python_workers_import(BRIDGE)
 
 
+# The settings of a server with TLS, whose certificate and key `tls_files` makes.
+TLS_SETTINGS = ["ssl=on", "ssl_cert_file={dir}/server.crt", "ssl_key_file={dir}/server.key"]
+
+
+def tls_files():
+    """A certificate for `localhost`, self-signed, and its key, made with openssl: the files of
+    a server with TLS (`Server.start(files=...)`), as (name, bytes, mode)."""
+    made = tempfile.mkdtemp(prefix="sparkds-pg-tls-")
+    try:
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+             "-nodes", "-days", "2", "-subj", "/CN=localhost",
+             "-addext", "subjectAltName=DNS:localhost",
+             "-keyout", "server.key", "-out", "server.crt"],
+            cwd=made, check=True, capture_output=True,
+        )
+        files = []
+        for name, mode in (("server.crt", 0o644), ("server.key", 0o600)):
+            with open(os.path.join(made, name), "rb") as f:
+                files.append((name, f.read(), mode))
+        return files
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def pg():
     server = Server()
     try:
-        yield server.start()
+        yield server.start(settings=TLS_SETTINGS, files=tls_files())
     finally:
         server.stop()
 
@@ -47,7 +74,7 @@ def pg_logical():
     replication slots."""
     server = Server()
     try:
-        server.start(settings=["wal_level=logical"])
+        server.start(settings=["wal_level=logical", *TLS_SETTINGS], files=tls_files())
         server.psql(f"ALTER ROLE {USER} REPLICATION", user="postgres")
         yield server
     finally:
