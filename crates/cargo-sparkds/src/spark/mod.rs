@@ -39,11 +39,14 @@ pub struct SparkArgs {
     pub python: Option<PathBuf>,
     /// Start a Spark Connect server with the data source on 127.0.0.1:PORT (15002 by default)
     /// and print its URL once it listens; it runs until Ctrl-C. The server takes only clients
-    /// that give the token made for this run, which the URL holds: keep it to yourself.
+    /// that give the token made for this run, which the URL holds: keep it to yourself. The
+    /// command holds [::1]:PORT while it runs, where a client of the URL's `localhost` may go
+    /// first, and stops when another process has it.
     #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "15002")]
     pub connect: Option<u16>,
     /// Run on a local cluster of N executor processes (`local-cluster[N,1,1024]`) rather than
-    /// in local mode.
+    /// in local mode. Like every session of the command, its Master, Workers and executors
+    /// listen on 127.0.0.1 only and take only processes that have the run's secret.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub cluster: Option<u16>,
     /// Load the library through the Python bridge (spark-native-bridge, the Python Data Source
