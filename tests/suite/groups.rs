@@ -1,5 +1,5 @@
 //! The groups of the suite: every test binary of the workspace, as `cargo test --no-run` builds
-//! them, and the doc tests, longest first.
+//! them, and the doc tests, longest first by the last run's times (`times`).
 //!
 //! The same compilation builds the `cargo-sparkds` binary and the libraries (cdylib) of the JNI
 //! crate and of the examples. The groups get them instead of building them again
@@ -8,39 +8,9 @@
 //! `cargo build -p`, each would resolve its dependencies' features apart from the workspace's
 //! and rebuild all of arrow once more, which on two cores cost minutes of the run.
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-
-/// The groups by how long they take, longest first, so that the workers end close together:
-/// `book` first, the longest on a fresh clone (its tutorial builds a project cold; 600 s, 50 s
-/// warm), then by their warm times on two cores (seconds, roughly): lines 330, the postgres
-/// example on Spark 240, examples 210, release 170 (cold 210 to 590), claims 160, cluster 150.
-/// A group not listed runs after these, in cargo's order.
-const LONGEST_FIRST: &[&str] = &[
-    "book",
-    "lines",
-    "postgres_example/spark",
-    "examples",
-    "release",
-    "claims",
-    "cluster",
-    "jvm",
-    "spark_command",
-    "template",
-    "hardening",
-    "sqlite_example/spark",
-    "connect",
-    "postgres_example/library",
-    "spark",
-    "text_files/library",
-    "workflows",
-    "conformance",
-    "packaging",
-    "crates",
-    "doc-tests",
-];
 
 /// A group: one process, run in its package's directory as `cargo test` runs it.
 pub struct Group {
@@ -89,12 +59,9 @@ pub fn build_all() -> Result<Vec<Group>, String> {
         directory: std::env::current_dir().map_err(|e| format!("the current directory: {e}"))?,
         env: Vec::new(),
     });
-    let rank: HashMap<&str, usize> = LONGEST_FIRST
-        .iter()
-        .enumerate()
-        .map(|(i, name)| (*name, i))
-        .collect();
-    groups.sort_by_key(|g| rank.get(g.name.as_str()).copied().unwrap_or(usize::MAX));
+    // The longest first, by the last run's times (`times`).
+    let times = crate::times::load();
+    groups.sort_by_key(|g| crate::times::order(&times, &g.name));
     let mut shared = keep_apart(&built)?;
     shared.push(shared_cache());
     for group in &mut groups {

@@ -4,7 +4,8 @@
 //! JVMs starting, executors killed and replaced, streams polled) overlap with groups that build
 //! and compute. This command builds every test binary once (`cargo test --no-run`), then runs
 //! them as cargo would, each in its package's directory, `--jobs` at a time (2 by default), the
-//! longest first. On two cores a whole run keeps the processors busy nearly all the time (the
+//! longest first by the last run's times (`times.rs`; `tests/suite/times.tsv` for a checkout
+//! that has not run it). On two cores a whole run keeps the processors busy nearly all the time (the
 //! table at the end says how busy): what shortens it is less work, not more groups at once.
 //! Groups may share anything: cargo locks its target directories, the plugin's jar and the C
 //! example are renamed into place, the generated projects are rebuilt only when they change (so
@@ -47,6 +48,7 @@ mod groups;
 mod jvm;
 mod report;
 mod run;
+mod times;
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -189,6 +191,7 @@ fn main() -> ExitCode {
         groups: cpu::busy_percent(compiled, cpu::sample()),
     };
     report::print_table(&outcomes, compilation, started.elapsed(), busy);
+    times::record(&outcomes);
     let failed: Vec<&str> = outcomes
         .iter()
         .filter(|o| !o.passed)
