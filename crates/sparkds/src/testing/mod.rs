@@ -22,6 +22,7 @@
 //! ```
 
 mod conformance;
+pub mod http;
 mod rows;
 
 pub use conformance::{Conformance, ConformanceReport, KitCheck, Verdict, UNKNOWN_OPTION};
