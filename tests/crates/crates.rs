@@ -52,6 +52,7 @@ fn the_host_the_package_format_and_the_command_package_with_their_readmes_withou
     for (package, files_needed) in [
         ("spark-datasource-core", &["README.md", "src/lib.rs"][..]),
         ("spark-datasource-eval", &["README.md", "src/lib.rs"][..]),
+        ("spark-datasource-http", &["README.md", "src/lib.rs"][..]),
         ("sparkds", &["README.md", "src/lib.rs"][..]),
         ("sparkds-package", &["README.md", "src/lib.rs"][..]),
         ("cargo-sparkds", &["README.md", "src/main.rs"][..]),
@@ -207,6 +208,7 @@ fn every_manifest_the_template_and_the_book_state_the_same_rust_version() {
         "crates/spark-datasource-core/Cargo.toml",
         "crates/spark-datasource-eval/Cargo.toml",
         "crates/spark-datasource/Cargo.toml",
+        "crates/spark-datasource-http/Cargo.toml",
         "crates/sparkds/Cargo.toml",
         "crates/sparkds-package/Cargo.toml",
         "crates/cargo-sparkds/Cargo.toml",
@@ -456,6 +458,7 @@ fn the_crates_the_wheel_and_the_template_have_the_workspace_s_version() {
             "spark-datasource-core",
             "spark-datasource-eval",
             "spark-datasource",
+            "spark-datasource-http",
             "sparkds",
             "sparkds-package",
             "cargo-sparkds"

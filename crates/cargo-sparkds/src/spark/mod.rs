@@ -40,8 +40,8 @@ pub struct SparkArgs {
     /// Start a Spark Connect server with the data source on 127.0.0.1:PORT (15002 by default)
     /// and print its URL once it listens; it runs until Ctrl-C. The server takes only clients
     /// that give the token made for this run, which the URL holds: keep it to yourself. The
-    /// command holds [::1]:PORT while it runs, where a client of the URL's `localhost` may go
-    /// first, and stops when another process has it.
+    /// command holds PORT of ::1, IPv6's loopback, while it runs, where a client of the URL's
+    /// `localhost` may go first, and stops when another process has it.
     #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "15002")]
     pub connect: Option<u16>,
     /// Run on a local cluster of N executor processes (`local-cluster[N,1,1024]`) rather than
