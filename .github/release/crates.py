@@ -6,14 +6,27 @@
   crates.py record-plugin LINES... writes the released plugin's jars (the lines jvm/maven.sh
                                    printed, one file per Spark line) into
                                    crates/cargo-sparkds/released-plugin.txt
-  crates.py publish [--dry-run]    cargo publish of each crate in order (--dry-run: cargo package
-                                   of them all, each verified against the others' packages)
+  crates.py package                cargo package of them all, each built from its package against
+                                   the others' (the verification), and their SHA-256 in
+                                   target/package/SHA256SUMS (under CARGO_TARGET_DIR if set)
+  crates.py publish [--dry-run] SUMS
+                                   cargo publish --no-verify of each crate in order, once their
+                                   packages, made again without building anything, are those
+                                   whose SHA-256 SUMS (the output of `package`) lists (--dry-run:
+                                   all but the publication)
 
 The order and the publishable crates come from `cargo metadata`: a crate is publishable unless
 its `publish` is false, and it depends on the others by path and version. tests/release runs the
 commands that need no registry.
+
+Why two commands: building a crate runs the build scripts and procedural macros of all its
+dependencies. The release workflow runs `package` in a job that holds no token, and `publish` in
+a job that holds the crates.io token and builds nothing (`--no-verify`): no code of a dependency
+runs where the token can be read. tests/workflows runs `publish` with a stand-in for cargo and
+checks that it only packages and publishes, with `--no-verify`, what `package` verified.
 """
 
+import hashlib
 import json
 import os
 import re
@@ -115,17 +128,49 @@ def record_plugin(files: list, packages: list, record: str) -> None:
     print(f"{record}: {len(jars)} jars recorded")
 
 
-def publish(dry_run: bool, packages: list) -> None:
+def package_dir() -> str:
+    """Where cargo package writes: target/package/, or under CARGO_TARGET_DIR."""
+    return os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "package")
+
+
+def package_command(crates: list, verify: bool) -> list:
+    """cargo package of every crate together: cargo resolves the workspace crates that crates.io
+    does not have yet from the packages it has just made. A package's bytes depend on its files
+    alone (cargo fixes the order, times and modes of the entries), not on when it was made."""
+    command = ["cargo", "package", "--locked", "--allow-dirty"]
+    if not verify:
+        command.append("--no-verify")
+    for name in crates:
+        command += ["-p", name]
+    return command
+
+
+def run(command: list) -> None:
+    print("+ " + " ".join(command), flush=True)
+    subprocess.run(command, check=True)
+
+
+def package_sums(crates: list, version: str) -> list:
+    """`<sha256>  <file>` of each crate's package, in publishing order."""
+    lines = []
+    for name in crates:
+        path = os.path.join(package_dir(), f"{name}-{version}.crate")
+        with open(path, "rb") as f:
+            lines.append(f"{hashlib.sha256(f.read()).hexdigest()}  {name}-{version}.crate")
+    return lines
+
+
+def package(packages: list) -> None:
     crates = order(packages)
-    if dry_run:
-        # Every crate packaged and built from its package, against the packages of the others
-        # (cargo's local registry for unpublished workspace dependencies).
-        command = ["cargo", "package", "--locked", "--allow-dirty"]
-        for name in crates:
-            command += ["-p", name]
-        print("+ " + " ".join(command), flush=True)
-        subprocess.run(command, check=True)
-        return
+    run(package_command(crates, verify=True))
+    sums = package_sums(crates, workspace_version(packages))
+    with open(os.path.join(package_dir(), "SHA256SUMS"), "w", encoding="utf-8") as f:
+        f.write("\n".join(sums) + "\n")
+    print("\n".join(sums))
+
+
+def publish(sums_path: str, dry_run: bool, packages: list) -> None:
+    crates = order(packages)
     # The one change a release makes to the tree: the record of the released plugin.
     dirty = subprocess.run(
         ["git", "status", "--porcelain"], check=True, stdout=subprocess.PIPE, text=True
@@ -133,15 +178,25 @@ def publish(dry_run: bool, packages: list) -> None:
     others = [l for l in dirty if l.strip() and not l.endswith(RECORD)]
     if others:
         fail("the tree has changes besides " + RECORD + ": " + "; ".join(others))
+    with open(sums_path, encoding="utf-8") as f:
+        verified = [l for l in f.read().splitlines() if l.strip()]
+    run(package_command(crates, verify=False))
+    made = package_sums(crates, workspace_version(packages))
+    if made != verified:
+        differ = sorted(set(made) ^ set(verified))
+        fail(f"the packages made here are not those that were verified ({sums_path}): {'; '.join(differ)}")
+    print(f"the packages made here are those that were verified ({sums_path})")
     for name in crates:
-        command = ["cargo", "publish", "--locked", "--allow-dirty", "-p", name]
-        print("+ " + " ".join(command), flush=True)
-        subprocess.run(command, check=True, env=dict(os.environ))
+        command = ["cargo", "publish", "--locked", "--allow-dirty", "--no-verify", "-p", name]
+        if dry_run:
+            print("would run: " + " ".join(command))
+        else:
+            run(command)
 
 
 def main(args: list) -> None:
     if not args:
-        fail("a command: order, check-tag TAG, record-plugin FILE..., publish [--dry-run]")
+        fail("a command: order, check-tag TAG, record-plugin FILE..., package, publish [--dry-run] SUMS")
     packages = metadata()["packages"]
     command, rest = args[0], args[1:]
     if command == "order" and not rest:
@@ -151,10 +206,14 @@ def main(args: list) -> None:
     elif command == "record-plugin" and rest:
         record = os.environ.get("SPARKDS_PLUGIN_RECORD", RECORD)
         record_plugin(rest, packages, record)
-    elif command == "publish" and rest in ([], ["--dry-run"]):
-        publish(rest == ["--dry-run"], packages)
+    elif command == "package" and not rest:
+        package(packages)
+    elif command == "publish" and len(rest) == 1:
+        publish(rest[0], False, packages)
+    elif command == "publish" and len(rest) == 2 and rest[0] == "--dry-run":
+        publish(rest[1], True, packages)
     else:
-        fail(f"unknown command `{' '.join(args)}`: order, check-tag TAG, record-plugin FILE..., publish [--dry-run]")
+        fail(f"unknown command `{' '.join(args)}`: order, check-tag TAG, record-plugin FILE..., package, publish [--dry-run] SUMS")
 
 
 if __name__ == "__main__":

@@ -550,7 +550,7 @@ fn crate_contents(archive: &Path) -> Vec<(String, u64)> {
 /// made): each holds its README and sources, nothing of the repository around it, and stays
 /// small. cargo-sparkds holds what its build script embeds, and those files are byte for byte
 /// the repository's `jvm/` and `python/spark_native_bridge`. Building each package is the
-/// release workflow's dry run (`.github/release/crates.py publish --dry-run`), minutes of
+/// release workflow's job `crate-packages` (`.github/release/crates.py package`), minutes of
 /// compilation that the suite leaves out (`--no-verify`).
 #[test]
 fn every_publishable_crate_packages_alone_small_and_with_what_it_needs() {

@@ -34,7 +34,7 @@ fn the_jvm_plugin_suite_passes_on_real_spark() {
 }
 
 /// A release packs the JNI libraries that each platform's runner built (`--jni-dir`, as the
-/// workflow `ci-templates/workflows/spark-plugin-jar.yml` does): one per platform folder, at the
+/// workflow `.github/workflows/spark-plugin-jar.yml` does): one per platform folder, at the
 /// resource path the plugin loads from; a folder that is not a platform is refused.
 #[test]
 fn a_release_jar_holds_the_jni_library_of_every_platform_given() {

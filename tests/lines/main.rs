@@ -391,7 +391,7 @@ fn build_sh_refuses_a_line_it_has_no_jar_for() {
 #[test]
 fn the_release_workflow_builds_a_jar_for_every_line() {
     let repository = Repository::locate();
-    let path = repository.path("ci-templates/workflows/spark-plugin-jar.yml");
+    let path = repository.path(".github/workflows/spark-plugin-jar.yml");
     let text = std::fs::read_to_string(&path).expect("read the workflow");
     let workflow: serde_norway::Value = serde_norway::from_str(&text).expect("parse the workflow");
     let steps = workflow["jobs"]["lines"]["steps"]
