@@ -49,6 +49,10 @@ pub enum Kind {
     Date,
     /// A `timestamp` literal, `2024-01-31T12:00:00.000000Z`.
     Timestamp,
+    /// A `timestamp` literal of whole seconds, `2024-01-31T12:00:00Z`, for an API that reads
+    /// seconds only (GitHub's `since`): a literal with a fraction stays with Spark, which the
+    /// API would compare without it.
+    TimestampSeconds,
 }
 
 /// One column, comparison and parameter.
@@ -158,6 +162,12 @@ fn format(literal: &Literal, kind: Kind) -> Option<String> {
             let day = 86_400_000_000i64;
             civil(micros.div_euclid(day), Some(micros.rem_euclid(day)))
         }
+        (Kind::TimestampSeconds, Literal::Timestamp(Some(micros))) if micros % 1_000_000 == 0 => {
+            let day = 86_400_000_000i64;
+            let text = civil(micros.div_euclid(day), Some(micros.rem_euclid(day)));
+            // `...:ss.000000Z` to `...:ssZ`.
+            format!("{}Z", &text[..text.len() - 8])
+        }
         _ => return None,
     })
 }
@@ -220,6 +230,16 @@ mod tests {
         );
         let (accepted, _) = params().apply(&[Filter::Gt(at(), col("updated_at"))]);
         assert_eq!(accepted, [false]);
+    }
+
+    #[test]
+    fn whole_seconds_only_for_an_api_of_seconds() {
+        let seconds = Params::new().rule("at", Op::Ge, "since", Kind::TimestampSeconds);
+        let at = |micros| Filter::Ge(col("at"), lit(Literal::Timestamp(Some(micros))));
+        let (accepted, query) =
+            seconds.apply(&[at(1_706_702_400_000_000), at(1_706_702_400_500_000)]);
+        assert_eq!(accepted, [true, false]);
+        assert_eq!(query, [("since".into(), "2024-01-31T12:00:00Z".into())]);
     }
 
     #[test]

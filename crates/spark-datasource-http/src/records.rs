@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_json::reader::{Decoder, ReaderBuilder};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use serde_json::Value;
@@ -76,6 +76,14 @@ impl Records {
                 )));
             }
         }
+        if self.schema.fields().is_empty() {
+            // `count(*)`: batches of no column, only a row count, which arrow-json does not make.
+            self.pushed += records.len() as u64;
+            if self.pushed - self.batch_first >= self.batch_rows as u64 {
+                return self.flush();
+            }
+            return Ok(None);
+        }
         self.decoder.serialize(records).map_err(|e| {
             Error::msg(format!(
                 "a record among records {} to {} does not fit the schema: {e}",
@@ -97,6 +105,12 @@ impl Records {
     pub fn flush(&mut self) -> Result<Option<RecordBatch>> {
         let (first, last) = (self.batch_first + 1, self.pushed);
         self.batch_first = self.pushed;
+        if self.schema.fields().is_empty() {
+            let rows = (last + 1 - first) as usize;
+            let options = RecordBatchOptions::new().with_row_count(Some(rows));
+            let batch = RecordBatch::try_new_with_options(self.schema.clone(), vec![], &options)?;
+            return Ok((rows > 0).then_some(batch));
+        }
         let Some(batch) = self.decoder.flush().map_err(|e| {
             Error::msg(format!(
                 "a record among records {first} to {last} does not fit the schema: {e}"
@@ -239,6 +253,17 @@ mod tests {
                 .is_some_and(|e| e.starts_with("a record among records 1 to 2")),
             "{error:?}"
         );
+        Ok(())
+    }
+
+    #[test]
+    fn records_of_no_column_are_counted() -> Result<()> {
+        let mut records = Records::new(Arc::new(Schema::empty()), 3)?;
+        assert!(records.push(&[json!({"id": 1}), json!({})])?.is_none());
+        assert_eq!(records.push(&[json!(2)])?.map(|b| b.num_rows()), Some(3));
+        assert_eq!(records.push(&[json!(3)])?, None);
+        assert_eq!(records.flush()?.map(|b| b.num_rows()), Some(1));
+        assert_eq!(records.flush()?, None);
         Ok(())
     }
 
