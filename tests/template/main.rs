@@ -12,8 +12,8 @@ mod resolution;
 use helpers::{Generate, Project};
 
 /// Builds, lints and tests a generated project, checks that its library exports
-/// `spark_ds_init` and that it holds only its author's code, and snapshots its files, export
-/// line and manifest.
+/// `spark_ds_init` and that it holds only its author's code, and snapshots its files and export
+/// line.
 fn check(project: &Project) {
     project.cargo(&["fmt", "--check"]);
     // The first build writes Cargo.lock, which the project keeps: every later one is --locked.
@@ -56,11 +56,7 @@ fn check(project: &Project) {
         "{}: spark_ds_filters_init and the export line {export_line}",
         path.display()
     );
-    let summary = format!(
-        "files:\n{}\n\nexport line:\n{export_line}\n\nspark-native-datasource.json:\n{}",
-        project.tree(),
-        project.read("spark-native-datasource.json")
-    );
+    let summary = format!("files:\n{}\n\nexport line:\n{export_line}", project.tree());
     insta::assert_snapshot!(project.name.as_str(), summary);
 }
 
@@ -260,8 +256,8 @@ fn the_default_answers_make_a_batch_reader_with_both_pushdowns_for_every_platfor
     // Its rust-version is true: no locked dependency needs a newer Rust.
     assert_rust_version_is_the_highest_of_the_dependencies(&project);
 
-    // The project is small: what its author reads and owns (the workflows aside: the copies of
-    // the reusable ones that a project from a checkout carries are the repository's).
+    // The project is small: what its author reads and owns (`.github/` aside: the caller of the
+    // repository's reusable workflows and Dependabot's configuration, both the template's).
     let files: Vec<String> = project
         .tree()
         .lines()
@@ -315,9 +311,10 @@ fn the_default_answers_make_a_batch_reader_with_both_pushdowns_for_every_platfor
     );
 }
 
-/// Where spark-datasource and sparkds come from is one answer, rendered in Cargo.toml and in the
-/// values block of the workflow, which calls the reusable workflows of that tag of that
-/// repository, or the local copies the project carries when there is none GitHub can call.
+/// Where spark-datasource and sparkds come from is one answer, which the template's hook turns
+/// into the two dependency lines of Cargo.toml, the install command of the README and of CI;
+/// CI calls the reusable workflows of the canonical repository at the commit the template pins,
+/// whatever the answer. No rendered file but those names where the crates come from.
 #[test]
 fn the_sdk_comes_from_a_path_a_git_tag_or_a_crates_io_version() {
     let summary = |project: &Project| -> String {
@@ -327,11 +324,27 @@ fn the_sdk_comes_from_a_path_a_git_tag_or_a_crates_io_version() {
             .filter(|line| line.starts_with("spark-datasource =") || line.starts_with("sparkds ="))
             .map(str::to_string)
             .collect::<Vec<_>>();
+        let readme = project.read("README.md");
+        let install = readme
+            .lines()
+            .filter(|line| line.starts_with("cargo install --locked"))
+            .map(str::to_string)
+            .collect::<Vec<_>>();
+        // The pinned commit changes with every change of the workflows: another test checks it.
         let ci = project
             .read(".github/workflows/ci.yml")
             .lines()
             .filter(|line| line.starts_with("    uses: ") || line.contains("sparkds-install:"))
-            .map(|line| line.trim().to_string())
+            .map(|line| {
+                let line = line.trim();
+                match line.split_once('@') {
+                    Some((call, rest)) if line.starts_with("uses: ") => {
+                        let (_, comment) = rest.split_once(' ').unwrap_or((rest, ""));
+                        format!("{call}@<pinned commit> {comment}")
+                    }
+                    _ => line.to_string(),
+                }
+            })
             .collect::<Vec<_>>();
         let workflows = project
             .tree()
@@ -339,7 +352,7 @@ fn the_sdk_comes_from_a_path_a_git_tag_or_a_crates_io_version() {
             .filter(|f| f.starts_with(".github/workflows/"))
             .map(str::to_string)
             .collect::<Vec<_>>();
-        [dependencies, ci, workflows].concat().join("\n")
+        [dependencies, install, ci, workflows].concat().join("\n")
     };
     let github = Generate::named("from_github")
         .define(
@@ -375,13 +388,84 @@ fn the_sdk_comes_from_a_path_a_git_tag_or_a_crates_io_version() {
                 && ["example.org", "example-owner"]
                     .iter()
                     .any(|host| project.read(f).contains(host))),
-            "the sdk is rendered in Cargo.toml and ci.yml only"
+            "the sdk is rendered in Cargo.toml, the README and ci.yml only"
         );
     }
 }
 
+/// The names that the Liquid of `text` reads: the words of its `{{ ... }}` and `{% ... %}`,
+/// outside `{% raw %}` blocks.
+fn liquid_names(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = text;
+    let mut raw = false;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start..];
+        let close = if after.starts_with("{{") {
+            "}}"
+        } else if after.starts_with("{%") {
+            "%}"
+        } else {
+            rest = &after[1..];
+            continue;
+        };
+        let (tag, end) = match after[2..].find(close) {
+            Some(e) => (&after[2..2 + e], 2 + e + close.len()),
+            None => (&after[2..], after.len()),
+        };
+        let words: Vec<&str> = tag
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        match words.first().copied() {
+            Some("raw") if close == "%}" => raw = true,
+            Some("endraw") if close == "%}" => raw = false,
+            _ if !raw => names.extend(words.iter().map(|w| w.to_string())),
+            _ => {}
+        }
+        rest = &after[end..];
+    }
+    names
+}
+
+/// The Liquid files print what the template's hook computes from the answer `sdk`: none of them
+/// reads the answer, or its parts, to take it apart again or branch on its kind.
+#[test]
+fn no_liquid_file_restates_the_sdk_answer() {
+    assert_eq!(
+        liquid_names("a {% if sdk_kind == \"path\" %}{{ sdk_location }}{% endif %} {% raw %}${{ sdk }}{% endraw %}"),
+        ["if", "sdk_kind", "path", "sdk_location", "endif"]
+    );
+    let template = helpers::repo_root().join("template");
+    let mut pending = vec![template.clone()];
+    let mut read = 0;
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.to_string_lossy().ends_with(".liquid") {
+                read += 1;
+                let text = std::fs::read_to_string(&path).expect("read");
+                let names = liquid_names(&text);
+                let sdk: Vec<&String> = names
+                    .iter()
+                    .filter(|n| *n == "sdk" || n.starts_with("sdk_"))
+                    .collect();
+                assert!(
+                    sdk.is_empty(),
+                    "{}: reads {sdk:?}: let the hook (template/hooks/validate.rhai) set the text \
+                     this file prints",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(read >= 6, "{read} Liquid files");
+}
+
 /// Without `-d sdk`, a project takes the crates of the template's own release from crates.io,
-/// and its CI calls the workflows of that release's tag: the answer a user of a release needs.
+/// and installs the command of that release: the answer a user of a release needs.
 #[test]
 fn the_default_sdk_is_the_template_s_release_on_crates_io() {
     let project = Generate::named("by_default")
@@ -396,15 +480,16 @@ fn the_default_sdk_is_the_template_s_release_on_crates_io() {
     );
     let ci = project.read(".github/workflows/ci.yml");
     assert!(
-        ci.contains(&format!(
-            "uses: sparkds/spark-datasource-template/.github/workflows/native-datasource.yml@v{version}"
-        )) && ci.contains(&format!("sparkds-install: \"cargo-sparkds@{version}\"")),
+        ci.contains(&format!("/.github/workflows/native-datasource.yml@"))
+            && ci.contains(&format!(" # v{version}\n"))
+            && ci.contains(&format!("sparkds-install: \"cargo-sparkds@{version}\"")),
         "{ci}"
     );
 }
 
 /// A project from a checkout says, in its workflow and its README, that CI needs a `git:` or
-/// `version:` SDK, and no file of its CI holds a path of the machine that generated it.
+/// `version:` SDK and how to point `Cargo.toml` at one, and no file of its CI holds a path of
+/// the machine that generated it.
 #[test]
 fn a_path_sdk_project_says_ci_needs_a_released_sdk_and_its_ci_holds_no_local_path() {
     let checkout = "/opt/checkouts/spark-datasource-template";
@@ -417,11 +502,18 @@ fn a_path_sdk_project_says_ci_needs_a_released_sdk_and_its_ci_holds_no_local_pat
             "{file} holds the checkout's path"
         );
     }
+    let version = env!("CARGO_PKG_VERSION");
     let ci = project.read(".github/workflows/ci.yml");
     assert!(ci.contains("# CI needs a git: or version: SDK."), "{ci}");
+    assert!(
+        ci.contains(&format!("# push, make both dependency lines `version = \"{version}\"` (crates.io), or\n"))
+            && ci.contains(&format!("# `git = \"https://github.com/sparkds/spark-datasource-template\", tag = \"v{version}\"`, as\n")),
+        "{ci}"
+    );
     let readme = project.read("README.md");
     assert!(
-        readme.contains("**CI needs a `git:` or `version:` SDK**"),
+        readme.contains("**CI needs a `git:` or `version:` SDK**")
+            && readme.contains(&format!("make both dependency lines `version = \"{version}\"` (crates.io), or `git = \"https://github.com/sparkds/spark-datasource-template\", tag = \"v{version}\"`")),
         "{readme}"
     );
     // The project itself still builds from the checkout, where it was generated.

@@ -1,8 +1,8 @@
-//! The workflows under test: the template's `.github/workflows/ci.yml.liquid` rendered as
-//! cargo-generate renders it (a short caller of the reusable workflows), the reusable workflows
-//! of `ci-templates/` and their copies (in `.github/workflows/`, where GitHub calls them, and in
-//! the template, for projects that call them locally), and the tools that read them (a YAML
-//! parser, actionlint, the matrix step run with Python).
+//! The workflows under test: this repository's `.github/workflows/` (the reusable workflows that
+//! generated projects call, its release and its tests), the template's `ci.yml` as cargo-generate
+//! renders it with the template's hook (a short caller of the reusable workflows, at the commit
+//! that `template/hooks/workflows.rhai` pins), and the tools that read them (a YAML parser,
+//! actionlint, the matrix step run with Python).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,27 +13,16 @@ use serde_norway::Value;
 
 use super::repo_root;
 
-/// The repository and tag of the answer `sdk=git:...` that the workflows are rendered with.
+/// The repository and tag of the answer `sdk=git:...` on github.com.
 pub const SDK_GIT: &str = "https://github.com/example-owner/spark-datasource-template.git";
 pub const SDK_TAG: &str = "v0.1.0";
 
-/// One answer `sdk`, with the variables the template's hook derives from it, and the reusable
-/// workflows that the generated `ci.yml` must call: `<ci_workflows>/<file><ci_ref>`.
+/// One answer `sdk`, with where CI installs `cargo-sparkds` from for it (the input
+/// `sparkds-install` of the generated `ci.yml`).
 #[derive(Debug, Clone)]
 pub struct Sdk {
     pub answer: String,
-    pub kind: &'static str,
-    pub location: String,
-    pub tag: String,
-    pub ci_workflows: String,
-    pub ci_ref: String,
-}
-
-impl Sdk {
-    /// Whether the project calls the copies of the reusable workflows it carries.
-    pub fn is_local(&self) -> bool {
-        self.ci_ref.is_empty()
-    }
+    pub sparkds_install: String,
 }
 
 /// The canonical repository: `repository` of `[workspace.package]` in the root Cargo.toml.
@@ -45,53 +34,71 @@ pub fn canonical_repository() -> String {
         .expect("the root Cargo.toml records the repository in [workspace.package]")
 }
 
-/// Every form of the answer `sdk`: a tag of a repository on github.com (whose workflows the
-/// project calls at that tag), a crates.io version (the canonical repository at `v<version>`),
-/// a checkout and a repository elsewhere (no repository GitHub can call: local copies).
-pub fn sdk_forms() -> Vec<Sdk> {
+/// The file of the template's hook that pins the reusable workflows.
+pub const PIN_FILE: &str = "template/hooks/workflows.rhai";
+
+/// The value of `export const <name> = "...";` in [`PIN_FILE`].
+pub fn pinned(name: &str) -> String {
+    let text = std::fs::read_to_string(repo_root().join(PIN_FILE)).expect("read the pin file");
+    let prefix = format!("export const {name} = \"");
+    text.lines()
+        .find_map(|line| line.strip_prefix(&prefix)?.strip_suffix("\";"))
+        .unwrap_or_else(|| panic!("{PIN_FILE} has no line `export const {name} = \"...\";`"))
+        .to_string()
+}
+
+/// The version of the template, which its hook sets (`variable::set("template_version", ...)`).
+pub fn template_version() -> String {
+    let hook = std::fs::read_to_string(repo_root().join("template/hooks/validate.rhai"))
+        .expect("read the hook");
+    hook.lines()
+        .find_map(|line| {
+            line.strip_prefix("variable::set(\"template_version\", \"")?
+                .strip_suffix("\");")
+        })
+        .expect("the hook sets template_version")
+        .to_string()
+}
+
+/// What every generated `ci.yml` calls, whatever its `sdk`: `<owner>/<name>/.github/workflows/
+/// <file>@<pinned commit>`, with the template's release as the comment (`# v0.1.0`).
+pub fn pinned_call(file: &str) -> (String, String) {
     let canonical = canonical_repository();
-    let canonical = canonical
+    let repository = canonical
         .strip_prefix("https://github.com/")
         .expect("the canonical repository is on github.com");
+    (
+        format!("{repository}/.github/workflows/{file}@{}", pinned("COMMIT")),
+        format!("v{}", template_version()),
+    )
+}
+
+/// Every form of the answer `sdk`: a tag of a repository on github.com, a crates.io version, a
+/// checkout, and a tag of a repository elsewhere.
+pub fn sdk_forms() -> Vec<Sdk> {
+    let version = template_version();
     vec![
         Sdk {
             answer: format!("git:{SDK_GIT}#{SDK_TAG}"),
-            kind: "git",
-            location: SDK_GIT.to_string(),
-            tag: SDK_TAG.to_string(),
-            ci_workflows: "example-owner/spark-datasource-template/.github/workflows".to_string(),
-            ci_ref: format!("@{SDK_TAG}"),
+            sparkds_install: format!("--git {SDK_GIT} --tag {SDK_TAG} cargo-sparkds"),
         },
         Sdk {
             answer: "version:0.1.0".to_string(),
-            kind: "version",
-            location: "0.1.0".to_string(),
-            tag: String::new(),
-            ci_workflows: format!("{canonical}/.github/workflows"),
-            ci_ref: "@v0.1.0".to_string(),
+            sparkds_install: "cargo-sparkds@0.1.0".to_string(),
         },
+        // A checkout, which no runner has: CI installs the template's release.
         Sdk {
             answer: "path:/opt/checkouts/spark-datasource-template".to_string(),
-            kind: "path",
-            location: "/opt/checkouts/spark-datasource-template".to_string(),
-            tag: String::new(),
-            ci_workflows: "./.github/workflows".to_string(),
-            ci_ref: String::new(),
+            sparkds_install: format!("cargo-sparkds@{version}"),
         },
         Sdk {
             answer: "git:https://example.org/spark-datasource-template.git#v0.1.0".to_string(),
-            kind: "git",
-            location: "https://example.org/spark-datasource-template.git".to_string(),
-            tag: "v0.1.0".to_string(),
-            ci_workflows: "./.github/workflows".to_string(),
-            ci_ref: String::new(),
+            sparkds_install:
+                "--git https://example.org/spark-datasource-template.git --tag v0.1.0 cargo-sparkds"
+                    .to_string(),
         },
     ]
 }
-
-/// The reusable workflows that a generated project calls, and carries when it calls them
-/// locally.
-pub const CALLED_WORKFLOWS: [&str; 2] = ["native-datasource.yml", "rust-checks.yml"];
 
 /// Every platform, in the template's order.
 pub const ALL_PLATFORMS: [&str; 5] = [
@@ -117,99 +124,22 @@ pub fn template_workflow() -> PathBuf {
     repo_root().join("template/.github/workflows/ci.yml.liquid")
 }
 
-/// The reusable workflows of `ci-templates/`.
-pub fn ci_template_workflows() -> Vec<PathBuf> {
-    let dir = repo_root().join("ci-templates/workflows");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("ci-templates/workflows exists")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yml"))
-        .collect();
-    files.sort();
-    files
-}
-
-/// The workflows of this repository that are not copies of `ci-templates/`: its release.
-pub fn own_workflows() -> Vec<PathBuf> {
-    let copied: Vec<_> = ci_template_workflows()
-        .iter()
-        .filter_map(|p| p.file_name().map(|n| n.to_owned()))
-        .collect();
+/// The workflows of this repository, `.github/workflows/*.yml`: the only copy of each.
+pub fn repository_workflows() -> Vec<PathBuf> {
     let dir = repo_root().join(".github/workflows");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect(".github/workflows exists")
         .map(|e| e.expect("a directory entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "yml"))
-        .filter(|p| !p.file_name().is_some_and(|n| copied.iter().any(|c| c == n)))
         .collect();
     files.sort();
     files
 }
 
-/// The reusable workflow `name` of `ci-templates/workflows/`, parsed.
-pub fn ci_template(name: &str) -> Value {
-    let path = repo_root().join("ci-templates/workflows").join(name);
+/// The workflow `name` of `.github/workflows/`, parsed.
+pub fn workflow(name: &str) -> Value {
+    let path = repo_root().join(".github/workflows").join(name);
     parse(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {name}: {e}")))
-}
-
-/// The copies of the reusable workflows, each with the source it must equal: every file of
-/// `ci-templates/workflows/` in `.github/workflows/` (GitHub calls a reusable workflow of another
-/// repository only from there, and follows no symbolic link), and the called ones in
-/// `template/.github/workflows/` (for projects that call them locally).
-pub fn workflow_copies() -> Vec<(PathBuf, PathBuf)> {
-    let mut copies = Vec::new();
-    for source in ci_template_workflows() {
-        let name = source.file_name().expect("a file name").to_owned();
-        copies.push((
-            repo_root().join(".github/workflows").join(&name),
-            source.clone(),
-        ));
-        if CALLED_WORKFLOWS.iter().any(|called| name == *called) {
-            copies.push((
-                repo_root().join("template/.github/workflows").join(&name),
-                source,
-            ));
-        }
-    }
-    copies
-}
-
-/// Renders the template workflow with the `liquid` crate and the variables cargo-generate gives
-/// it (`template_version` and the `sdk_*` and `ci_*` variables come from the template's pre hook).
-pub fn render_with_liquid(crate_name: &str, platforms: &[&str], sdk: &Sdk) -> String {
-    let source = std::fs::read_to_string(template_workflow()).expect("read the template workflow");
-    let template = liquid::ParserBuilder::with_stdlib()
-        .build()
-        .expect("a Liquid parser")
-        .parse(&source)
-        .expect("the template workflow is valid Liquid");
-    let platforms: Vec<liquid::model::Value> = platforms
-        .iter()
-        .map(|p| liquid::model::Value::scalar(p.to_string()))
-        .collect();
-    let globals = liquid::object!({
-        "crate_name": crate_name,
-        "project-name": crate_name,
-        "template_version": "0.1.0",
-        // The answer `sdk` as the template's hook splits it; `generate_with_cargo_generate`
-        // gives cargo-generate the answer itself.
-        "sdk_kind": sdk.kind,
-        "sdk_location": sdk.location.clone(),
-        "sdk_tag": sdk.tag.clone(),
-        "ci_workflows": sdk.ci_workflows.clone(),
-        "ci_ref": sdk.ci_ref.clone(),
-        "platforms": platforms,
-        // The default answer; with a write capability the check gets a table path.
-        "capabilities": [liquid::model::Value::scalar("batch_read")],
-    });
-    template
-        .render(&globals)
-        .expect("the template workflow renders")
-}
-
-/// The template workflow rendered for a project from a tag on github.com.
-pub fn render_from_git(crate_name: &str, platforms: &[&str]) -> String {
-    render_with_liquid(crate_name, platforms, &sdk_forms()[0])
 }
 
 /// Whether cargo-generate can be run here.
@@ -238,14 +168,29 @@ pub fn generate_with_cargo_generate(
         .arg("-d")
         .arg(format!("platforms={}", platforms.join(",")))
         .output()
-        .expect("cargo generate runs");
+        .unwrap_or_else(|e| {
+            panic!("cargo generate runs (.ci/install installs cargo-generate): {e}")
+        });
     assert!(
         output.status.success(),
-        "cargo generate -d sdk={} failed:\n{}",
+        "cargo generate -d sdk={} failed (.ci/install installs cargo-generate):\n{}",
         sdk.answer,
         String::from_utf8_lossy(&output.stderr)
     );
     dir.join(crate_name)
+}
+
+/// The template's `ci.yml` as cargo-generate renders it, with the template's hook, for a project
+/// named `crate_name` with `platforms` and `sdk`.
+pub fn render(crate_name: &str, platforms: &[&str], sdk: &Sdk) -> String {
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let project = generate_with_cargo_generate(dir.path(), crate_name, platforms, sdk);
+    std::fs::read_to_string(project.join(".github/workflows/ci.yml")).expect("read ci.yml")
+}
+
+/// The template workflow rendered for a project from a tag on github.com.
+pub fn render_from_git(crate_name: &str, platforms: &[&str]) -> String {
+    render(crate_name, platforms, &sdk_forms()[0])
 }
 
 /// Parses a workflow.
@@ -410,12 +355,11 @@ pub fn uses_lines(workflow: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The workflows that ship: the reusable ones of `ci-templates/`, this repository's release and
-/// the template's, rendered for each form of the answer `sdk`, each with a name for messages.
+/// The workflows that ship: this repository's, and the template's, rendered for each form of the
+/// answer `sdk`, each with a name for messages.
 pub fn shipped_workflows() -> Vec<(String, String)> {
-    let mut sources: Vec<(String, String)> = ci_template_workflows()
+    let mut sources: Vec<(String, String)> = repository_workflows()
         .iter()
-        .chain(own_workflows().iter())
         .map(|p| {
             (
                 p.display().to_string(),
@@ -426,7 +370,7 @@ pub fn shipped_workflows() -> Vec<(String, String)> {
     for sdk in sdk_forms() {
         sources.push((
             format!("template ci.yml for sdk={}", sdk.answer),
-            render_with_liquid("rust_range", &ALL_PLATFORMS, &sdk),
+            render("rust_range", &ALL_PLATFORMS, &sdk),
         ));
     }
     sources
