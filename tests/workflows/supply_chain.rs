@@ -271,6 +271,13 @@ fn the_crates_token_reaches_only_a_script_that_publishes_what_was_verified_witho
         ));
     }
     assert_eq!(stand_in.calls(), wanted);
+    // The dry run of a pull request: the same comparison, and no publication.
+    let dry = stand_in.run(
+        &["publish", "--dry-run", sums.to_str().expect("a path")],
+        "",
+    );
+    assert!(dry.status.success(), "{dry:?}");
+    assert_eq!(stand_in.calls(), wanted[..1]);
 
     // A package that differs from the verified one is refused before anything is published.
     std::fs::write(&sums, listed.replacen(&listed[..64], &"0".repeat(64), 1)).expect("write");
