@@ -127,7 +127,9 @@ impl HttpServer {
     ///
     /// # Errors
     /// When no port of 127.0.0.1 can be bound.
-    pub fn start(handler: impl Fn(&Request) -> Response + Send + Sync + 'static) -> io::Result<Self> {
+    pub fn start(
+        handler: impl Fn(&Request) -> Response + Send + Sync + 'static,
+    ) -> io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", 0))?;
         let address = listener.local_addr()?;
         let shared = Arc::new(Shared {
@@ -180,7 +182,10 @@ impl HttpServer {
     /// # Panics
     /// When `every` is 0.
     pub fn fail_every(&self, every: usize, response: Response) {
-        assert!(every > 0, "fail_every(0, ..) would fail no request: give 1 or more");
+        assert!(
+            every > 0,
+            "fail_every(0, ..) would fail no request: give 1 or more"
+        );
         lock(&self.shared.faults).every = Some((every, response));
     }
 }
@@ -198,7 +203,9 @@ impl Drop for HttpServer {
 
 /// A poisoned lock means a test thread panicked: the data is still what it was.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Answers the requests of one connection until the client closes it.
@@ -252,7 +259,10 @@ fn read_request(reader: &mut impl BufRead) -> io::Result<Option<Request>> {
     }
     let mut parts = line.split_whitespace();
     let (Some(method), Some(target)) = (parts.next(), parts.next()) else {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "a malformed request line"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "a malformed request line",
+        ));
     };
     let (method, target) = (method.to_string(), target.to_string());
     let mut headers = Vec::new();
@@ -292,7 +302,11 @@ fn read_request(reader: &mut impl BufRead) -> io::Result<Option<Request>> {
 }
 
 fn write_response(writer: &mut impl Write, response: &Response) -> io::Result<()> {
-    let mut head = format!("HTTP/1.1 {} {}\r\n", response.status, reason(response.status));
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        response.status,
+        reason(response.status)
+    );
     for (name, value) in &response.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -348,7 +362,10 @@ mod tests {
     fn get(url: &str, path: &str) -> io::Result<(u16, String)> {
         let address = url.trim_start_matches("http://");
         let mut stream = TcpStream::connect(address)?;
-        write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")?;
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )?;
         let mut text = String::new();
         stream.read_to_string(&mut text)?;
         let status = text[9..12].parse().unwrap_or(0);
