@@ -38,7 +38,10 @@ pub fn record(outcomes: &[Outcome]) {
         times.insert(outcome.name.clone(), outcome.seconds);
     }
     if let Err(e) = std::fs::write(&path, format(&times)) {
-        eprintln!("suite: cannot record the groups' times in {}: {e}", path.display());
+        eprintln!(
+            "suite: cannot record the groups' times in {}: {e}",
+            path.display()
+        );
     }
 }
 
