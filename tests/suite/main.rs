@@ -225,6 +225,8 @@ struct SharedCheckout {
     path: std::path::PathBuf,
     /// The groups' temporary directory, `<temporary>/sparkds-suite-<hash>-tmp`.
     tmp: std::path::PathBuf,
+    /// `<temporary>/sparkds-suite-<hash>.lock`, locked for the run.
+    _lock: std::fs::File,
 }
 
 impl SharedCheckout {
@@ -240,6 +242,16 @@ impl SharedCheckout {
             "sparkds-suite-{:016x}",
             std::hash::Hasher::finish(&hasher)
         ));
+        // One run a checkout: a second one would remove the first's copy under its groups.
+        let lock_path = parent.with_extension("lock");
+        let lock = std::fs::File::create(&lock_path)
+            .map_err(|e| format!("cannot open {} ({e})", lock_path.display()))?;
+        lock.try_lock().map_err(|_| {
+            format!(
+                "another run of the suite uses this checkout (it holds {}): wait for it to end",
+                lock_path.display()
+            )
+        })?;
         let _ = std::fs::remove_dir_all(&parent);
         // The projects of every group build and run what is in it: made here, owner-only, and
         // refused when it exists (someone else's, or another run's), so that nobody else can
@@ -274,7 +286,11 @@ impl SharedCheckout {
             std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777))
                 .map_err(|e| format!("cannot chmod {} ({e})", tmp.display()))?;
         }
-        Ok(SharedCheckout { path, tmp })
+        Ok(SharedCheckout {
+            path,
+            tmp,
+            _lock: lock,
+        })
     }
 
     /// Leaves the groups' temporary files when the run ends (the copy goes all the same).
