@@ -28,7 +28,7 @@
 //! let mut session = api.session(|| false);
 //! let mut records = Records::new(schema, 8192)?;
 //! for page in issues.pages(&mut session) {
-//!     if let Some(batch) = records.push(&page?)? {
+//!     for batch in records.push(&page?)? {
 //!         # let _ = batch;
 //!     }
 //! }
@@ -42,6 +42,6 @@ mod records;
 mod retry;
 
 pub use client::{Api, Auth, Reply, Session};
-pub use paging::{Listing, Next, Pages, Paging};
+pub use paging::{Listing, Next, Page, Pages, Paging};
 pub use records::Records;
 pub use retry::Retries;

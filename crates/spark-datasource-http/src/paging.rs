@@ -3,11 +3,14 @@
 //! cursor that a page gives. [`Listing::pages`] asks for a page only when the one before is
 //! used up, so a reader that stops (a `LIMIT` reached, a cancelled task) asks no more.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use spark_datasource::{Error, Result};
 
-use crate::client::{Reply, Session};
+use crate::client::Session;
 
 /// How to ask for the page after one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,6 +105,86 @@ enum Ask {
     Extra(Vec<(String, String)>),
 }
 
+/// A page of a listing: its body, and where its records are.
+pub struct Page {
+    body: Vec<u8>,
+    pointer: String,
+    /// Which page of the listing it is, from 1, for messages.
+    number: u64,
+}
+
+impl Page {
+    /// A page of `body` whose records are the body itself, for tests.
+    #[doc(hidden)]
+    pub fn for_tests(body: &str) -> Page {
+        Page {
+            body: body.as_bytes().to_vec(),
+            pointer: String::new(),
+            number: 1,
+        }
+    }
+
+    /// The records, each the JSON text of one record as the page holds it: no tree of values
+    /// is built ([`Records::push`](crate::Records::push) decodes the text into columns).
+    ///
+    /// # Errors
+    /// A page that is not JSON, or has no array at the records' pointer.
+    pub fn records(&self) -> Result<Vec<&RawValue>> {
+        let text = std::str::from_utf8(&self.body)
+            .map_err(|_| Error::msg(format!("page {} is not UTF-8 text", self.number)))?;
+        let mut at: &RawValue = serde_json::from_str(text)
+            .map_err(|e| Error::msg(format!("page {} is not JSON: {e}", self.number)))?;
+        for part in self.pointer.split('/').skip(1) {
+            let part = part.replace("~1", "/").replace("~0", "~");
+            at = self.member(at, &part)?;
+        }
+        if at.get().trim() == "null" {
+            return Ok(Vec::new());
+        }
+        serde_json::from_str(at.get()).map_err(|_| self.missing())
+    }
+
+    /// The records as JSON values, to look into them.
+    ///
+    /// # Errors
+    /// As [`Page::records`].
+    pub fn values(&self) -> Result<Vec<Value>> {
+        self.records()?
+            .iter()
+            .map(|record| serde_json::from_str(record.get()))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Error::msg(format!("page {} is not JSON: {e}", self.number)))
+    }
+
+    /// The member `part` of the object or array `at`.
+    fn member<'p>(&self, at: &'p RawValue, part: &str) -> Result<&'p RawValue> {
+        let found = match at.get().trim_start().as_bytes().first() {
+            Some(b'{') => {
+                let object: HashMap<String, &RawValue> =
+                    serde_json::from_str(at.get()).map_err(|_| self.missing())?;
+                object.get(part).copied()
+            }
+            Some(b'[') => {
+                let array: Vec<&RawValue> =
+                    serde_json::from_str(at.get()).map_err(|_| self.missing())?;
+                part.parse::<usize>()
+                    .ok()
+                    .and_then(|i| array.get(i).copied())
+            }
+            _ => None,
+        };
+        found.ok_or_else(|| self.missing())
+    }
+
+    fn missing(&self) -> Error {
+        Error::msg(format!(
+            "page {} has no array of records at `{}`: set the records' JSON pointer to where the \
+             page holds them",
+            self.number, self.pointer
+        ))
+    }
+}
+
 /// The pages of a listing; an error ends them.
 pub struct Pages<'l, 's, 'a> {
     listing: &'l Listing,
@@ -112,7 +195,7 @@ pub struct Pages<'l, 's, 'a> {
 }
 
 impl Iterator for Pages<'_, '_, '_> {
-    type Item = Result<Vec<Value>>;
+    type Item = Result<Page>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let ask = self.next.take()?;
@@ -125,7 +208,7 @@ impl Iterator for Pages<'_, '_, '_> {
 }
 
 impl Pages<'_, '_, '_> {
-    fn read(&mut self, ask: Ask) -> Result<Vec<Value>> {
+    fn read(&mut self, ask: Ask) -> Result<Page> {
         let listing = self.listing;
         let mut query = listing.query.clone();
         let target = match ask {
@@ -144,29 +227,30 @@ impl Pages<'_, '_, '_> {
             }
         };
         let reply = self.session.get(&target, &query)?;
-        let body = reply.json()?;
-        let records = match body.pointer(&listing.records) {
-            Some(Value::Array(records)) => records.clone(),
-            Some(Value::Null) => Vec::new(),
-            _ => {
-                return Err(Error::msg(format!(
-                    "page {} of {} has no array of records at `{}`: set the records' JSON \
-                     pointer to where the page holds them",
-                    self.page + 1,
-                    listing.path,
-                    listing.records
-                )))
-            }
-        };
         self.page += 1;
-        self.next = next_ask(
-            &listing.paging,
-            &reply,
-            &body,
-            records.len() as u64,
-            self.page,
-        )?;
-        Ok(records)
+        let link = reply.header("link").and_then(next_link);
+        let header_cursor = match &listing.paging {
+            Paging::Cursor {
+                next: Next::Header(name),
+                ..
+            } => reply.header(name).map(str::to_string),
+            _ => None,
+        };
+        let page = Page {
+            body: reply.body,
+            pointer: listing.records.clone(),
+            number: self.page,
+        };
+        let count = page.records()?.len() as u64;
+        let cursor = match &listing.paging {
+            Paging::Cursor {
+                next: Next::Body(pointer),
+                ..
+            } => body_cursor(&page, pointer)?,
+            _ => header_cursor,
+        };
+        self.next = next_ask(&listing.paging, link, cursor, count, self.page);
+        Ok(page)
     }
 }
 
@@ -186,17 +270,29 @@ fn first_extra(paging: &Paging) -> Vec<(String, String)> {
     }
 }
 
-/// The request after the `pages`-th page, which held `count` records; `None` at the end.
+/// The cursor at `pointer` of the page's body: a string or a number.
+fn body_cursor(page: &Page, pointer: &str) -> Result<Option<String>> {
+    let body: Value = serde_json::from_slice(&page.body)
+        .map_err(|e| Error::msg(format!("page {} is not JSON: {e}", page.number)))?;
+    Ok(match body.pointer(pointer) {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    })
+}
+
+/// The request after the `pages`-th page, which held `count` records and gave the next link
+/// `link` and the cursor `cursor`; `None` at the end.
 fn next_ask(
     paging: &Paging,
-    reply: &Reply,
-    body: &Value,
+    link: Option<String>,
+    cursor: Option<String>,
     count: u64,
     pages: u64,
-) -> Result<Option<Ask>> {
-    Ok(match paging {
+) -> Option<Ask> {
+    match paging {
         Paging::Single => None,
-        Paging::Link => reply.header("link").and_then(next_link).map(Ask::Url),
+        Paging::Link => link.map(Ask::Url),
         Paging::PageNumber { param, first, step } => (count > 0).then(|| {
             let page = first + step.max(&1) * pages;
             Ask::Extra(vec![(param.clone(), page.to_string())])
@@ -212,20 +308,10 @@ fn next_ask(
                 (limit.clone(), size.to_string()),
             ])
         }),
-        Paging::Cursor { param, next } => {
-            let cursor = match next {
-                Next::Header(name) => reply.header(name).map(str::to_string),
-                Next::Body(pointer) => match body.pointer(pointer) {
-                    Some(Value::String(s)) => Some(s.clone()),
-                    Some(Value::Number(n)) => Some(n.to_string()),
-                    _ => None,
-                },
-            };
-            cursor
-                .filter(|c| !c.is_empty())
-                .map(|c| Ask::Extra(vec![(param.clone(), c)]))
-        }
-    })
+        Paging::Cursor { param, .. } => cursor
+            .filter(|c| !c.is_empty())
+            .map(|c| Ask::Extra(vec![(param.clone(), c)])),
+    }
 }
 
 /// The URL of `rel="next"` in a `Link` header (RFC 8288): `<url>; rel="next", <url>; rel="last"`.
@@ -265,5 +351,38 @@ mod tests {
         );
         assert_eq!(next_link(r#"<u>; rel="prev next""#).as_deref(), Some("u"));
         assert_eq!(next_link("garbage"), None);
+    }
+
+    #[test]
+    fn records_are_found_at_their_pointer_as_text() -> Result<()> {
+        let page = |body: &str, pointer: &str| Page {
+            body: body.as_bytes().to_vec(),
+            pointer: pointer.to_string(),
+            number: 1,
+        };
+        let nested = page(
+            r#"{"data": {"items": [{"a": 1}, {"a/b": [2]}]}}"#,
+            "/data/items",
+        );
+        let texts: Vec<String> = nested
+            .records()?
+            .iter()
+            .map(|r| r.get().to_string())
+            .collect();
+        assert_eq!(texts, [r#"{"a": 1}"#, r#"{"a/b": [2]}"#]);
+        assert_eq!(page("[[1], [2, 3]]", "/1").records()?.len(), 2);
+        assert_eq!(page(r#"{"items": null}"#, "/items").records()?.len(), 0);
+        let error = page(r#"{"data": {}}"#, "/items")
+            .records()
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some(
+                "page 1 has no array of records at `/items`: set the records' JSON pointer to \
+                 where the page holds them"
+            )
+        );
+        Ok(())
     }
 }

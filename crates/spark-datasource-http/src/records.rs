@@ -24,6 +24,8 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use serde_json::Value;
 use spark_datasource::{Error, Result};
 
+use crate::paging::Page;
+
 /// The builder of batches of a schema from JSON records.
 pub struct Records {
     decoder: Decoder,
@@ -55,47 +57,65 @@ impl Records {
         })
     }
 
-    /// Adds `records`; a batch once there are `batch_rows` or more.
+    /// Adds the records of `page`, decoded from their text; the batches of `batch_rows` records
+    /// that are then complete.
+    ///
+    /// # Errors
+    /// A page without its records, or a record that does not fit the schema, named by its place
+    /// among all records pushed.
+    pub fn push(&mut self, page: &Page) -> Result<Vec<RecordBatch>> {
+        let records = page.records()?;
+        let mut batches = Vec::new();
+        for record in records {
+            self.pushed += 1;
+            if !self.schema.fields().is_empty() {
+                let mut text = record.get().as_bytes();
+                while !text.is_empty() {
+                    let read = self.decoder.decode(text).map_err(|e| self.misfit(&e))?;
+                    text = &text[read..];
+                    if !text.is_empty() {
+                        // The decoder holds as many records as it takes: the batch is full.
+                        batches.extend(self.flush()?);
+                    }
+                }
+            }
+            if self.pushed - self.batch_first >= self.batch_rows as u64 {
+                batches.extend(self.flush()?);
+            }
+        }
+        Ok(batches)
+    }
+
+    /// Adds records given as JSON values (built or changed by the connector); the batches that
+    /// are then complete.
     ///
     /// # Errors
     /// A record that does not fit the schema, named by its place among all records pushed.
-    pub fn push(&mut self, records: &[Value]) -> Result<Option<RecordBatch>> {
-        let first = self.pushed;
-        // arrow-json leaves a NULL in a column that is not nullable to the batch's check, which
-        // cannot say which record: look first.
-        for (i, record) in records.iter().enumerate() {
-            let missing = self.schema.fields().iter().find(|field| {
-                !field.is_nullable() && record.get(field.name()).is_none_or(Value::is_null)
-            });
-            if let Some(field) = missing {
-                return Err(Error::msg(format!(
-                    "record {} has no `{}`, which the schema says is not nullable: make the \
-                     column nullable, or read the records that have it",
-                    first + i as u64 + 1,
-                    field.name()
-                )));
+    pub fn push_values(&mut self, records: &[Value]) -> Result<Vec<RecordBatch>> {
+        let mut batches = Vec::new();
+        for chunk in records.chunks(self.batch_rows) {
+            if !self.schema.fields().is_empty() {
+                self.decoder.serialize(chunk).map_err(|e| self.misfit(&e))?;
             }
-        }
-        if self.schema.fields().is_empty() {
-            // `count(*)`: batches of no column, only a row count, which arrow-json does not make.
-            self.pushed += records.len() as u64;
+            self.pushed += chunk.len() as u64;
             if self.pushed - self.batch_first >= self.batch_rows as u64 {
-                return self.flush();
+                batches.extend(self.flush()?);
             }
-            return Ok(None);
         }
-        self.decoder.serialize(records).map_err(|e| {
-            Error::msg(format!(
-                "a record among records {} to {} does not fit the schema: {e}",
-                first + 1,
-                first + records.len() as u64
-            ))
-        })?;
-        self.pushed += records.len() as u64;
-        if self.decoder.len() >= self.batch_rows {
-            return self.flush();
-        }
-        Ok(None)
+        Ok(batches)
+    }
+
+    fn misfit(&self, error: &dyn std::fmt::Display) -> Error {
+        Error::msg(format!(
+            "a record among records {} to {} does not fit the schema: {error}",
+            self.batch_first + 1,
+            self.pushed
+        ))
+    }
+
+    /// The records pushed since the last batch.
+    pub fn pending(&self) -> u64 {
+        self.pushed - self.batch_first
     }
 
     /// The batch of the records pushed since the last one, if any.
@@ -119,14 +139,23 @@ impl Records {
         else {
             return Ok(None);
         };
-        // The same values, with the time zones asked for.
+        let misfit = |e: arrow_schema::ArrowError| {
+            Error::msg(format!(
+                "a record among records {first} to {last} does not fit the schema: {e}"
+            ))
+        };
+        // The same values, with the time zones asked for; a NULL in a column that is not
+        // nullable (a record without the field) is refused here.
         let columns = batch
             .columns()
             .iter()
             .zip(self.schema.fields())
             .map(|(column, field)| arrow_cast::cast(column, field.data_type()))
-            .collect::<std::result::Result<Vec<ArrayRef>, _>>()?;
-        Ok(Some(RecordBatch::try_new(self.schema.clone(), columns)?))
+            .collect::<std::result::Result<Vec<ArrayRef>, _>>()
+            .map_err(misfit)?;
+        RecordBatch::try_new(self.schema.clone(), columns)
+            .map(Some)
+            .map_err(misfit)
     }
 }
 
@@ -206,16 +235,20 @@ mod tests {
         ]))
     }
 
+    fn page(body: &str) -> Page {
+        Page::for_tests(body)
+    }
+
     #[test]
     fn records_read_with_nulls_missing_fields_and_every_kind() -> Result<()> {
         let mut records = Records::new(schema(), 10)?;
-        let rows = [
-            json!({"id": 1, "title": "a", "open": true, "day": "2024-01-31",
-                   "at": "2024-01-31T12:00:00Z", "amount": "12.34", "labels": ["x", null],
-                   "user": {"login": "ann"}, "ignored": [1, 2]}),
-            json!({"id": 2, "title": 7, "open": null}),
-        ];
-        assert!(records.push(&rows)?.is_none());
+        let body = r#"[
+            {"id": 1, "title": "a", "open": true, "day": "2024-01-31",
+             "at": "2024-01-31T12:00:00Z", "amount": "12.34", "labels": ["x", null],
+             "user": {"login": "ann"}, "ignored": [1, 2]},
+            {"id": 2, "title": 7, "open": null}
+        ]"#;
+        assert!(records.push(&page(body))?.is_empty());
         let batch = records.flush()?.ok_or_else(|| Error::msg("a batch"))?;
         assert_eq!(batch.num_rows(), 2);
         let ids = batch.column(0).as_primitive::<Int64Type>();
@@ -231,26 +264,23 @@ mod tests {
     }
 
     #[test]
-    fn a_record_without_a_field_that_is_not_nullable_is_named() -> Result<()> {
+    fn a_record_that_does_not_fit_is_named_by_its_place() -> Result<()> {
         let mut records = Records::new(schema(), 10)?;
-        records.push(&[json!({"id": 1})])?;
-        let error = records
-            .push(&[json!({"title": "no id"})])
-            .err()
-            .map(|e| e.to_string());
-        assert_eq!(
-            error.as_deref(),
-            Some(
-                "record 2 has no `id`, which the schema says is not nullable: make the column \
-                 nullable, or read the records that have it"
-            )
-        );
-        records.push(&[json!({"id": "x"})])?;
+        records.push_values(&[json!({"id": 1}), json!({"title": "no id"})])?;
         let error = records.flush().err().map(|e| e.to_string());
         assert!(
             error
                 .as_deref()
-                .is_some_and(|e| e.starts_with("a record among records 1 to 2")),
+                .is_some_and(|e| e.starts_with("a record among records 1 to 2")
+                    && e.contains("non-nullable")),
+            "{error:?}"
+        );
+        records.push(&page(r#"[{"id": "x"}]"#))?;
+        let error = records.flush().err().map(|e| e.to_string());
+        assert!(
+            error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("a record among records 3 to 3")),
             "{error:?}"
         );
         Ok(())
@@ -259,20 +289,27 @@ mod tests {
     #[test]
     fn records_of_no_column_are_counted() -> Result<()> {
         let mut records = Records::new(Arc::new(Schema::empty()), 3)?;
-        assert!(records.push(&[json!({"id": 1}), json!({})])?.is_none());
-        assert_eq!(records.push(&[json!(2)])?.map(|b| b.num_rows()), Some(3));
-        assert_eq!(records.push(&[json!(3)])?, None);
+        assert!(records.push(&page(r#"[{"id": 1}, {}]"#))?.is_empty());
+        let batches = records.push(&page("[2, 3]"))?;
+        assert_eq!(
+            batches.iter().map(|b| b.num_rows()).collect::<Vec<_>>(),
+            [3]
+        );
         assert_eq!(records.flush()?.map(|b| b.num_rows()), Some(1));
         assert_eq!(records.flush()?, None);
         Ok(())
     }
 
     #[test]
-    fn a_batch_comes_once_there_are_enough_records() -> Result<()> {
+    fn batches_come_once_there_are_enough_records() -> Result<()> {
         let mut records = Records::new(schema(), 2)?;
-        assert!(records.push(&[json!({"id": 1})])?.is_none());
-        let batch = records.push(&[json!({"id": 2}), json!({"id": 3})])?;
-        assert_eq!(batch.map(|b| b.num_rows()), Some(3));
+        assert!(records.push(&page(r#"[{"id": 1}]"#))?.is_empty());
+        let batches = records.push(&page(r#"[{"id": 2}, {"id": 3}, {"id": 4}, {"id": 5}]"#))?;
+        assert_eq!(
+            batches.iter().map(|b| b.num_rows()).collect::<Vec<_>>(),
+            [2, 2]
+        );
+        assert_eq!(records.flush()?.map(|b| b.num_rows()), Some(1));
         Ok(())
     }
 }

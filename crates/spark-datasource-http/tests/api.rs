@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use spark_datasource::{Error, Result, Secret};
-use spark_datasource_http::{Api, Auth, Listing, Next, Paging, Retries};
+use spark_datasource_http::{Api, Auth, Listing, Next, Page, Paging, Retries};
 use sparkds::testing::http::{HttpServer, Request, Response};
 
 /// 25 items, `per_page` (10 by default) a page, page `page` (from 1).
@@ -33,12 +33,10 @@ fn fast() -> Retries {
     }
 }
 
-fn ids(pages: Vec<Vec<Value>>) -> Vec<u64> {
-    pages
-        .concat()
-        .iter()
-        .filter_map(|r| r["id"].as_u64())
-        .collect()
+fn ids(pages: Vec<Page>) -> Vec<u64> {
+    let values = pages.iter().map(Page::values).collect::<Result<Vec<_>>>();
+    let values = values.unwrap_or_default().concat();
+    values.iter().filter_map(|r| r["id"].as_u64()).collect()
 }
 
 #[test]
@@ -67,7 +65,7 @@ fn link_pages_are_followed_through_429s_and_500s() -> Result<()> {
     let listing = Listing::new("/items")
         .query("per_page", 10)
         .paging(Paging::Link);
-    let pages: Vec<Vec<Value>> = listing.pages(&mut session).collect::<Result<_>>()?;
+    let pages: Vec<Page> = listing.pages(&mut session).collect::<Result<_>>()?;
     assert_eq!(ids(pages), (0..25).collect::<Vec<_>>());
     // Three pages, one 503 and every second answer a 429.
     assert!(session.requests() > 3, "{}", session.requests());
@@ -129,7 +127,7 @@ fn page_numbers_offsets_and_cursors_each_read_every_record_once() -> Result<()> 
     ];
     for listing in listings {
         let mut session = api.session(|| false);
-        let pages: Vec<Vec<Value>> = listing.pages(&mut session).collect::<Result<_>>()?;
+        let pages: Vec<Page> = listing.pages(&mut session).collect::<Result<_>>()?;
         assert_eq!(ids(pages), (0..25).collect::<Vec<_>>(), "{}", listing.path);
     }
     Ok(())
@@ -149,7 +147,8 @@ fn a_reader_that_stops_asks_for_no_more_pages_and_the_budget_holds() -> Result<(
     let mut session = api.session(|| false);
     // A LIMIT of 10: the first page is enough.
     let first = listing.pages(&mut session).next();
-    assert_eq!(first.map(|p| p.map(|r| r.len()).ok()), Some(Some(10)));
+    let first = first.map(|p| p.and_then(|p| p.records().map(|r| r.len())).ok());
+    assert_eq!(first, Some(Some(10)));
     assert_eq!(server.request_count(), 1);
     let mut session = api.session(|| false);
     let error = listing

@@ -103,12 +103,14 @@ fn run(issues: &Issues, listing: &Listing, scan: &Scan, out: &BatchSender) -> Re
     let mut records = Records::new(scan.read.clone(), 8192)?;
     let mut read = 0u64;
     for page in listing.pages(&mut session) {
-        let page = page?;
-        read += page.len() as u64;
-        if let Some(batch) = records.push(&page)? {
+        for batch in records.push(&page?)? {
+            read += batch.num_rows() as u64;
             out.send(batch)?;
         }
-        if scan.limit.is_some_and(|limit| read >= limit) {
+        if scan
+            .limit
+            .is_some_and(|limit| read + records.pending() >= limit)
+        {
             break;
         }
     }

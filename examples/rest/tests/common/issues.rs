@@ -46,9 +46,35 @@ fn kept(n: u64, state: &str, since: Option<&str>) -> bool {
     (state == "all" || state == issue_state) && since.is_none_or(|s| rfc3339(updated).as_str() >= s)
 }
 
-/// The server of `count` issues, which takes only [`TOKEN`].
+/// The server of `count` issues, which takes only [`TOKEN`]; `GET /_requests` answers how many
+/// requests of the issues it has had (for a test in another process).
 pub fn serve(count: u64) -> std::io::Result<HttpServer> {
-    HttpServer::start(move |request| answer(request, count))
+    let asked = std::sync::atomic::AtomicU64::new(0);
+    // The pages already made, by request: after the first time an answer costs the server a
+    // lookup, so that what a benchmark measures is the readers, not the making of pages.
+    let made = std::sync::Mutex::new(std::collections::HashMap::new());
+    HttpServer::start(move |request| {
+        if request.path == "/_requests" {
+            return Response::json(
+                json!({"requests": asked.load(std::sync::atomic::Ordering::SeqCst)}),
+            );
+        }
+        asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let key = format!(
+            "{} {:?} {:?}",
+            request.path,
+            request.query,
+            request.header("authorization")
+        );
+        let cached = made.lock().ok().and_then(|m| m.get(&key).cloned());
+        cached.unwrap_or_else(|| {
+            let response = answer(request, count);
+            if let Ok(mut made) = made.lock() {
+                made.insert(key, response.clone());
+            }
+            response
+        })
+    })
 }
 
 fn answer(request: &Request, count: u64) -> Response {
