@@ -41,7 +41,7 @@ pub use datasource::log;
 pub use datasource::{
     is_secret_key, BatchRead, BatchReader, BatchSender, Batches, DataSource, DataWriter, Error,
     OptionValue, Options, Producer, Result, Secret, StreamRead, StreamReader, TaskContext, Write,
-    WriteInfo, WriteMode, Writer, DEFAULT_BATCHES_AHEAD, REDACTED,
+    WriteInfo, WriteMode, Writer, DEFAULT_BATCHES_AHEAD, REDACTED, SPARK_OPTIONS,
 };
 
 pub use filters::Filter;

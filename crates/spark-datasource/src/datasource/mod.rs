@@ -33,7 +33,7 @@ use arrow_schema::SchemaRef;
 pub use batch_read::{BatchRead, BatchReader};
 pub use batches::Batches;
 pub use error::{Error, Result};
-pub use options::{OptionValue, Options};
+pub use options::{OptionValue, Options, SPARK_OPTIONS};
 pub use producer::{BatchSender, Producer, DEFAULT_BATCHES_AHEAD};
 pub use secret::{is_secret_key, Secret, REDACTED};
 pub use stream_read::{StreamRead, StreamReader};

@@ -7,6 +7,11 @@ use std::path::PathBuf;
 use super::secret::{is_secret_key, Secret, REDACTED};
 use super::{Error, Result};
 
+/// The options that Spark adds to a read or a write of its own accord, which
+/// [`Options::expect_only`] accepts whatever a source knows (rule 27): `path` (`load(path)`,
+/// `save(path)`) and `checkpointLocation` (a streaming write).
+pub const SPARK_OPTIONS: &[&str] = &["path", "checkpointLocation"];
+
 /// The options that Spark passed to `create`. Keys match without regard to case, as Spark's
 /// own options do. Its `Debug` shows the value of a secret option ([`is_secret_key`]) as
 /// [`REDACTED`], and so do its errors.
@@ -85,17 +90,20 @@ impl Options {
         }
     }
 
-    /// Fails on an option that is not in `known`, a likely typo that would otherwise be
-    /// ignored silently.
+    /// Fails on an option that is not in `known` nor one that Spark adds itself
+    /// ([`SPARK_OPTIONS`]: `path` for `load(path)` and `save(path)`, `checkpointLocation` for a
+    /// streaming write), a likely typo that would otherwise be ignored silently.
     ///
     /// # Errors
     /// "unknown option `ned`; the options of this data source are: end, num_partitions".
     pub fn expect_only(&self, known: &[&str]) -> Result<()> {
-        match self
-            .entries
-            .iter()
-            .find(|(key, _)| !known.iter().any(|k| k.eq_ignore_ascii_case(key)))
-        {
+        let is_known = |key: &str| {
+            known
+                .iter()
+                .chain(SPARK_OPTIONS)
+                .any(|k| k.eq_ignore_ascii_case(key))
+        };
+        match self.entries.iter().find(|(key, _)| !is_known(key)) {
             Some((key, _)) => Err(Error::Option(format!(
                 "unknown option `{key}`; the options of this data source are: {}",
                 known.join(", ")
@@ -321,5 +329,15 @@ mod tests {
             error.to_string(),
             "unknown option `ned`; the options of this data source are: end, batch_rows"
         );
+    }
+
+    #[test]
+    fn the_options_spark_adds_are_always_known() {
+        let options = Options::new([
+            ("path", "/data/t"),
+            ("checkpointLocation", "/c"),
+            ("end", "1"),
+        ]);
+        assert!(options.expect_only(&["end"]).is_ok());
     }
 }
