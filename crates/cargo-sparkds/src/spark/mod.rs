@@ -30,6 +30,10 @@ pub struct SparkArgs {
     /// is installed on Spark).
     #[arg(long, value_name = "NAME", default_value = "release")]
     pub profile: String,
+    /// Build and load the `dev` profile, for quick edits: a build of seconds where `release`
+    /// takes a minute or more (`--profile dev`).
+    #[arg(long, conflicts_with = "profile")]
+    pub dev: bool,
     /// Run one SQL statement and print its result as `show()` does, then stop.
     #[arg(long, value_name = "STATEMENT", conflicts_with_all = ["python", "connect"])]
     pub sql: Option<String>,
@@ -100,7 +104,12 @@ pub fn run(args: &SparkArgs) -> Result<ExitCode> {
     }
     let dir =
         std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", e))?;
-    let library = sparkds::build_current_cdylib(&dir, &args.profile)?;
+    let profile = if args.dev {
+        "dev"
+    } else {
+        args.profile.as_str()
+    };
+    let library = sparkds::build_current_cdylib(&dir, profile)?;
     let name = data_source_name(&library)?;
     let loader = if args.bridge {
         Loader::Bridge(cache.sources()?.join("python"))
@@ -116,7 +125,7 @@ pub fn run(args: &SparkArgs) -> Result<ExitCode> {
             Loader::Bridge(_) => "the Python bridge",
         },
         library.display(),
-        args.profile
+        profile
     );
     let master = match args.cluster {
         Some(n) => format!("local-cluster[{n},1,1024]"),
