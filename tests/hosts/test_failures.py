@@ -1,0 +1,164 @@
+"""Hosts lost under applications, last (pytest runs this module after test_cluster.py): a Worker
+host cut off the network (its cable unplugged at the switch) under the change data capture
+stream of examples/postgres, which must stay exactly once; then a Worker host killed (every
+process of it) in the middle of a write into PostgreSQL, which must leave no partial data."""
+
+import json
+import os
+import sys
+import threading
+import time
+
+from conftest import REPORT, ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "examples", "postgres", "tests", "spark"))
+# The workload, the checks and the table of the example's own CDC tests.
+from cdc_support import Session, check_exactly_once, create_table, source_rows, wait_for_slot  # noqa: E402
+
+WRITE_ROWS = 3_000_000
+
+
+def wait(condition, what, timeout=120, failed=lambda: None, shown=lambda: ""):
+    """The first true value of `condition()`; fails when `failed()` says why, or after `timeout`
+    seconds, with what `shown()` gives."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        why = failed()
+        assert not why, why
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"{what}: not within {timeout} s\n{shown()}")
+
+
+def replayed(out):
+    """The table that the stream's change log makes, applied in commit order, as
+    cdc_support.source_rows gives the source's rows."""
+    import pyarrow.parquet as pq
+
+    log = os.path.join(out, "log")
+    if not os.path.isdir(log) or not os.listdir(log):
+        return []
+    table = {}
+    for change in sorted(pq.read_table(log).to_pylist(), key=lambda r: (r["_lsn"], r["_seq"])):
+        if change["_op"] == "truncate":
+            table.clear()
+        elif change["_op"] == "delete":
+            table.pop(change["id"], None)
+        else:
+            table[change["id"]] = change["after"]
+    return [
+        (str(r["id"]), str(r["version"]), r["note"] or "", "" if r["amount"] is None else f"{r['amount']:.2f}")
+        for _, r in sorted(table.items())
+    ]
+
+
+def status(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return []
+
+
+def test_the_cdc_stream_is_exactly_once_while_a_worker_host_is_cut_off(cluster, packages, pg, postgres_connection):
+    client, worker = cluster.client, cluster.network["worker-2"]
+    table, slot = "cdc_hosts", "slot_hosts"
+    create_table(pg, table)
+    base = client.path("cdc")
+    config = {**postgres_connection, "table": table, "out": os.path.join(base, "out"),
+              "checkpoint": os.path.join(base, "checkpoint"), "status": os.path.join(base, "status.json"),
+              "stop": os.path.join(base, "stop"),
+              "options": {"slot": slot, "tables": table, "maxChangesPerTrigger": "300"}}
+    process = cluster.submit("cdc", "cdc_stream.py", config, [packages["postgres"]], background=True)
+    ended = lambda: process.poll() is not None and f"the query ended:\n{client.log('cdc')[-6000:]}"  # noqa: E731
+    sessions = [Session(pg, table, n, seed=45, pause=0.01) for n in range(2)]
+    try:
+        wait(lambda: os.path.exists(os.path.join(config["out"], "started")), "the query to start", 240, ended)
+        wait_for_slot(pg, slot)
+        for session in sessions:
+            session.start()
+        on_worker = lambda: [e for e in status(config["status"]) if e.get("host") == "worker-2"]  # noqa: E731
+        wait(lambda: any(e["tasks"] > 0 for e in on_worker()), "a micro-batch's task on worker-2",
+             120, ended, lambda: f"executors: {status(config['status'])}\n{client.log('cdc')[-3000:]}")
+        cluster.network.cut("worker-2")
+        cut = time.monotonic()
+        lost = wait(lambda: [e for e in on_worker() if not e["active"]], "worker-2's executor lost", 90, ended)
+        noticed = time.monotonic() - cut
+        time.sleep(3)  # the stream goes on without it
+        cluster.network.plug("worker-2")
+        for session in sessions:
+            session.stop()
+        for session in sessions:
+            session.join()
+        assert not [s.failure for s in sessions if s.failure]
+        expected = source_rows(pg, table)
+        wait(lambda: replayed(config["out"]) == expected, "the stream to catch up", 180, ended)
+    finally:
+        for session in sessions:
+            session.stop()
+        cluster.network.plug("worker-2")
+        open(config["stop"], "w").close()
+        try:
+            process.wait(timeout=120)
+        except Exception:  # noqa: BLE001 - the test fails on what it saw, not on the stop
+            os.killpg(process.pid, 9)
+    changes = check_exactly_once(config["out"])
+    assert process.returncode == 0, client.log("cdc")[-6000:]
+    REPORT.append(
+        f"CDC with worker-2 cut off: its executor lost after {noticed:.1f} s ({lost[0]['removed']}); "
+        f"{changes} changes of {sum(s.committed for s in sessions)} transactions, each once"
+    )
+
+
+def test_a_write_with_a_worker_killed_mid_task_leaves_no_partial_data(cluster, packages, pg, postgres_connection):
+    worker = cluster.network["worker-2"]
+    target = "killed_write"
+    config = {**postgres_connection, "parts": ["write"], "target": target, "rows": WRITE_ROWS,
+              "partitions": 8}
+    process = cluster.submit("write-killed", "postgres_app.py", config,
+                             [packages["postgres"], packages["c_range"]], background=True)
+    visible = []
+    copying = (f"SELECT count(*) FROM pg_stat_activity WHERE client_addr = '{worker.address}' "
+               "AND state = 'active' AND query LIKE 'COPY%'")
+
+    def watch():
+        # What a reader of the target sees while the write runs: nothing, then every row.
+        while process.poll() is None:
+            visible.append(rows_in(pg, target))
+            time.sleep(0.2)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    ended = lambda: process.poll() is not None and f"the write ended first:\n{cluster.client.log('write-killed')[-4000:]}"  # noqa: E731
+    wait(lambda: pg.psql(copying, args=["-t", "-A"]).strip() not in ("", "0"),
+         "a COPY from worker-2", 240, ended)
+    staged = staging_tables(pg)
+    worker.kill_all()
+    code = process.wait(timeout=300)
+    watcher.join(30)
+    assert code == 0, cluster.client.log("write-killed")[-6000:]
+    assert staged > 0
+    counted = pg.psql(f"SELECT count(*), count(DISTINCT id), sum(id) FROM {target}", args=["-t", "-A"])
+    assert counted.strip() == f"{WRITE_ROWS}|{WRITE_ROWS}|{WRITE_ROWS * (WRITE_ROWS - 1) // 2}", counted
+    assert staging_tables(pg) == 0
+    assert set(visible) <= {0, WRITE_ROWS}, sorted(set(visible))
+    REPORT.append(
+        f"write with worker-2 killed during its COPY: {staged} staging tables at the kill, none "
+        f"after; readers saw {sorted(set(visible))} rows, never part of them"
+    )
+
+
+def rows_in(pg, table):
+    """The rows of `table` that a reader sees, 0 while it does not exist (the commit creates it
+    with its rows, in one transaction)."""
+    exists = pg.psql(f"SELECT to_regclass('{table}') IS NOT NULL", args=["-t", "-A"]).strip()
+    if exists != "t":
+        return 0
+    return int(pg.psql(f"SELECT count(*) FROM {table}", args=["-t", "-A"]).strip())
+
+
+def staging_tables(pg):
+    return int(pg.psql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'sparkds\\_%'",
+                       args=["-t", "-A"]).strip())
