@@ -37,6 +37,7 @@ pub struct BatchRead<'l> {
     filters: Option<Vec<Filter>>,
     kill: Option<(usize, usize)>,
     stop: Option<(usize, usize)>,
+    plan_only: bool,
 }
 
 /// What a batch read returned.
@@ -113,6 +114,7 @@ impl Library {
             filters: None,
             kill: None,
             stop: None,
+            plan_only: false,
         }
     }
 }
@@ -164,6 +166,14 @@ impl<'l> BatchRead<'l> {
         self
     }
 
+    /// Plans the read as the driver does (the source, its reader, the pushdowns, the partitions
+    /// and the reader's state) and reads no partition: what a pushdown's answer costs, without
+    /// the rows (a metered API's requests). The partitions of the outcome have no batch.
+    pub fn plan_only(mut self) -> Self {
+        self.plan_only = true;
+        self
+    }
+
     /// The schema the read starts from, before pruning: the one given with
     /// [`BatchRead::schema`], else the source's (`create` with the read's options, then
     /// `schema`). What the literals of filters are typed with.
@@ -205,20 +215,24 @@ impl<'l> BatchRead<'l> {
             Some(true) => self.limit,
             _ => None,
         };
-        let results = run_read_tasks(
-            library,
-            ReadTasks {
-                stage: 0,
-                context: "",
-                state: reader_state.as_deref(),
-                partitions: &partitions,
-                schema: &pruning.read_schema,
-                limit: accepted_limit,
-                accepted: &filtering.accepted,
-                kill: self.kill,
-                stop: self.stop,
-            },
-        )?;
+        let results = if self.plan_only {
+            vec![Vec::new(); partitions.len()]
+        } else {
+            run_read_tasks(
+                library,
+                ReadTasks {
+                    stage: 0,
+                    context: "",
+                    state: reader_state.as_deref(),
+                    partitions: &partitions,
+                    schema: &pruning.read_schema,
+                    limit: accepted_limit,
+                    accepted: &filtering.accepted,
+                    kill: self.kill,
+                    stop: self.stop,
+                },
+            )?
+        };
         let outcome = BatchReadOutcome {
             capabilities,
             schema: pruning.read_schema,

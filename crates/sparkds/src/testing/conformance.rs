@@ -155,6 +155,9 @@ pub struct Conformance<'l> {
     scratch_path: bool,
     write_schema: Option<SchemaRef>,
     filters: Vec<Filter>,
+    /// The most reads of the source's data the checks make, and those made.
+    max_reads: Option<u32>,
+    reads: std::cell::Cell<u32>,
 }
 
 impl<'l> Conformance<'l> {
@@ -169,7 +172,20 @@ impl<'l> Conformance<'l> {
             scratch_path: false,
             write_schema: None,
             filters: Vec::new(),
+            max_reads: None,
+            reads: std::cell::Cell::new(0),
         }
+    }
+
+    /// At most `reads` reads of the source's data, for a source that counts them (a metered
+    /// API's quota): a check that would read more is skipped, saying so. Without it the checks
+    /// read the source about ten times: once for the rows the others compare with, once with
+    /// no column, four around a killed task, once for each of up to three limits, and once for
+    /// each filter that the reader accepts (a filter it declines is only planned, and read
+    /// nothing). The write checks read the write target, which does not count.
+    pub fn max_reads(mut self, reads: u32) -> Self {
+        self.max_reads = Some(reads);
+        self
     }
 
     crate::builders::option_setters!("Adds an option of the reads.", options);
@@ -289,6 +305,7 @@ impl<'l> Conformance<'l> {
                 "the source does not declare SPARK_DS_BATCH_READ with these options".into(),
             ));
         }
+        self.spend()?;
         let read = self.read().run().map_err(|e| {
             Stop::Fail(format!(
                 "a read of every column with these options failed: {e}"
@@ -299,6 +316,7 @@ impl<'l> Conformance<'l> {
     }
 
     fn empty_projection(&self, baseline: &Baseline) -> Step<String> {
+        self.spend()?;
         let read = self.read().columns(Vec::<String>::new()).run()?;
         let (counted, held) = (read.num_rows(), baseline.rows.len());
         if counted != held || !read.schema.fields().is_empty() {
@@ -360,6 +378,10 @@ impl<'l> Conformance<'l> {
                     .into(),
             ));
         }
+        // The killed read, the one after it, the stopped read and the one after it.
+        for _ in 0..4 {
+            self.spend()?;
+        }
         let killed = self.read().kill_task(0, 1).run();
         let how = match killed {
             Ok(read) => format!("ended after {} rows", read.partitions[0].num_rows()),
@@ -403,6 +425,7 @@ impl<'l> Conformance<'l> {
         limits.sort_unstable();
         limits.dedup();
         for limit in limits {
+            self.spend()?;
             let read = self.read().limit(limit).run()?;
             if read.limit_accepted != Some(true) {
                 continue;
@@ -442,16 +465,24 @@ impl<'l> Conformance<'l> {
         }
         let mut accepted = 0;
         for filter in &filters {
-            let read = self.read().filters(vec![filter.clone()]).run();
-            let read = read.map_err(|e| {
+            let failed = |e: Error| {
                 Stop::Fail(format!(
                     "the read with the filter `{}` failed: {e}",
                     sql(filter)
                 ))
-            })?;
-            if read.filters_accepted != Some(vec![true]) {
+            };
+            // Planned first: a filter the reader declines is Spark's to apply, and its read
+            // would check nothing.
+            let planned = self.read().filters(vec![filter.clone()]).plan_only().run();
+            if planned.map_err(failed)?.filters_accepted != Some(vec![true]) {
                 continue;
             }
+            self.spend()?;
+            let read = self
+                .read()
+                .filters(vec![filter.clone()])
+                .run()
+                .map_err(failed)?;
             accepted += 1;
             let got = sorted_rows(&read.batches())?;
             let spark = filter_rows(filter, &baseline.read.batches())?;
@@ -617,6 +648,20 @@ impl<'l> Conformance<'l> {
 
     fn read(&self) -> crate::BatchRead<'l> {
         self.library.batch_read().options(self.options.clone())
+    }
+
+    /// Counts a read of the source's data, within [`Conformance::max_reads`].
+    fn spend(&self) -> Step<()> {
+        let made = self.reads.get();
+        if let Some(most) = self.max_reads {
+            if made >= most {
+                return Err(Stop::Skip(format!(
+                    "the budget of {most} reads of the source is spent (max_reads)"
+                )));
+            }
+        }
+        self.reads.set(made + 1);
+        Ok(())
     }
 }
 
