@@ -8,8 +8,10 @@ one, from the files of `deploy/` (which the book's chapter "Deploying to a clust
 - `postgres`: a PostgreSQL server with TLS (conftest.py);
 - `rogue`: Workers of someone who reaches the network and not the secret.
 
-Every legitimate host has the cluster's secret in its `spark-defaults.conf` (mode 0600,
-`deploy/spark-defaults.conf`); the rogue has none, or a guess. What the test adds to make a lost
+Every legitimate host has the cluster's secret in its properties file `conf/cluster.conf` (mode
+0600, `deploy/cluster.conf`), which each Spark process reads with `--properties-file`; the
+rogue has none, or a guess. (A properties file rather than `SPARK_CONF_DIR`: a directory of
+configuration on the class path would keep the JVMs from the suite's class archive.) What the test adds to make a lost
 host quick to notice (timeouts) goes in the daemons' `SPARK_*_OPTS` and the applications'
 `--conf`, apart from the listings.
 """
@@ -68,27 +70,25 @@ class Cluster:
 
     # -- installing ---------------------------------------------------------------------------
 
-    def install(self, host: Host, conf: Optional[str], conf_dir: str = "conf") -> None:
-        """Spark's files of `host`: the scripts of deploy/ in `bin/`, `conf` as its
-        spark-defaults.conf (mode 0600; none when None), a home and a work directory."""
+    def install(self, host: Host, conf: str, name: str = "cluster.conf") -> None:
+        """Spark's files of `host`: the scripts of deploy/ in `bin/`, `conf` as its properties
+        file `conf/<name>` (mode 0600), a home and a work directory."""
         os.makedirs(host.path("bin"), exist_ok=True)
-        for name in os.listdir(DEPLOY):
-            if name.endswith(".sh"):
-                shutil.copy(os.path.join(DEPLOY, name), host.path("bin", name))
-        for directory in (conf_dir, "home", "work"):
+        for script in os.listdir(DEPLOY):
+            if script.endswith(".sh"):
+                shutil.copy(os.path.join(DEPLOY, script), host.path("bin", script))
+        for directory in ("conf", "home", "work"):
             os.makedirs(host.path(directory), exist_ok=True)
-        if conf is not None:
-            path = host.path(conf_dir, "spark-defaults.conf")
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as f:
-                f.write(conf)
+        fd = os.open(host.path("conf", name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(conf)
 
     def secured_conf(self, secret: Optional[str] = None) -> str:
-        """deploy/spark-defaults.conf with `secret` (the cluster's by default)."""
-        with open(os.path.join(DEPLOY, "spark-defaults.conf")) as f:
+        """deploy/cluster.conf with `secret` (the cluster's by default)."""
+        with open(os.path.join(DEPLOY, "cluster.conf")) as f:
             return f.read().replace("@SECRET@", secret or self.secret)
 
-    def env(self, host: Host, conf_dir: str = "conf", **more: str) -> Dict[str, str]:
+    def env(self, host: Host, conf: str = "cluster.conf", **more: str) -> Dict[str, str]:
         """The environment of a Spark process of `host`: nothing of this process's but PATH's
         system directories, this Python and the JVM options of the suite."""
         python_bin = os.path.dirname(sys.executable)
@@ -98,7 +98,7 @@ class Cluster:
             "LANG": "C.UTF-8",
             "TMPDIR": "/tmp",
             "SPARK_HOME": spark_home(),
-            "SPARK_CONF_DIR": host.path(conf_dir),
+            "SPARK_PROPERTIES": host.path("conf", conf),
             "SPARK_LOCAL_IP": host.address,
             "SPARK_LOCAL_HOSTNAME": host.name,
             "SPARK_WORKER_DIR": host.path("work"),
@@ -124,16 +124,16 @@ class Cluster:
 
     def start_rogues(self) -> None:
         """Two Workers on the rogue host: one without authentication, one that guesses."""
-        self.install(self.rogue, "", conf_dir="conf-plain")
-        self.install(self.rogue, self.secured_conf("0" * 64), conf_dir="conf-guess")
+        self.install(self.rogue, "", name="plain.conf")
+        self.install(self.rogue, self.secured_conf("0" * 64), name="guess.conf")
         for label, port in (("plain", "8081"), ("guess", "8082")):
-            env = self.env(self.rogue, conf_dir=f"conf-{label}", SPARK_WORKER_WEBUI_PORT=port, **DAEMON,
+            env = self.env(self.rogue, conf=f"{label}.conf", SPARK_WORKER_WEBUI_PORT=port, **DAEMON,
                            SPARK_WORKER_DIR=self.rogue.path(f"work-{label}"))
             os.makedirs(env["SPARK_WORKER_DIR"], exist_ok=True)
             self.rogue.start(f"rogue-worker-{label}", ["sh", "bin/worker.sh"], env)
 
     def start_repository(self, maven: str) -> None:
-        """The client host, with its spark-defaults.conf, serves a copy of the Maven repository
+        """The client host, with its properties file, serves a copy of the Maven repository
         `maven` over HTTP."""
         self.install(self.client, self.secured_conf())
         served = self.client.path("maven")

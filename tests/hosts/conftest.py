@@ -39,6 +39,8 @@ from postgres_server import DATABASE, PASSWORD, Server, USER  # noqa: E402
 NAMES = ["client", "master", "worker-1", "worker-2", "postgres", "rogue"]
 # What the run printed at its end: what each host saw, and how long each step took.
 REPORT: List[str] = []
+# The programs seen running on each host at the end of each test (a JVM by its class).
+SEEN: Dict[str, set] = {}
 
 
 def timed(step: str, started: float) -> None:
@@ -77,6 +79,16 @@ def network():
     finally:
         REPORT.extend(what_each_host_saw(net))
         net.down()
+
+
+@pytest.fixture(autouse=True)
+def seen_running(request):
+    """After each test, what runs on each host, for the report."""
+    yield
+    if "network" in request.fixturenames:
+        net = request.getfixturevalue("network")
+        for host in net.hosts.values():
+            SEEN.setdefault(host.name, set()).update(running(host))
 
 
 @pytest.fixture(scope="session")
@@ -235,13 +247,33 @@ def what_each_host_saw(net) -> List[str]:
     lines = ["what each host saw:"]
     apps = application_names(net["master"].log("master")) if "master" in net.hosts else {}
     for host in net.hosts.values():
-        started = ", ".join(p["label"] for p in host.processes) or "nothing started by the test"
-        lines.append(f"  {host.name} ({host.address}): {started}")
+        started = ", ".join(p["label"] for p in host.processes) or "-"
+        programs = ", ".join(sorted(SEEN.get(host.name, set()))) or "-"
+        lines.append(f"  {host.name} ({host.address}): the test started {started}; seen running "
+                     f"after the tests: {programs}")
         for work in sorted(d for d in os.listdir(host.dir) if d.startswith("work")):
             for app in sorted(os.listdir(host.path(work))):
                 executors = sorted(os.listdir(host.path(work, app)))
                 lines.append(f"    {work}/{app} ({apps.get(app, '?')}): executors {', '.join(executors)}")
     return lines
+
+
+def running(host) -> List[str]:
+    """The programs that run on `host` (a JVM by its class, a PostgreSQL process as postgres)."""
+    names = set()
+    for pid in host.pids():
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+        except OSError:
+            continue
+        if not argv:
+            continue
+        name = os.path.basename(argv[0]).split(":")[0]
+        if name == "java":
+            name = next((a.rsplit(".", 1)[1] for a in argv[1:] if a.startswith("org.apache.spark.")), name)
+        names.add(name)
+    return sorted(names)
 
 
 def application_names(master_log: str) -> Dict[str, str]:

@@ -68,7 +68,8 @@ def timed(spark, rows, repeats):
         table = df.toArrow()
         times.append(time.perf_counter() - started)
     assert table.num_rows == rows, table.num_rows
-    report(timed={"seconds": times, "median": statistics.median(times), "bytes": table.nbytes,
+    report(timed={"seconds": times, "median": statistics.median(times), "least": min(times),
+                  "bytes": table.nbytes,
                   "crypto": spark.conf.get("spark.network.crypto.enabled")})
 
 
