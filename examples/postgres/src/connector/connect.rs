@@ -26,7 +26,7 @@ use tokio_postgres::{Client, Row, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::guard::{Binding, Guarded, GuardedTls, Policy, Socket, DEFAULT_MIN_ITERATIONS};
-use super::tls::{connector, SslMode};
+use super::tls::{connector, ClientCert, RootCert, SslMode};
 
 /// A connection of the client, over a socket of `guard`.
 pub type ClientConnection = tokio_postgres::Connection<
@@ -56,8 +56,11 @@ pub struct Connection {
     connect_timeout: u64,
     sslmode: SslMode,
     /// `sslrootcert`: the certificate authority that the server's certificate must be signed
-    /// by, on every machine that connects.
-    root_cert: Option<PathBuf>,
+    /// by, on every machine that connects, or `system`.
+    root_cert: Option<RootCert>,
+    /// `sslcert` and `sslkey`: the client's certificate and key, on every machine that
+    /// connects.
+    client_cert: Option<ClientCert>,
     /// `allowPasswordWithoutTls`: answer a request for the password in clear or as MD5 on a
     /// connection without TLS.
     password_without_tls: bool,
@@ -107,7 +110,24 @@ impl Connection {
                 .or_else(|| connection_param(url.expose(), key))
                 .or_else(|| std::env::var(variable).ok())
         };
-        connection.root_cert = setting("sslrootcert", "PGSSLROOTCERT").map(PathBuf::from);
+        connection.root_cert = setting("sslrootcert", "PGSSLROOTCERT").map(|r| RootCert::parse(&r));
+        connection.client_cert = match (
+            setting("sslcert", "PGSSLCERT"),
+            setting("sslkey", "PGSSLKEY"),
+        ) {
+            (Some(cert), Some(key)) => Some(ClientCert {
+                cert: PathBuf::from(cert),
+                key: PathBuf::from(key),
+            }),
+            (None, None) => None,
+            _ => {
+                return Err(Error::Option(
+                    "options `sslcert` and `sslkey` go together: give both, the client's \
+                     certificate and its key, or neither"
+                        .to_string(),
+                ))
+            }
+        };
         // TLS unless a setting names a mode without it: a server in the middle would answer
         // "no TLS" for the real one. With a certificate authority to check the server's
         // certificate against, it is checked, with the host's name.
@@ -118,9 +138,18 @@ impl Connection {
         };
         let binding = setting("channelBinding", "PGCHANNELBINDING")
             .or_else(|| connection_param(url.expose(), "channel_binding"));
-        if let Some(binding) = binding {
-            connection.channel_binding = Binding::parse(&binding)?;
-        }
+        connection.channel_binding = match binding {
+            Some(binding) => Binding::parse(&binding)?,
+            // A client certificate checked by a server whose own certificate is checked with
+            // its name: both ends are known before any password, and a server that signs in
+            // by certificate (`cert` in pg_hba.conf) has no SCRAM to bind.
+            None if connection.client_cert.is_some()
+                && connection.sslmode == SslMode::VerifyFull =>
+            {
+                Binding::Prefer
+            }
+            None => Binding::Require,
+        };
         connection.password_without_tls = options.get_or("allowPasswordWithoutTls", false)?;
         connection.min_scram_iterations =
             options.get_or("minScramIterations", DEFAULT_MIN_ITERATIONS)?;
@@ -129,7 +158,11 @@ impl Connection {
             options.get_or("connectTimeout", connection.connect_timeout)?;
         // A bad root certificate file is an option error now, not a failed task later.
         if connection.sslmode != SslMode::Disable {
-            connector(connection.sslmode, connection.root_cert.as_deref())?;
+            connector(
+                connection.sslmode,
+                connection.root_cert.as_ref(),
+                connection.client_cert.as_ref(),
+            )?;
         }
         Ok(connection)
     }
@@ -220,7 +253,8 @@ impl Connection {
             SslMode::Disable | SslMode::Allow | SslMode::Prefer => SslMode::Prefer,
             mode => mode,
         };
-        let mut make = connector(mode, self.root_cert.as_deref()).map_err(fatal)?;
+        let mut make =
+            connector(mode, self.root_cert.as_ref(), self.client_cert.as_ref()).map_err(fatal)?;
         let has_password = config.get_password().is_some();
         let mut failure = None;
         let mut refused_tls = false;
@@ -586,6 +620,7 @@ impl Connection {
             connect_timeout: 10,
             sslmode: SslMode::Require,
             root_cert: None,
+            client_cert: None,
             password_without_tls: false,
             channel_binding: Binding::Require,
             min_scram_iterations: DEFAULT_MIN_ITERATIONS,

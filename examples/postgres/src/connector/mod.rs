@@ -56,6 +56,8 @@ const OPTIONS: &[&str] = &[
     "batchBytes",
     "sslmode",
     "sslrootcert",
+    "sslcert",
+    "sslkey",
     "allowPasswordWithoutTls",
     "channelBinding",
     "minScramIterations",

@@ -14,6 +14,12 @@
 //! Only `disable`, `allow` and `prefer` may connect without TLS, and only when an option or
 //! `PGSSLMODE` names them: a server in the middle answers "no TLS" for the real one, and then
 //! sees and changes everything.
+//!
+//! `sslrootcert=system` checks the server's certificate against the machine's trusted
+//! authorities, with `verify-full` only (as libpq: a public authority signs certificates for
+//! anyone's name, so the name must be checked). `sslcert` and `sslkey` present a certificate of
+//! the client, for a server whose `pg_hba.conf` asks for one (`cert`, `clientcert=verify-full`);
+//! the key must be a file that neither its group nor others may read (0600), as libpq wants.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,7 +28,7 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
@@ -85,6 +91,33 @@ impl SslMode {
     }
 }
 
+/// What the server's certificate is checked against (`sslrootcert`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RootCert {
+    /// The authorities of a PEM file, on every machine that connects.
+    File(PathBuf),
+    /// `system`: the machine's trusted authorities.
+    System,
+}
+
+impl RootCert {
+    /// `sslrootcert` as libpq reads it: `system`, or a file.
+    pub fn parse(text: &str) -> RootCert {
+        match text {
+            "system" => RootCert::System,
+            path => RootCert::File(PathBuf::from(path)),
+        }
+    }
+}
+
+/// A certificate of the client and its key (`sslcert`, `sslkey`): PEM files on every machine
+/// that connects.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientCert {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
 /// How a connection checks the server's certificate.
 enum Check {
     /// Not at all: TLS against eavesdroppers, not against an impersonator (libpq's `require`).
@@ -96,25 +129,40 @@ enum Check {
     },
 }
 
-/// The TLS side of a connection: the rustls configuration of its `sslmode`.
+/// The TLS side of a connection: the rustls configuration of its `sslmode`, root certificates
+/// and client certificate.
 ///
 /// # Errors
-/// A mode that verifies without a readable root certificate file.
-pub fn connector(mode: SslMode, root_cert: Option<&Path>) -> Result<MakeRustlsConnect> {
+/// A mode that verifies without a readable root certificate file, `sslrootcert=system` with a
+/// mode other than `verify-full` or no trusted authority on the machine, a client certificate
+/// or key that cannot be read, or a key that others may read.
+pub fn connector(
+    mode: SslMode,
+    root_cert: Option<&RootCert>,
+    client: Option<&ClientCert>,
+) -> Result<MakeRustlsConnect> {
+    if root_cert == Some(&RootCert::System) && mode != SslMode::VerifyFull {
+        return Err(Error::Option(format!(
+            "option `sslrootcert` is system, which needs sslmode verify-full (got {}): the \
+             machine's authorities sign certificates for anyone's name, so the server's name \
+             must be checked",
+            mode.name()
+        )));
+    }
     let check = match (mode, root_cert) {
         (SslMode::VerifyCa | SslMode::VerifyFull, _) => {
-            let path = root_cert
-                .map(Path::to_path_buf)
-                .or_else(default_root_cert)
+            let root = root_cert
+                .cloned()
+                .or_else(|| default_root_cert().map(RootCert::File))
                 .ok_or_else(|| missing_root(mode))?;
             Check::Roots {
-                roots: Arc::new(roots(&path, mode)?),
+                roots: Arc::new(roots(&root, mode)?),
                 host: mode == SslMode::VerifyFull,
             }
         }
         // libpq verifies the chain in `require` when a root certificate file is given.
-        (SslMode::Require, Some(path)) => Check::Roots {
-            roots: Arc::new(roots(path, mode)?),
+        (SslMode::Require, Some(root)) => Check::Roots {
+            roots: Arc::new(roots(root, mode)?),
             host: false,
         },
         _ => Check::Nothing,
@@ -136,11 +184,73 @@ pub fn connector(mode: SslMode, root_cert: Option<&Path>) -> Result<MakeRustlsCo
             }
         }
     };
-    let config = builder
+    let builder = builder
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(verifier);
+    let config = match client {
+        None => builder.with_no_client_auth(),
+        Some(client) => {
+            let (chain, key) = client_identity(client)?;
+            builder.with_client_auth_cert(chain, key).map_err(|e| {
+                Error::Option(format!(
+                    "options `sslcert` and `sslkey` ({} and {}) do not make a client identity: \
+                     {e}",
+                    client.cert.display(),
+                    client.key.display()
+                ))
+            })?
+        }
+    };
     Ok(MakeRustlsConnect::new(config))
+}
+
+/// The certificate chain and the key of `client`, the key from a file that only its owner
+/// reads (0600), or root and its group (0640), as libpq takes it.
+fn client_identity(
+    client: &ClientCert,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
+    let chain = CertificateDer::pem_file_iter(&client.cert)
+        .and_then(|certs| certs.collect::<std::result::Result<Vec<_>, _>>())
+        .map_err(|e| {
+            Error::Option(format!(
+                "option `sslcert` ({}) is not a readable PEM file of certificates: {e}",
+                client.cert.display()
+            ))
+        })?;
+    if chain.is_empty() {
+        return Err(Error::Option(format!(
+            "option `sslcert` ({}) holds no certificate",
+            client.cert.display()
+        )));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let metadata = std::fs::metadata(&client.key).map_err(|e| {
+            Error::Option(format!(
+                "option `sslkey` ({}) cannot be read: {e}",
+                client.key.display()
+            ))
+        })?;
+        let mode = metadata.permissions().mode();
+        let allowed = if metadata.uid() == 0 { 0o027 } else { 0o077 };
+        if mode & allowed != 0 {
+            return Err(Error::Option(format!(
+                "option `sslkey` ({}) has group or world access (mode {:o}): make it u=rw \
+                 (chmod 0600), or u=rw,g=r (0640) for a file that root owns",
+                client.key.display(),
+                mode & 0o777
+            )));
+        }
+    }
+    let key = PrivateKeyDer::from_pem_file(&client.key).map_err(|e| {
+        Error::Option(format!(
+            "option `sslkey` ({}) is not a PEM private key (PKCS#8, PKCS#1 or SEC1, not \
+             encrypted): {e}",
+            client.key.display()
+        ))
+    })?;
+    Ok((chain, key))
 }
 
 /// libpq's default root certificate file, `~/.postgresql/root.crt`, when it exists.
@@ -158,8 +268,33 @@ fn missing_root(mode: SslMode) -> Error {
     ))
 }
 
+/// The authorities of `root`.
+fn roots(root: &RootCert, mode: SslMode) -> Result<RootCertStore> {
+    match root {
+        RootCert::File(path) => file_roots(path, mode),
+        RootCert::System => {
+            let found = rustls_native_certs::load_native_certs();
+            let mut roots = RootCertStore::empty();
+            let (added, _ignored) = roots.add_parsable_certificates(found.certs);
+            if added == 0 {
+                let why = found
+                    .errors
+                    .first()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default();
+                return Err(Error::Option(format!(
+                    "option `sslrootcert` is system, and this machine trusts no certificate \
+                     authority that could be read{why}: install its authorities (the \
+                     ca-certificates package), or set SSL_CERT_FILE, or name a file"
+                )));
+            }
+            Ok(roots)
+        }
+    }
+}
+
 /// The certificates of the PEM file `path`.
-fn roots(path: &Path, mode: SslMode) -> Result<RootCertStore> {
+fn file_roots(path: &Path, mode: SslMode) -> Result<RootCertStore> {
     let unreadable = |why: String| {
         Error::Option(format!(
             "option `sslrootcert` ({}), needed by sslmode {}, {why}",
@@ -289,9 +424,11 @@ mod tests {
         assert!(SslMode::parse("verify_full").is_err_and(|e| e
             .to_string()
             .starts_with("option `sslmode` must be disable")));
-        assert!(
-            connector(SslMode::VerifyFull, Some(Path::new("/nonexistent/ca.pem")))
-                .is_err_and(|e| e.to_string().contains("cannot be read"))
-        );
+        assert!(connector(
+            SslMode::VerifyFull,
+            Some(&RootCert::parse("/nonexistent/ca.pem")),
+            None
+        )
+        .is_err_and(|e| e.to_string().contains("cannot be read")));
     }
 }

@@ -86,3 +86,47 @@ pub fn authority(name: &str) -> String {
 pub fn file(name: &str) -> Vec<u8> {
     std::fs::read(certificates().join(name)).expect("a certificate")
 }
+
+/// A certificate for the role `user` (its common name), signed by the first authority, and its
+/// key with mode 0600: `(certificate, key)`, made once per user.
+pub fn client_certificate(user: &str) -> (PathBuf, PathBuf) {
+    static MADE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let dir = certificates();
+    let (cert, key) = (
+        dir.join(format!("{user}.crt")),
+        dir.join(format!("{user}.key")),
+    );
+    let mut made = MADE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !made.iter().any(|u| u == user) {
+        let (key_name, csr, crt, ext) = (
+            format!("{user}.key"),
+            format!("{user}.csr"),
+            format!("{user}.crt"),
+            format!("{user}.ext"),
+        );
+        let subject = format!("/CN={user}");
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        let mut args = vec!["req", "-subj", subject.as_str()];
+        args.extend(ec);
+        args.extend(["-keyout", key_name.as_str(), "-out", csr.as_str()]);
+        openssl(dir, &args);
+        // An extension makes a version 3 certificate, which rustls requires.
+        std::fs::write(dir.join(&ext), "extendedKeyUsage=clientAuth\n").expect("the extensions");
+        let mut args = vec!["x509", "-req", "-in", csr.as_str(), "-CA", "ca.pem"];
+        args.extend(["-CAkey", "ca.key", "-CAcreateserial", "-days", "2"]);
+        args.extend(["-extfile", ext.as_str(), "-out", crt.as_str()]);
+        openssl(dir, &args);
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("mode");
+        made.push(user.to_string());
+    }
+    (cert, key)
+}

@@ -6,6 +6,7 @@
 
 mod cdc;
 mod certificates;
+mod client_tls;
 mod conformance;
 mod failures;
 mod helpers;
