@@ -9,7 +9,7 @@ mod helpers;
 #[path = "../support/resolution.rs"]
 mod resolution;
 
-use helpers::{Generate, Project};
+use helpers::{shared_target, Generate, Project};
 
 /// Builds, lints and tests a generated project, checks that its library exports
 /// `spark_ds_init` and that it holds only its author's code, and snapshots its files and export
@@ -255,6 +255,18 @@ fn the_default_answers_make_a_batch_reader_with_both_pushdowns_for_every_platfor
 
     // Its rust-version is true: no locked dependency needs a newer Rust.
     assert_rust_version_is_the_highest_of_the_dependencies(&project);
+
+    // The testing API is documented where the project builds, though `cargo doc -p sparkds`
+    // panics there (sparkds is a dev-dependency: rust-lang/cargo#11105).
+    let (pages, _) = project.cargo_printed(&["sparkds", "doc"]);
+    let testing = shared_target().join("doc/sparkds/testing/fn.library.html");
+    assert!(
+        pages.contains(&format!(
+            "sparkds: {}",
+            shared_target().join("doc/sparkds/index.html").display()
+        )) && testing.is_file(),
+        "{pages}"
+    );
 
     // The project is small: what its author reads and owns (`.github/` aside: the caller of the
     // repository's reusable workflows and Dependabot's configuration, both the template's).

@@ -10,7 +10,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod bench;
 mod condition;
+mod doc;
 mod drive;
+mod metadata;
 mod options;
 mod package;
 mod spark;
@@ -76,6 +78,13 @@ enum Command {
     /// Check a `.sparkpkg`: manifest, entries, and each library's format, architecture,
     /// `spark_ds_init` export, dependencies and glibc versions; prints each library's SHA-256.
     Verify(verify::VerifyArgs),
+    /// Build the API documentation of the SDK crates the project uses (spark-datasource,
+    /// sparkds and its `testing` module, spark-datasource-http), at the versions its Cargo.lock
+    /// holds, into its target/doc; prints where each crate's page is.
+    ///
+    /// `cargo doc -p sparkds` panics in a project where sparkds is a dev-dependency
+    /// (rust-lang/cargo#11105): this documents the crates from a manifest of their own.
+    Doc(doc::DocArgs),
 }
 
 /// The arguments without the `sparkds` that cargo passes first to a subcommand.
@@ -127,6 +136,10 @@ fn main() -> ExitCode {
             Err(e) => fail(&e),
         },
         Command::Spark(args) => exit(spark::run(&args)),
+        Command::Doc(args) => match doc::run(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(&e),
+        },
         Command::Verify(args) => match verify::run(&args) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::FAILURE,

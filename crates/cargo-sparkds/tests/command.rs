@@ -37,6 +37,7 @@ fn the_help_lists_every_command() {
         "package",
         "spark",
         "verify",
+        "doc",
     ] {
         assert!(
             help.lines()

@@ -239,31 +239,14 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// `sparkds-jni` from where the project's `spark-datasource` comes from, per `cargo metadata`.
 fn jni_source(dir: &Path) -> Result<JniSource> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1"])
-        .current_dir(dir)
-        .output()
-        .map_err(|e| Error::usage(format!("cannot run cargo metadata: {e}")))?;
-    if !output.status.success() {
-        return Err(Error::usage(format!(
-            "cargo metadata failed in {}: {}",
-            dir.display(),
-            String::from_utf8_lossy(&output.stderr).trim()
-        )));
-    }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| Error::usage(format!("cannot read cargo metadata's output: {e}")))?;
-    let sdk = metadata["packages"]
-        .as_array()
-        .and_then(|packages| packages.iter().find(|p| p["name"] == "spark-datasource"))
-        .ok_or_else(|| {
-            Error::usage(format!(
-                "the project in {} does not depend on spark-datasource, whose sources build the \
-                 JVM plugin's JNI library: use --bridge",
-                dir.display()
-            ))
-        })?;
+    let metadata = crate::metadata::of(dir)?;
+    let sdk = crate::metadata::package(&metadata, "spark-datasource").ok_or_else(|| {
+        Error::usage(format!(
+            "the project in {} does not depend on spark-datasource, whose sources build the \
+             JVM plugin's JNI library: use --bridge",
+            dir.display()
+        ))
+    })?;
     jni_source_of(
         sdk["source"].as_str(),
         Path::new(sdk["manifest_path"].as_str().unwrap_or_default()),
