@@ -59,6 +59,8 @@ def test_filters_read_the_rows_spark_keeps(spark, bridge, api, path):
     if path == "plugin":
         plan = ours._jdf.queryExecution().executedPlan().toString()
         assert "state" in plan and "PushedFilters" in plan, plan
+        # A timestamp as the query wrote it (in the session's time zone), not in microseconds.
+        assert "updated_at >= TIMESTAMP '2024-01-04 00:00:00'" in plan, plan
 
 
 def test_a_limit_is_one_request_through_the_plugin(spark, api):

@@ -182,14 +182,17 @@ final class PushedFilters {
     }
   }
 
-  /** As Spark's own scans show them: `PushedFilters: [id > 3, id < 10]`, or "" for none. */
+  /**
+   * As Spark's own scans show them: `PushedFilters: [id > 3, id < 10]`, or "" for none; dates
+   * and timestamps as SQL literals (see PlanText).
+   */
   String describe() {
     if (accepted.length == 0) {
       return "";
     }
     List<String> shown = new ArrayList<>();
     for (Predicate predicate : accepted) {
-      shown.add(predicate.toString());
+      shown.add(PlanText.of(predicate));
     }
     return " PushedFilters: [" + String.join(", ", shown) + "]";
   }
