@@ -98,10 +98,14 @@ class Cluster:
             "LANG": "C.UTF-8",
             "TMPDIR": "/tmp",
             "SPARK_HOME": spark_home(),
-            "SPARK_PROPERTIES": host.path("conf", conf),
+            # ANCHOR: host_env
+            # What every Spark process of a host listens on and calls itself, and the properties
+            # file with the secret (the scripts of deploy/ read them).
             "SPARK_LOCAL_IP": host.address,
             "SPARK_LOCAL_HOSTNAME": host.name,
+            "SPARK_PROPERTIES": host.path("conf", conf),
             "SPARK_WORKER_DIR": host.path("work"),
+            # ANCHOR_END: host_env
             "PYSPARK_PYTHON": sys.executable,
             "PYSPARK_DRIVER_PYTHON": sys.executable,
         }

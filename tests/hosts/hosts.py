@@ -6,14 +6,16 @@ machine's own namespace carries none of their traffic and sends none to them.
 A host's file system is the machine's, with an empty tmpfs over `/tmp`, the checkout, the run's
 directory (every host's files), and the user's caches (`~/.cache`, `~/.ivy2`, `~/.m2`, where Ivy
 and pip would find what another host fetched): only its own directory of the run is there again,
-at the same path, and its `/etc/hosts` is the run's, which names every host. The namespaces are
+at the same path and at `/srv` (a path that is the same on every host), and its `/etc/hosts` is
+the run's, which names every host. The namespaces are
 kept in files of the run (as `ip netns` keeps a network namespace), so that every process of a
 host (`Host.start`, `Host.run`) enters the same ones, as processes of one machine do.
 
-Everything is named after the process that made it (`sdhosts-<pid>-...`, `sparkds-hosts-<pid>-`):
+Everything is named after the run (`sdhosts-<id>-...`, `sparkds-hosts-<id>`; see RUN_ID):
 `sweep()` removes what a run that was killed left, and `Network.down()` what this run made.
 """
 
+import fcntl
 import ipaddress
 import json
 import os
@@ -82,16 +84,6 @@ def _run(argv, what: str, **kwargs) -> str:
     return done.stdout
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-
-
 def refused() -> Optional[str]:
     """Why this machine cannot make hosts (not root, no `ip`, `unshare` or `nsenter`, a network
     namespace refused), or None."""
@@ -100,7 +92,7 @@ def refused() -> Optional[str]:
     for tool in ("ip", "unshare", "nsenter", "mount"):
         if shutil.which(tool) is None:
             return f"`{tool}` is not installed (iproute2, util-linux)"
-    probe = f"{NETNS_PREFIX}{os.getpid()}-probe"
+    probe = f"{NETNS_PREFIX}probe{os.getpid()}"
     tried = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
     if tried.returncode != 0:
         return f"`ip netns add` is refused here: {tried.stderr.strip()}"
@@ -115,50 +107,63 @@ def refused() -> Optional[str]:
     return None
 
 
-def _run_pid(name: str, prefix: str) -> Optional[int]:
-    found = re.match(re.escape(prefix) + r"(\d+)-", name)
-    return int(found.group(1)) if found else None
+# A run is known by its id, `<seconds since the epoch, hex><2 random hex digits>`: its switch
+# `sdhosts-<id>-switch`, its hosts `sdhosts-<id>-<host>`, its directory `sparkds-hosts-<id>`. The
+# run's process holds a lock (flock) on its switch's namespace file while it lives: other runs,
+# in this process namespace or another one that shares /run/netns, find it held.
+RUN_ID = re.compile(r"sdhosts-([0-9a-f]+)-")
+# A run younger than this may not hold its lock yet (it takes it right after making its switch).
+GRACE_SECONDS = 60
+
+
+def _age(run_id: str) -> float:
+    return time.time() - int(run_id[:-2], 16)
+
+
+def _stale(run_id: str) -> bool:
+    """Whether run `run_id` is over: old enough, and its switch's lock free (or no switch)."""
+    if _age(run_id) < GRACE_SECONDS:
+        return False
+    try:
+        fd = os.open(f"/run/netns/{NETNS_PREFIX}{run_id}-switch", os.O_RDONLY)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def sweep() -> List[str]:
-    """Removes the namespaces, mounts and directories of runs whose process is gone; returns what
-    it removed."""
-    removed = []
-    netns_dir = "/run/netns"
-    for name in sorted(os.listdir(netns_dir)) if os.path.isdir(netns_dir) else []:
-        pid = _run_pid(name, NETNS_PREFIX)
-        if pid is None or _alive(pid):
-            continue
-        _kill_netns(name)
-        subprocess.run(["ip", "netns", "del", name], capture_output=True)
-        removed.append(f"network namespace {name}")
-    for mount in reversed(_mounts()):
-        pid = _run_pid(os.path.basename(_run_dir_of(mount) or ""), DIR_PREFIX)
-        if pid is not None and not _alive(pid):
-            subprocess.run(["umount", "-l", mount], capture_output=True)
-            removed.append(f"mount {mount}")
+    """Removes what runs that are over (killed before they cleaned up) left: the processes of
+    their hosts, their namespaces, mounts and directories; returns what it removed."""
+    netns = sorted(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else []
     parent = tempfile.gettempdir()
-    for name in os.listdir(parent):
-        pid = _run_pid(name, DIR_PREFIX)
-        if pid is not None and not _alive(pid):
-            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
-            removed.append(f"directory {os.path.join(parent, name)}")
+    directories = [d for d in os.listdir(parent) if d.startswith(DIR_PREFIX)]
+    ids = {m.group(1) for m in map(RUN_ID.match, netns) if m}
+    ids |= {d[len(DIR_PREFIX):] for d in directories if re.fullmatch(r"[0-9a-f]+", d[len(DIR_PREFIX):])}
+    removed = []
+    for run_id in sorted(i for i in ids if _stale(i)):
+        ours = [n for n in netns if n.startswith(f"{NETNS_PREFIX}{run_id}-")]
+        for name in ours:
+            _kill_netns(name)
+        for mount in reversed(_mounts(f"{DIR_PREFIX}{run_id}")):
+            subprocess.run(["umount", "-l", mount], capture_output=True)
+        for name in ours:
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
+        shutil.rmtree(os.path.join(parent, f"{DIR_PREFIX}{run_id}"), ignore_errors=True)
+        removed.append(f"run {run_id}: {len(ours)} network namespaces and its directory")
     return removed
 
 
-def _mounts() -> List[str]:
-    """The mount points of this namespace under a run's directory, in the order of mounting."""
+def _mounts(run_dir_name: str) -> List[str]:
+    """The mount points of this namespace in a run's directory, in the order of mounting."""
     with open("/proc/self/mountinfo") as f:
         points = [line.split()[4] for line in f]
-    return [p for p in points if f"/{DIR_PREFIX}" in p]
-
-
-def _run_dir_of(path: str) -> Optional[str]:
-    parts = path.split("/")
-    for i, part in enumerate(parts):
-        if part.startswith(DIR_PREFIX):
-            return "/".join(parts[: i + 1])
-    return None
+    return [p for p in points if f"/{run_dir_name}/" in p or p.endswith(f"/{run_dir_name}")]
 
 
 def _kill_netns(netns: str, grace: float = 0) -> None:
@@ -291,15 +296,20 @@ class Network:
     """The switch and the hosts of one run."""
 
     def __init__(self, names: List[str]):
-        self.prefix = f"{NETNS_PREFIX}{os.getpid()}-"
-        self.run_dir = tempfile.mkdtemp(prefix=f"{DIR_PREFIX}{os.getpid()}-")
-        os.chmod(self.run_dir, 0o755)
+        self.id = f"{int(time.time()):x}{random.randrange(256):02x}"
+        self.prefix = f"{NETNS_PREFIX}{self.id}-"
+        self.switch = f"{self.prefix}switch"
+        # The switch first, locked while this process lives (see RUN_ID), then the directory.
+        _run(["ip", "netns", "add", self.switch], "the switch's network namespace")
+        self._lock = os.open(f"/run/netns/{self.switch}", os.O_RDONLY)
+        fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self.run_dir = os.path.join(tempfile.gettempdir(), f"{DIR_PREFIX}{self.id}")
+        os.makedirs(self.run_dir, mode=0o755)
         self.ns_dir = os.path.join(self.run_dir, "ns")
         self.subnet = choose_subnet()
         addresses = list(self.subnet.hosts())
         # .1 stays free: a gateway's address, which no host has (there is no way out).
         self.hosts = {name: Host(self, name, str(addresses[i + 1])) for i, name in enumerate(names)}
-        self.switch = f"{self.prefix}switch"
 
     def __getitem__(self, name: str) -> Host:
         return self.hosts[name]
@@ -318,7 +328,6 @@ class Network:
             for host in self.hosts.values():
                 f.write(f"{host.address}\t{host.name}\n")
         os.chmod(hosts_file, 0o644)
-        _run(["ip", "netns", "add", self.switch], "the switch's network namespace")
         sw = ["ip", "-n", self.switch]
         _run(sw + ["link", "add", "switch", "type", "bridge"], "the bridge")
         _run(sw + ["link", "set", "switch", "up"], "the bridge")
@@ -376,9 +385,10 @@ class Network:
             for path in (host.mnt, host.uts):
                 subprocess.run(["umount", path], capture_output=True)
             subprocess.run(["ip", "netns", "del", host.netns], capture_output=True)
-        subprocess.run(["ip", "netns", "del", self.switch], capture_output=True)
         subprocess.run(["umount", self.ns_dir], capture_output=True)
         shutil.rmtree(self.run_dir, ignore_errors=True)
+        os.close(self._lock)
+        subprocess.run(["ip", "netns", "del", self.switch], capture_output=True)
 
 
 def choose_subnet() -> ipaddress.IPv4Network:

@@ -4,8 +4,8 @@ read `hostsrange` on the cluster, first one after the other, then at the same ti
 `python3 connect_client.py CONFIG`: CONFIG is a JSON file of `address` (no token: the client
 reads it from SPARK_CONNECT_AUTHENTICATE_TOKEN), `packages` (one per session), `rows`, and
 `release`, a file the test makes once it has looked at the executors' copies of the sessions'
-files, which go when the sessions end. Prints what each session read as a `RESULT <json>`
-line."""
+files, which go when the sessions end. Prints what each session read, and what the first reads
+of the cluster's secret, as a `RESULT <json>` line."""
 
 import json
 import os
@@ -29,6 +29,25 @@ def read(session, rows):
         "sum": row.total,
         "hosts": sorted(r.h for r in hosts.distinct().collect()),
         "plan": df._explain_string(mode="simple"),
+    }
+
+
+def what_a_session_reads_of_the_secret(session):
+    """Where a client might read the cluster's secret: the session's configuration, `SET`, and
+    the environment of the executors, where a Python UDF runs. Of what the UDF read, only its
+    SHA-256 goes in the output."""
+
+    def executor_secret(_):
+        import hashlib
+        import os
+
+        return hashlib.sha256(os.environ.get("_SPARK_AUTH_SECRET", "").encode()).hexdigest()
+
+    read = F.udf(executor_secret, "string")
+    return {
+        "conf": session.conf.get("spark.authenticate.secret", None),
+        "set": [r.value for r in session.sql("SET spark.authenticate.secret").collect()],
+        "udf_sha256": sorted({r.h for r in session.range(0, 4, 1, 4).select(read("id").alias("h")).collect()}),
     }
 
 
@@ -58,7 +77,8 @@ def main(config_path):
             thread.start()
         for thread in threads:
             thread.join()
-        print("RESULT " + json.dumps({"sessions": seen}), flush=True)
+        secret = what_a_session_reads_of_the_secret(sessions[0])
+        print("RESULT " + json.dumps({"sessions": seen, "secret": secret}), flush=True)
         deadline = time.monotonic() + 120
         while not os.path.exists(config["release"]) and time.monotonic() < deadline:
             time.sleep(0.2)
