@@ -149,7 +149,7 @@ fn buffer_bytes(data: &ArrayData) -> u64 {
 /// `call` is valid for reads and writes, its byte arrays readable for their lengths, `input`
 /// a live stream moved to the call (for a write), `add` and `sink` the host's sink.
 pub unsafe fn bench(table: &BenchTable, call: *mut SparkDsBenchCall) -> c_int {
-    guard("spark_ds_bench_v1", || {
+    guard(|| {
         // SAFETY: the caller's contract.
         let call = unsafe { call.as_mut() }.ok_or_else(|| Error::msg("the call is NULL"))?;
         if call.size != std::mem::size_of::<SparkDsBenchCall>() as i64 {

@@ -51,7 +51,7 @@ pub unsafe fn filters_init(
     _host: *const SparkDsHost,
     table_out: *mut *const SparkDsFilterTable,
 ) -> c_int {
-    guard("spark_ds_filters_init", || {
+    guard(|| {
         if table_out.is_null() {
             return Err(Error::msg("the table out-parameter is NULL"));
         }

@@ -176,7 +176,7 @@ pub unsafe fn init(
     host: *const SparkDsHost,
     library: *mut *const SparkDsLibrary,
 ) -> c_int {
-    guard("spark_ds_init", || {
+    guard(|| {
         // SAFETY: `host` is valid until the library is unloaded (the caller's contract).
         let host_ref = unsafe { host.as_ref() }.ok_or_else(|| Error::msg("the host is NULL"))?;
         if host_ref.size < 12 || host_ref.abi_version < SPARK_DS_ABI_VERSION {

@@ -63,7 +63,7 @@ fn a_malformed_option_names_the_option_and_the_expected_form() -> sparkds::Resul
     );
     assert!(
         error.contains(
-            "create_stream_reader: option `rows_per_micro_batch` must be a non-negative integer, \
+            "`create_stream_reader` failed: option `rows_per_micro_batch` must be a non-negative integer, \
              got `many`"
         ),
         "{error}"

@@ -215,7 +215,7 @@ fn a_write_without_a_path_says_how_to_give_one() -> sparkds::Result<()> {
     };
     assert!(
         error.contains(
-            "create_writer: missing option `path`: set it with .option(\"path\", ...), it must be \
+            "`create_writer` failed: missing option `path`: set it with .option(\"path\", ...), it must be \
              a local path or a file: URI"
         ),
         "{error}"

@@ -21,7 +21,7 @@ pub unsafe extern "C" fn create_reader<S: BatchRead>(
     schema: *mut ArrowSchema,
     reader: *mut *mut c_void,
 ) -> c_int {
-    guard("create_reader", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (source, schema) = unsafe {
             (
@@ -44,7 +44,7 @@ pub unsafe extern "C" fn push_limit<S: BatchRead>(
     limit: i64,
     accepted: *mut c_int,
 ) -> c_int {
-    guard("push_limit", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let reader = unsafe { borrow::<Reader<S>>("reader", reader) }?;
         let limit = u64::try_from(limit)
@@ -70,7 +70,7 @@ pub unsafe extern "C" fn prune_columns<S: BatchRead>(
     reader: *mut c_void,
     required_schema: *mut ArrowSchema,
 ) -> c_int {
-    guard("prune_columns", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (reader, required) = unsafe {
             (
@@ -91,7 +91,7 @@ pub unsafe extern "C" fn partitions<S: BatchRead>(
     add: SparkDsSink,
     sink: *mut c_void,
 ) -> c_int {
-    guard("partitions", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (reader, sink) =
             unsafe { (borrow::<Reader<S>>("reader", reader)?, Sink::new(add, sink)) };
@@ -111,7 +111,7 @@ pub unsafe extern "C" fn serialize_reader<S: BatchRead>(
     add: SparkDsSink,
     sink: *mut c_void,
 ) -> c_int {
-    guard("serialize_reader", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (reader, sink) =
             unsafe { (borrow::<Reader<S>>("reader", reader)?, Sink::new(add, sink)) };

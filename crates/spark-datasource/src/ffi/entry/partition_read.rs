@@ -29,7 +29,7 @@ pub unsafe extern "C" fn read<E: Export>(
     partition_length: i64,
     out: *mut ArrowArrayStream,
 ) -> c_int {
-    guard("read", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (context, state, partition) = unsafe {
             (

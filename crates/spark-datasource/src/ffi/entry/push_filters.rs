@@ -22,7 +22,7 @@ pub unsafe extern "C" fn push_filters<S: BatchRead>(
     accepted: SparkDsSink,
     sink: *mut c_void,
 ) -> c_int {
-    guard("push_filters", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (reader, bytes) = unsafe {
             (
@@ -200,7 +200,7 @@ mod tests {
         assert_eq!((status, calls.len()), (1, 0));
         assert_eq!(
             last_message(),
-            "push_filters: BatchReader::push_filters returned 0 answers for 1 filters: return \
+            "BatchReader::push_filters returned 0 answers for 1 filters: return \
              one per filter"
         );
     }
@@ -211,7 +211,7 @@ mod tests {
         assert_eq!((status, calls.len()), (1, 0));
         assert_eq!(
             last_message(),
-            "push_filters: malformed filters at byte 4: 1 predicates cannot fit in the 1 bytes left"
+            "malformed filters at byte 4: 1 predicates cannot fit in the 1 bytes left"
         );
     }
 }

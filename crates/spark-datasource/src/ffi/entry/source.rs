@@ -21,9 +21,7 @@ pub unsafe extern "C" fn create<S: DataSource, E: Export>(
     source: *mut *mut c_void,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    guard("create", || unsafe {
-        create_body::<S, E>(info, capabilities, source)
-    })
+    guard(|| unsafe { create_body::<S, E>(info, capabilities, source) })
 }
 
 /// The body of [`create`].
@@ -103,7 +101,7 @@ pub unsafe extern "C" fn schema<S: DataSource>(
     source: *mut c_void,
     out: *mut ArrowSchema,
 ) -> c_int {
-    guard("schema", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let source = unsafe { borrow::<S>("source", source) }?;
         let schema = source.schema()?;

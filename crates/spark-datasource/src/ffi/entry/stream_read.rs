@@ -32,7 +32,7 @@ pub unsafe extern "C" fn create_stream_reader<S: StreamRead>(
     schema: *mut ArrowSchema,
     reader: *mut *mut c_void,
 ) -> c_int {
-    guard("create_stream_reader", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (source, schema) = unsafe {
             (
@@ -55,7 +55,7 @@ pub unsafe extern "C" fn initial_offset<S: StreamRead>(
     add: SparkDsSink,
     sink: *mut c_void,
 ) -> c_int {
-    guard("initial_offset", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (reader, sink) = unsafe {
             (
@@ -79,7 +79,7 @@ pub unsafe extern "C" fn latest_offset<S: StreamRead>(
     add: SparkDsSink,
     sink: *mut c_void,
 ) -> c_int {
-    guard("latest_offset", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (reader, start, sink) = unsafe {
             (
@@ -106,7 +106,7 @@ pub unsafe extern "C" fn stream_partitions<S: StreamRead>(
     add: SparkDsSink,
     sink: *mut c_void,
 ) -> c_int {
-    guard("stream_partitions", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (reader, start, end, sink) = unsafe {
             (
@@ -132,7 +132,7 @@ pub unsafe extern "C" fn serialize_stream_reader<S: StreamRead>(
     add: SparkDsSink,
     sink: *mut c_void,
 ) -> c_int {
-    guard("serialize_stream_reader", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (reader, sink) = unsafe {
             (
@@ -153,7 +153,7 @@ pub unsafe extern "C" fn commit_offset<S: StreamRead>(
     end: *const u8,
     end_length: i64,
 ) -> c_int {
-    guard("commit_offset", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (reader, end) = unsafe {
             (

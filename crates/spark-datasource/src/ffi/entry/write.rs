@@ -40,7 +40,7 @@ pub unsafe extern "C" fn create_writer<S: Write, E: Export>(
     info: *const SparkDsWriteInfo,
     writer: *mut *mut c_void,
 ) -> c_int {
-    guard("create_writer", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (source, info) = unsafe {
             (
@@ -105,7 +105,7 @@ pub unsafe extern "C" fn serialize_writer<S: Write>(
     add: SparkDsSink,
     sink: *mut c_void,
 ) -> c_int {
-    guard("serialize_writer", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (writer, sink) = unsafe {
             (
@@ -159,7 +159,7 @@ pub unsafe extern "C" fn commit<S: Write>(
     message_lengths: *const i64,
     num_messages: i64,
 ) -> c_int {
-    guard("commit", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (writer, messages) = unsafe {
             (
@@ -171,8 +171,7 @@ pub unsafe extern "C" fn commit<S: Write>(
             .into_iter()
             .enumerate()
             .map(|(task, message)| {
-                message?
-                    .ok_or_else(|| Error::msg(format!("commit: task {task} has no commit message")))
+                message?.ok_or_else(|| Error::msg(format!("task {task} has no commit message")))
             })
             .collect::<Result<Vec<_>>>()?;
         writer.commit(epoch(epoch_id)?, messages)
@@ -190,7 +189,7 @@ pub unsafe extern "C" fn abort<S: Write>(
     message_lengths: *const i64,
     num_messages: i64,
 ) -> c_int {
-    guard("abort", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (writer, messages) = unsafe {
             (
@@ -257,7 +256,7 @@ pub unsafe extern "C" fn create_data_writer<S: Write>(
     epoch_id: i64,
     data_writer: *mut *mut c_void,
 ) -> c_int {
-    guard("create_data_writer", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (task, state) = unsafe {
             (
@@ -287,7 +286,7 @@ pub unsafe extern "C" fn write<S: Write>(
     schema: *mut ArrowSchema,
     batch: *mut ArrowArray,
 ) -> c_int {
-    guard("write", || {
+    guard(|| {
         // SAFETY: forwarded contract. The batch is imported first, so that it is released
         // even when the handle is bad.
         let batch = unsafe { import_batch(schema, batch) }?;
@@ -306,7 +305,7 @@ pub unsafe extern "C" fn commit_data_writer<S: Write>(
     add: SparkDsSink,
     sink: *mut c_void,
 ) -> c_int {
-    guard("commit_data_writer", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         let (writer, sink) = unsafe {
             (
@@ -323,7 +322,7 @@ pub unsafe extern "C" fn commit_data_writer<S: Write>(
 /// # Safety
 /// `data_writer` is a live data writer handle.
 pub unsafe extern "C" fn abort_data_writer<S: Write>(data_writer: *mut c_void) -> c_int {
-    guard("abort_data_writer", || {
+    guard(|| {
         // SAFETY: forwarded contract.
         unsafe { borrow::<DataWriterOf<S>>("data writer", data_writer) }?.abort()
     })

@@ -74,7 +74,7 @@ fn a_panic_in_create_returns_non_zero_with_its_message() {
     assert_eq!(
         last_message(),
         format!(
-            "create: the data source panicked at {}:31:13: boom in create",
+            "the data source panicked at {}:31:13: boom in create",
             file!()
         )
     );

@@ -50,7 +50,7 @@ fn an_empty_range_reads_no_rows() -> sparkds::Result<()> {
 fn a_malformed_end_names_the_option_and_the_expected_form() -> sparkds::Result<()> {
     let error = message(library()?.batch_read().option("end", "ten").run());
     assert!(
-        error.contains("create: option `end` must be an integer, got `ten`"),
+        error.contains("`create` failed: option `end` must be an integer, got `ten`"),
         "{error}"
     );
     Ok(())

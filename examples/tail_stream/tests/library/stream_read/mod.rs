@@ -130,7 +130,7 @@ fn a_bad_option_names_the_option() -> sparkds::Result<()> {
     );
     assert!(
         error.contains(
-            "create_stream_reader: option `max_lines_per_trigger` must be a non-negative \
+            "`create_stream_reader` failed: option `max_lines_per_trigger` must be a non-negative \
              integer, got `many`"
         ),
         "{error}"

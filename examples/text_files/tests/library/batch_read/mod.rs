@@ -236,7 +236,7 @@ fn a_bad_option_says_what_it_must_be() -> sparkds::Result<()> {
             .run(),
     );
     assert!(
-        error.contains("create: option `format` must be `csv` or `jsonl`, got `xml`"),
+        error.contains("`create` failed: option `format` must be `csv` or `jsonl`, got `xml`"),
         "{error}"
     );
     let error = message(library.batch_read().option("delimiter", ";").run());
