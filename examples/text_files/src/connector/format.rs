@@ -155,37 +155,105 @@ pub fn split_csv<'a>(
 }
 
 /// The cells of a line that holds no quote, with a one-byte delimiter and no trimming: most
-/// lines of most files. One SIMD pass finds the delimiters (none of which can be inside a
-/// quoted value), and each cell borrows the line. `None` for the other lines.
+/// lines of most files. One pass finds the delimiters (none of which can be inside a quoted
+/// value), and each cell borrows the line. `None` for the other lines.
 fn split_plain<'a>(
     line: &'a str,
     syntax: &CsvSyntax,
     values: &ValueOptions,
 ) -> Option<Vec<Cell<'a>>> {
-    if syntax.trim_leading || syntax.trim_trailing || !syntax.delimiter.is_ascii() {
+    let plain = PlainSyntax::of(syntax)?;
+    let mut ends = Vec::with_capacity(32);
+    if !plain.cell_ends(line, &mut ends) {
         return None;
     }
-    let quote = match syntax.quote {
-        Some(quote) if !quote.is_ascii() => return None,
-        Some(quote) => Some(quote as u8),
-        None => None,
-    };
-    let delimiter = syntax.delimiter as u8;
-    let mut cells = Vec::with_capacity(32);
-    let mut start = 0;
-    // One pass, byte by byte: the cells are short, shorter than a SIMD search's setup, and a
-    // quote anywhere sends the line to the full parser.
-    for (at, &byte) in line.as_bytes().iter().enumerate() {
-        if byte == delimiter {
-            // Both ends are at an ASCII byte or the end: a character boundary.
-            cells.push(cell(Cow::Borrowed(&line[start..at]), false, values));
-            start = at + 1;
-        } else if Some(byte) == quote {
+    Some(
+        plain_cells(line, &ends)
+            .map(|text| plain_cell(text, values))
+            .collect(),
+    )
+}
+
+/// The texts of the cells of `line` whose ends [`PlainSyntax::cell_ends`] found.
+fn plain_cells<'a: 'e, 'e>(line: &'a str, ends: &'e [usize]) -> impl Iterator<Item = &'a str> + 'e {
+    let starts = std::iter::once(0).chain(ends.iter().map(|end| end + 1));
+    starts.zip(ends).map(|(start, &end)| &line[start..end])
+}
+
+/// The cell of the unquoted text `text` of a line without quotes.
+#[inline]
+pub fn plain_cell<'a>(text: &'a str, values: &ValueOptions) -> Cell<'a> {
+    cell(Cow::Borrowed(text), false, values)
+}
+
+/// A CSV syntax whose lines without a quote split at every delimiter: a one-byte delimiter and
+/// quote (or none), and no trimming, as nearly every file has.
+#[derive(Clone, Copy, Debug)]
+pub struct PlainSyntax {
+    delimiter: u8,
+    quote: Option<u8>,
+}
+
+impl PlainSyntax {
+    /// `None` when `syntax` is not plain.
+    pub fn of(syntax: &CsvSyntax) -> Option<PlainSyntax> {
+        if syntax.trim_leading || syntax.trim_trailing || !syntax.delimiter.is_ascii() {
             return None;
         }
+        let quote = match syntax.quote {
+            Some(quote) if !quote.is_ascii() => return None,
+            Some(quote) => Some(quote as u8),
+            None => None,
+        };
+        Some(PlainSyntax {
+            delimiter: syntax.delimiter as u8,
+            quote,
+        })
     }
-    cells.push(cell(Cow::Borrowed(&line[start..]), false, values));
-    Some(cells)
+
+    /// Fills `ends` (cleared first) with where each cell of `line` ends: every delimiter, then
+    /// the end of the line; `false` when the line holds the quote, which only the full parser
+    /// reads. Eight bytes at a time: fields of a few bytes are shorter than a SIMD search's
+    /// setup (a `memchr` for each delimiter lost to a plain loop), and a word holds a whole
+    /// field or two, which one comparison of words finds.
+    pub fn cell_ends(&self, line: &str, ends: &mut Vec<usize>) -> bool {
+        ends.clear();
+        let bytes = line.as_bytes();
+        let delimiters = u64::from_ne_bytes([self.delimiter; 8]);
+        let quotes = self.quote.map(|q| u64::from_ne_bytes([q; 8]));
+        let mut words = bytes.chunks_exact(8);
+        let mut base = 0;
+        for word in &mut words {
+            let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+            if quotes.is_some_and(|q| zero_bytes(word ^ q) != 0) {
+                return false;
+            }
+            let mut found = zero_bytes(word ^ delimiters);
+            while found != 0 {
+                // Little-endian: the lowest set bit is the first byte.
+                ends.push(base + found.trailing_zeros() as usize / 8);
+                found &= found - 1;
+            }
+            base += 8;
+        }
+        for (at, &byte) in words.remainder().iter().enumerate() {
+            if byte == self.delimiter {
+                ends.push(base + at);
+            } else if Some(byte) == self.quote {
+                return false;
+            }
+        }
+        ends.push(bytes.len());
+        true
+    }
+}
+
+/// The high bit of each byte of `word` that is zero, and no other bit (exact, unlike the
+/// cheaper test that only says whether there is one).
+#[inline]
+fn zero_bytes(word: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    !(((word & LOW7) + LOW7) | word | LOW7)
 }
 
 /// Finds the delimiter: with `memchr` when it is one byte, as it nearly always is.
@@ -260,6 +328,7 @@ fn quoted_value<'a>(text: &'a str, quote: char, syntax: &CsvSyntax) -> Quoted<'a
     Quoted::Open(owned.map_or(Cow::Borrowed(text), Cow::Owned))
 }
 
+#[inline]
 fn cell<'a>(text: Cow<'a, str>, quoted: bool, values: &ValueOptions) -> Cell<'a> {
     let text = match (text.is_empty(), quoted) {
         (true, false) => return Cell::Null,
@@ -555,6 +624,44 @@ mod tests {
             Ok(vec![text("x"), text("y")])
         );
         assert_eq!(split(""), Ok(vec![Cell::Null]));
+    }
+
+    /// Every line of up to `length` characters over `alphabet`, as strings.
+    fn every_line(alphabet: &[char], length: usize) -> Vec<String> {
+        let mut lines = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..length {
+            last = last
+                .iter()
+                .flat_map(|line| alphabet.iter().map(move |c| format!("{line}{c}")))
+                .collect();
+            lines.extend(last.iter().cloned());
+        }
+        lines
+    }
+
+    #[test]
+    fn plain_lines_split_a_word_at_a_time_where_a_byte_at_a_time_splits() {
+        // Lines that cross a word, and bytes that differ from the delimiter only in their
+        // high bit (0xAC, in '¬') or their lowest ('-'), which a test of words that is not
+        // exact takes for it after a delimiter (a borrow). Every line of up to 6 characters,
+        // then longer ones.
+        let alphabet = [',', 'a', '¬', '-', '"'];
+        let mut lines = every_line(&alphabet, 6);
+        lines.extend(lines.clone().iter().map(|l| format!("{l}{l}{l}")));
+        let plain = PlainSyntax::of(&CsvSyntax::default()).expect("plain");
+        let mut ends = Vec::new();
+        for line in &lines {
+            let found = plain.cell_ends(line, &mut ends);
+            if line.contains('"') {
+                assert!(!found, "{line:?} holds a quote");
+                continue;
+            }
+            let mut expected: Vec<usize> = line.match_indices(',').map(|(at, _)| at).collect();
+            expected.push(line.len());
+            assert!(found, "{line:?}");
+            assert_eq!(ends, expected, "{line:?}");
+        }
     }
 
     #[test]

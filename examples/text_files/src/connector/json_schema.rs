@@ -92,8 +92,7 @@ fn of_range(settings: &Settings, range: &[Split]) -> Result<Seen> {
         let cannot_read = |e| Error::io(format!("cannot read `{}`", path.display()), e);
         let file = File::open(&path)
             .map_err(|e| Error::io(format!("cannot open `{}`", path.display()), e))?;
-        let mut lines = SplitLines::new(BufReader::with_capacity(256 * 1024, file), split)
-            .map_err(cannot_read)?;
+        let mut lines = SplitLines::new(file, split).map_err(cannot_read)?;
         loop {
             record.clear();
             let Some(position) = lines.next_line_into(&mut record).map_err(cannot_read)? else {

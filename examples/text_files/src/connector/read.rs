@@ -12,7 +12,7 @@ use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use serde::{Deserialize, Serialize};
 
-use super::format::{self, Format, JsonColumns, OpenQuote};
+use super::format::{self, Format, JsonColumns, OpenQuote, PlainSyntax};
 use super::splits::{self, SplitLines};
 use super::values::{self, Cell, ColumnBuilder, Value};
 use super::{field_count, is_text, malformed, table, Mode, Settings, Source};
@@ -21,9 +21,6 @@ use spark_datasource::{BatchRead, BatchReader, Batches, Error, Result, TaskConte
 
 /// The rows of a batch: bounded, so that a task's memory does not grow with its split.
 const BATCH_ROWS: usize = 4096;
-
-/// The bytes read from a file at a time: large reads, few system calls.
-const READ_BUFFER: usize = 256 * 1024;
 
 /// The reader, sent to the executors as bytes.
 #[derive(Debug, Serialize, Deserialize)]
@@ -326,6 +323,11 @@ impl BatchReader for Reader {
             remaining: self.limit,
             failed: false,
             record: String::new(),
+            plain: match &self.settings.format {
+                Format::Csv(syntax) => PlainSyntax::of(syntax),
+                Format::JsonLines => None,
+            },
+            ends: Vec::new(),
         };
         Ok(Batches::new(output, rows))
     }
@@ -357,7 +359,7 @@ struct PartitionRows {
     builders: Vec<ColumnBuilder>,
     splits: VecDeque<splits::Split>,
     /// The split being read: its file's path, whether it starts the file, and its lines.
-    current: Option<(PathBuf, bool, SplitLines<BufReader<File>>)>,
+    current: Option<(PathBuf, bool, SplitLines<File>)>,
     /// The rows left to return under a pushed limit.
     remaining: Option<u64>,
     failed: bool,
@@ -365,6 +367,10 @@ struct PartitionRows {
     record: String,
     /// Where the keys of JSON lines go among the columns of a record.
     json_columns: JsonColumns,
+    /// The CSV syntax, when its lines without a quote split at every delimiter.
+    plain: Option<PlainSyntax>,
+    /// Where each cell of such a line ends, reused from line to line.
+    ends: Vec<usize>,
 }
 
 /// What became of a record.
@@ -386,8 +392,7 @@ impl PartitionRows {
                 let path = self.root.join(&split.file);
                 let file = File::open(&path)
                     .map_err(|e| Error::io(format!("cannot open `{}`", path.display()), e))?;
-                let input = BufReader::with_capacity(READ_BUFFER, file);
-                let lines = SplitLines::new(input, &split)
+                let lines = SplitLines::new(file, &split)
                     .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
                 self.current = Some((path, split.start == 0, lines));
             }
@@ -463,6 +468,26 @@ impl PartitionRows {
                 let cell = |index: usize| match &values[index] {
                     Some(value) => value.cell(text),
                     None => Cell::Null,
+                };
+                return append_cells(
+                    &mut self.builders,
+                    &self.sources,
+                    &self.settings,
+                    text,
+                    None,
+                    cell,
+                );
+            }
+        }
+        // A CSV line without a quote and with every column (nearly every line): its cells are
+        // found in one pass and only those of the parsed columns are looked at. DROPMALFORMED
+        // converts a whole record before it appends it (`append_whole`).
+        if let (Some(plain), false) = (&self.plain, self.settings.mode == Mode::DropMalformed) {
+            if plain.cell_ends(text, &mut self.ends) && self.ends.len() == names.len() {
+                let (ends, values) = (&self.ends, &self.settings.values);
+                let cell = |index: usize| {
+                    let start = index.checked_sub(1).map_or(0, |before| ends[before] + 1);
+                    format::plain_cell(&text[start..ends[index]], values)
                 };
                 return append_cells(
                     &mut self.builders,

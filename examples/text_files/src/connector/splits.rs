@@ -6,7 +6,8 @@
 //! split skips the line it starts in, which the previous split reads because that line crosses
 //! (or begins exactly at) the previous split's end.
 
-use std::io::{self, BufRead, Seek, SeekFrom};
+use std::io::{self, BufRead, Read, Seek, SeekFrom};
+use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
@@ -66,34 +67,53 @@ pub struct Line {
     pub position: u64,
 }
 
-/// Reads the lines of a split from `input`, an open file.
+/// The bytes read from a file at a time: large reads, few system calls.
+const READ_BYTES: usize = 256 * 1024;
+
+/// Reads the lines of a split from `input`, an open file, into a buffer of its own: each line
+/// is found there with one SIMD search for its line break and checked as UTF-8 in place, so
+/// that a line costs a pass to find and a pass to check, and nothing is copied before the
+/// caller takes the line (a `BufReader`'s `read_until` copied every line once more, and its
+/// search is not the `memchr` crate's).
 pub struct SplitLines<R> {
     input: R,
-    /// The position of the next line.
+    buffer: Vec<u8>,
+    /// The bytes not yet returned: `buffer[start..filled]`.
+    start: usize,
+    filled: usize,
+    /// How many bytes from `start` are known to hold no line break: a line longer than the
+    /// buffer is searched once, not again after every read.
+    searched: usize,
+    /// Whether `input` has no more bytes.
+    exhausted: bool,
+    /// The position in the file of `buffer[start]`: where the next line begins.
     position: u64,
     end: u64,
-    buffer: Vec<u8>,
 }
 
-impl<R: BufRead + Seek> SplitLines<R> {
+impl<R: Read + Seek> SplitLines<R> {
     /// The lines of `split` in `input`.
     ///
     /// # Errors
     /// A failure to seek or read.
     pub fn new(mut input: R, split: &Split) -> io::Result<Self> {
-        let mut position = input.seek(SeekFrom::Start(split.start))?;
+        let position = input.seek(SeekFrom::Start(split.start))?;
+        let mut lines = SplitLines {
+            input,
+            buffer: vec![0; READ_BYTES],
+            start: 0,
+            filled: 0,
+            searched: 0,
+            exhausted: false,
+            position,
+            end: split.end,
+        };
         if split.start > 0 {
             // Skip through the first line break at or after `start`: the line it ends belongs
             // to the previous split.
-            let mut skipped = Vec::new();
-            position += input.read_until(b'\n', &mut skipped)? as u64;
+            lines.next_raw()?;
         }
-        Ok(SplitLines {
-            input,
-            position,
-            end: split.end,
-            buffer: Vec::new(),
-        })
+        Ok(lines)
     }
 
     /// The next line, or `None` past the split's last line.
@@ -109,8 +129,8 @@ impl<R: BufRead + Seek> SplitLines<R> {
     }
 
     /// Appends the text of the next line (without its line break) to `text`, and returns where
-    /// the line begins, or `None` past the split's last line. The buffer is reused from line
-    /// to line: a read allocates nothing per line.
+    /// the line begins, or `None` past the split's last line. A read allocates nothing per
+    /// line.
     ///
     /// # Errors
     /// A failure to read, or a line that is not UTF-8 (with its position).
@@ -119,14 +139,10 @@ impl<R: BufRead + Seek> SplitLines<R> {
         if self.position > self.end {
             return Ok(None);
         }
-        self.buffer.clear();
-        let read = self.input.read_until(b'\n', &mut self.buffer)?;
-        if read == 0 {
+        let Some((position, range)) = self.next_raw()? else {
             return Ok(None);
-        }
-        let position = self.position;
-        self.position += read as u64;
-        let mut bytes = &self.buffer[..];
+        };
+        let mut bytes = &self.buffer[range];
         while let [rest @ .., b'\n' | b'\r'] = bytes {
             bytes = rest;
         }
@@ -138,6 +154,58 @@ impl<R: BufRead + Seek> SplitLines<R> {
         })?;
         text.push_str(line);
         Ok(Some(position))
+    }
+
+    /// The next line with its line break (none at the end of the input) as a range of
+    /// `buffer`, and where it begins in the file; `None` at the end of the input.
+    fn next_raw(&mut self) -> io::Result<Option<(u64, Range<usize>)>> {
+        loop {
+            let unsearched = &self.buffer[self.start + self.searched..self.filled];
+            if let Some(at) = memchr::memchr(b'\n', unsearched) {
+                let end = self.start + self.searched + at + 1;
+                return Ok(Some(self.take(end)));
+            }
+            self.searched = self.filled - self.start;
+            if self.exhausted {
+                if self.start == self.filled {
+                    return Ok(None);
+                }
+                return Ok(Some(self.take(self.filled)));
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Returns the bytes from `start` to `end` as the next line.
+    fn take(&mut self, end: usize) -> (u64, Range<usize>) {
+        let range = self.start..end;
+        let position = self.position;
+        self.position += range.len() as u64;
+        self.start = end;
+        self.searched = 0;
+        (position, range)
+    }
+
+    /// Reads more of the input after the bytes not yet returned, which move to the front of
+    /// the buffer; a line that fills the whole buffer doubles it.
+    fn fill(&mut self) -> io::Result<()> {
+        if self.start > 0 {
+            self.buffer.copy_within(self.start..self.filled, 0);
+            self.filled -= self.start;
+            self.start = 0;
+        }
+        if self.filled == self.buffer.len() {
+            self.buffer.resize(self.buffer.len() * 2, 0);
+        }
+        let read = loop {
+            match self.input.read(&mut self.buffer[self.filled..]) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => break other?,
+            }
+        };
+        self.exhausted = read == 0;
+        self.filled += read;
+        Ok(())
     }
 }
 
