@@ -615,15 +615,51 @@ def _compiled(patterns: Sequence[str]) -> List["re.Pattern[str]"]:
 
 
 def secret_values(options: Dict[str, str], patterns: Sequence[str] = REDACTION_PATTERNS) -> List[str]:
-    """The values of the options that Spark would redact: those whose key (or value) matches one
-    of `patterns`, longest first so that no part of a longer secret survives a shorter one."""
-    compiled = _compiled(tuple(REDACTION_PATTERNS) + tuple(patterns))
-    secrets = {
-        str(value)
-        for key, value in options.items()
-        if str(value) and any(p.search(str(key)) or p.search(str(value)) for p in compiled)
-    }
-    return sorted(secrets, key=len, reverse=True)
+    """The parts of the options' values that no message may show, longest first so that no part
+    of a longer secret survives a shorter one: the whole value of an option that Spark would
+    redact (its key or its value matches one of `patterns` or Spark's defaults), except a `url`
+    (a key that only Spark's default `(?i)url` finds), of which only the credentials it carries
+    are secret, so that an error still names the host that failed (as `secret_parts` of the
+    Rust SDK; plans redact it whole)."""
+    secret_words = _compiled((REDACTION_PATTERNS[0],) + tuple(patterns))
+    url = re.compile(REDACTION_PATTERNS[1])
+    secrets = set()
+    for key, value in options.items():
+        key, value = str(key), str(value)
+        if not value:
+            continue
+        if url.search(key) and not any(p.search(key) for p in _compiled((REDACTION_PATTERNS[0],))):
+            secrets.update(_url_credentials(value))
+        elif any(p.search(key) or p.search(value) for p in secret_words):
+            secrets.add(value)
+    return sorted((s for s in secrets if s), key=len, reverse=True)
+
+
+def _url_credentials(value: str) -> List[str]:
+    """The credentials of the URL `value` (its user information, its password as written and
+    decoded, the values of its parameters whose names are secret), or the whole value when it is
+    not a URL."""
+    from urllib.parse import unquote
+
+    if "://" not in value:
+        return [value]
+    rest = value.split("://", 1)[1]
+    end = min([i for i in (rest.find(c) for c in "/?#;") if i >= 0], default=len(rest))
+    authority, tail = rest[:end], rest[end:]
+    parts: List[str] = []
+    # A password alone only from 4 characters: a shorter one would take every `p` of every
+    # later message with it (the whole user information always is scrubbed).
+    if "@" in authority:
+        user_info = authority.rsplit("@", 1)[0]
+        parts.append(user_info)
+        if ":" in user_info and len(user_info.split(":", 1)[1]) >= 4:
+            parts.append(user_info.split(":", 1)[1])
+    words = re.compile(REDACTION_PATTERNS[0])
+    for parameter in re.split(r"[?&;]", tail.split("#", 1)[0]):
+        name, sep, secret = parameter.partition("=")
+        if sep and words.search(name) and len(secret) >= 4:
+            parts.append(secret)
+    return [variant for part in parts if part for variant in {part, unquote(part)}]
 
 
 def scrub(text: str, secrets: Sequence[str]) -> str:

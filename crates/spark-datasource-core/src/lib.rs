@@ -24,4 +24,4 @@ pub mod library_file;
 pub mod secret;
 
 pub use error::{Error, Result};
-pub use secret::{is_secret_key, REDACTED};
+pub use secret::{is_secret_key, secret_parts, shown_value, REDACTED};

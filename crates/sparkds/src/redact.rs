@@ -2,17 +2,19 @@
 //!
 //! An option is secret by Spark's rule, [`is_secret_key`] of `spark-datasource-core`, the
 //! SDK's (its key contains `url`, `secret`, `password`, `token` or `access[.]key`, in any case).
-//! The host shows its value as [`REDACTED`], as Spark does in plans and in its UI. A library may echo the options it was
-//! given ("wrong password `hunter2`"), so every message that comes from a library (`last_error`,
-//! a stream's `get_last_error`, its log) is scrubbed of every secret value that a `create` of
-//! this process was given before anyone sees it.
+//! The host shows its [`secret_parts`] as [`REDACTED`]: the whole value, or, of a `url`, the
+//! credentials it carries, so that a message still names the host that failed (Spark's plans
+//! redact the whole value; that is Spark's to do). A library may echo the options it was given
+//! ("wrong password `hunter2`"), so every message that comes from a library (`last_error`, a
+//! stream's `get_last_error`, its log) is scrubbed of every secret part that a `create` of this
+//! process was given before anyone sees it.
 //!
 //! The values are kept for the life of the process, since a library may echo a secret long
 //! after `create` (in a task, from a reader's state), at most [`KEPT`] of them, the latest.
 
 use std::sync::{PoisonError, RwLock};
 
-pub use spark_datasource_core::{is_secret_key, REDACTED};
+pub use spark_datasource_core::{is_secret_key, secret_parts, REDACTED};
 
 /// How many distinct secret values are kept for scrubbing; the oldest go first.
 pub const KEPT: usize = 1024;
@@ -20,32 +22,27 @@ pub const KEPT: usize = 1024;
 /// The secret values given to libraries, oldest first.
 static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
 
-/// `value` as a message may show it: [`REDACTED`] when `key` is secret.
-pub fn shown<'v>(key: &str, value: &'v str) -> &'v str {
-    if is_secret_key(key) {
-        REDACTED
-    } else {
-        value
-    }
+/// `value` as a message may show it: each of its [`secret_parts`] as [`REDACTED`].
+pub fn shown(key: &str, value: &str) -> String {
+    spark_datasource_core::shown_value(key, value)
 }
 
 /// `options` as a report may show them: each secret value replaced by [`REDACTED`].
 pub fn redacted(options: &[(String, String)]) -> Vec<(String, String)> {
     options
         .iter()
-        .map(|(key, value)| (key.clone(), shown(key, value).to_string()))
+        .map(|(key, value)| (key.clone(), shown(key, value)))
         .collect()
 }
 
-/// Scrubs the values of the secret options of `options` from every later message, as
-/// [`treat_as_secret`] does.
+/// Scrubs the [`secret_parts`] of `options` from every later message, as [`treat_as_secret`]
+/// does.
 pub(crate) fn remember_options(options: &[(String, String)]) {
-    treat_as_secret(
-        options
-            .iter()
-            .filter(|(key, _)| is_secret_key(key))
-            .map(|(_, value)| value.as_str()),
-    );
+    let parts: Vec<String> = options
+        .iter()
+        .flat_map(|(key, value)| secret_parts(key, value))
+        .collect();
+    treat_as_secret(parts.iter().map(String::as_str));
 }
 
 /// Scrubs `values` from every later message of a library, as if they were the values of
@@ -97,10 +94,16 @@ mod tests {
             ("end".into(), "10".into()),
             ("Password".into(), "sesame-9f1".into()),
             ("jdbcUrl".into(), "jdbc:pg://sesame-9f1@h".into()),
+            ("url".into(), "https://api.example.org/v2".into()),
         ]);
         assert_eq!(
             scrub("wrong password `sesame-9f1` for jdbc:pg://sesame-9f1@h, end 10"),
-            "wrong password `*********(redacted)` for *********(redacted), end 10"
+            "wrong password `*********(redacted)` for jdbc:pg://*********(redacted)@h, end 10"
+        );
+        // A URL without credentials names the host that failed.
+        assert_eq!(
+            scrub("https://api.example.org/v2 answered 503"),
+            "https://api.example.org/v2 answered 503"
         );
     }
 
@@ -116,12 +119,14 @@ mod tests {
         let options = [
             ("end".into(), "10".into()),
             ("api_token".into(), "t-1".into()),
+            ("url".into(), "https://me:pw@h/".into()),
         ];
         assert_eq!(
             redacted(&options),
             [
                 ("end".to_string(), "10".to_string()),
-                ("api_token".to_string(), "*********(redacted)".to_string())
+                ("api_token".to_string(), "*********(redacted)".to_string()),
+                ("url".to_string(), "https://*********(redacted)@h/".to_string())
             ]
         );
     }

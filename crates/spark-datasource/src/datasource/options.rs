@@ -4,7 +4,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::secret::{is_secret_key, Secret, REDACTED};
+use super::secret::Secret;
+#[cfg(doc)]
+use super::secret::{is_secret_key, REDACTED};
 use super::{Error, Result};
 
 /// The options that Spark adds to a read or a write of its own accord, which
@@ -14,7 +16,7 @@ pub const SPARK_OPTIONS: &[&str] = &["path", "checkpointLocation"];
 
 /// The options that Spark passed to `create`. Keys match without regard to case, as Spark's
 /// own options do. Its `Debug` shows the value of a secret option ([`is_secret_key`]) as
-/// [`REDACTED`], and so do its errors.
+/// [`REDACTED`], and so do its errors: the whole value, or the credentials of a `url`.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Options {
     entries: Vec<(String, String)>,
@@ -126,13 +128,10 @@ impl fmt::Debug for Options {
     }
 }
 
-/// `value` as a message may show it: [`REDACTED`] when `key` is secret.
-fn shown<'v>(key: &str, value: &'v str) -> &'v str {
-    if is_secret_key(key) {
-        REDACTED
-    } else {
-        value
-    }
+/// `value` as a message may show it: the whole value as [`REDACTED`] when `key` is secret, or
+/// the credentials of a `url` (see [`spark_datasource_core::secret_parts`]).
+fn shown(key: &str, value: &str) -> String {
+    spark_datasource_core::shown_value(key, value)
 }
 
 fn parse<T: OptionValue>(key: &str, value: &str) -> Result<T> {
@@ -317,7 +316,7 @@ mod tests {
         ]);
         assert_eq!(
             format!("{options:?}"),
-            r#"{"end": "5", "jdbcUrl": "*********(redacted)", "token": "*********(redacted)"}"#
+            r#"{"end": "5", "jdbcUrl": "jdbc:pg://*********(redacted)@h", "token": "*********(redacted)"}"#
         );
     }
 

@@ -90,3 +90,20 @@ def test_the_token_is_in_no_plan_and_no_error(spark, bridge, api, path):
 def test_the_python_data_source_reads_the_same_rows(spark, api, python_source):
     df = spark.read.format(python_source).options(**api.options()).load()
     assert rows(df) == api_rows(api.issues())
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_error_names_the_api_s_host_and_not_the_credentials_of_its_url(spark, bridge, api, path):
+    # A url is secret in plans (Spark's rule), but an error shows it without its credentials
+    # only, so that it says which host failed.
+    host = api.url.split("://", 1)[1].rstrip("/")
+    options = dict(api.options(), token="a-wrong-token-42", url=f"http://reader:pa55-8c1d@{host}")
+    if path == "plugin":
+        bad = spark.read.format("native").option("source", "rest").options(**options).load()
+    else:
+        bad = spark.read.format(bridge).options(**options).load()
+    with pytest.raises(Exception) as caught:
+        bad.collect()
+    message = str(caught.value)
+    assert "answered 401" in message and host in message, message
+    assert "pa55-8c1d" not in message and "a-wrong-token-42" not in message, message

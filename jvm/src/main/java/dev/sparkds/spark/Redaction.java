@@ -82,12 +82,19 @@ final class Redaction {
     return shown;
   }
 
-  /** The non-empty values of the secret options of {@code options}. */
+  /**
+   * The non-empty values of the secret options of {@code options}, which no message of the
+   * library may show. A {@code url} (a key that only Spark's default options pattern finds) is
+   * left to the JNI library's rule, which hides the credentials the URL carries and not the
+   * host, so that an error still names the host that failed; plans redact it whole.
+   */
   static String[] secretValues(Map<String, String> options) {
     List<String> values = new ArrayList<>();
     for (Map.Entry<String, String> entry : options.entrySet()) {
+      String key = entry.getKey();
       String value = entry.getValue();
-      if (value != null && !value.isEmpty() && isSecretKey(entry.getKey())) {
+      boolean url = DEFAULT_OPTIONS.matcher(key).find() && !DEFAULT_SECRETS.matcher(key).find();
+      if (value != null && !value.isEmpty() && !url && isSecretKey(key)) {
         values.add(value);
       }
     }
