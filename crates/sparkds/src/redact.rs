@@ -126,7 +126,10 @@ mod tests {
             [
                 ("end".to_string(), "10".to_string()),
                 ("api_token".to_string(), "*********(redacted)".to_string()),
-                ("url".to_string(), "https://*********(redacted)@h/".to_string())
+                (
+                    "url".to_string(),
+                    "https://*********(redacted)@h/".to_string()
+                )
             ]
         );
     }
