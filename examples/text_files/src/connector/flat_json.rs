@@ -6,27 +6,43 @@
 
 use std::ops::Range;
 
+use super::words;
+
 /// A member of an object: where its key (between the quotes) and its value (as the line
-/// wrote it: a string with its quotes) stand in the line, and whether the value is a string
-/// with escapes (which must be decoded; any other string is its text between the quotes).
+/// wrote it: a string with its quotes) stand in the line, whether the value is a string with
+/// escapes (which must be decoded; any other string is its text between the quotes), and
+/// whether the key is the one expected at its position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Member {
     pub key: Range<usize>,
     pub value: Range<usize>,
     pub escaped: bool,
+    pub expected: bool,
 }
 
 /// Fills `members` (cleared first) with the members of the object `line`, in their order, and
 /// returns `true`; `false` when the line is not a flat object of such members, for serde_json
 /// to read (`members` then holds nothing of use).
 pub fn flat_members(line: &str, members: &mut Vec<Member>) -> bool {
+    flat_members_expecting::<&str>(line, &[], members)
+}
+
+/// [`flat_members`], where the key of the member at each position is first compared with the
+/// key of `expected` there (`Member::expected` says which were): the lines of a file hold
+/// their keys in the same order, so a key is mostly found in one comparison. An expected key
+/// must be one that a scan found (no quote, backslash or control character in it).
+pub fn flat_members_expecting<K: AsRef<str>>(
+    line: &str,
+    expected: &[K],
+    members: &mut Vec<Member>,
+) -> bool {
     members.clear();
     let mut scan = Scan {
         bytes: line.as_bytes(),
         at: 0,
         escaped: false,
     };
-    scan.members(members).is_some()
+    scan.members(expected, members).is_some()
 }
 
 struct Scan<'a> {
@@ -37,14 +53,18 @@ struct Scan<'a> {
 }
 
 impl Scan<'_> {
-    fn members(&mut self, members: &mut Vec<Member>) -> Option<()> {
+    fn members<K: AsRef<str>>(&mut self, expected: &[K], members: &mut Vec<Member>) -> Option<()> {
         self.blank();
         self.eat(b'{')?;
         self.blank();
         if self.eat(b'}').is_none() {
             loop {
                 self.eat(b'"')?;
-                let key = self.string(false)?;
+                let known = expected.get(members.len()).map(AsRef::as_ref);
+                let (key, expected) = match known.and_then(|k| self.expected_key(k)) {
+                    Some(key) => (key, true),
+                    None => (self.string(false)?, false),
+                };
                 self.blank();
                 self.eat(b':')?;
                 self.blank();
@@ -54,6 +74,7 @@ impl Scan<'_> {
                     key,
                     value,
                     escaped: self.escaped,
+                    expected,
                 });
                 self.blank();
                 if self.eat(b',').is_some() {
@@ -79,27 +100,42 @@ impl Scan<'_> {
         (self.bytes.get(self.at) == Some(&byte)).then(|| self.at += 1)
     }
 
+    /// The key `key` and its closing quote, if they come next (its opening quote eaten): the
+    /// range of the key, which a scan of the string would find too, since `key` holds no quote,
+    /// backslash or control character.
+    fn expected_key(&mut self, key: &str) -> Option<Range<usize>> {
+        let start = self.at;
+        let end = start + key.len();
+        let here = self.bytes.get(start..=end)?;
+        let same = here[..key.len()]
+            .iter()
+            .zip(key.as_bytes())
+            .all(|(a, b)| a == b);
+        (same && here[key.len()] == b'"').then(|| {
+            self.at = end + 1;
+            start..end
+        })
+    }
+
     /// The text of a string whose opening quote was eaten, up to its closing quote (eaten
     /// too); with `escapes`, valid escapes may stand in it.
     fn string(&mut self, escapes: bool) -> Option<Range<usize>> {
         let start = self.at;
         loop {
-            // The next quote or backslash, found with SIMD; no control character before it.
-            let found = self.at + memchr::memchr2(b'"', b'\\', &self.bytes[self.at..])?;
-            if self.bytes[self.at..found].iter().any(|&b| b < 0x20) {
-                return None;
+            // The next quote, backslash or control character (refused in a JSON string).
+            self.at += special(&self.bytes[self.at..])?;
+            match self.bytes[self.at] {
+                b'"' => {
+                    self.at += 1;
+                    return Some(start..self.at - 1);
+                }
+                // A backslash in a key is left to serde_json.
+                b'\\' if escapes => {
+                    self.escape()?;
+                    self.escaped = true;
+                }
+                _ => return None,
             }
-            self.at = found;
-            if self.bytes[found] == b'"' {
-                self.at += 1;
-                return Some(start..found);
-            }
-            // A backslash in a key is left to serde_json.
-            if !escapes {
-                return None;
-            }
-            self.escape()?;
-            self.escaped = true;
         }
     }
 
@@ -181,6 +217,25 @@ impl Scan<'_> {
     }
 }
 
+/// Where the first quote, backslash or control character of `bytes` stands, eight bytes at a
+/// time: the strings of JSON lines are short, shorter than a SIMD search's setup.
+fn special(bytes: &[u8]) -> Option<usize> {
+    const QUOTES: u64 = words::splat(b'"');
+    const BACKSLASHES: u64 = words::splat(b'\\');
+    let (whole, rest, base) = words::words(bytes);
+    for (at, word) in whole {
+        let found = words::zero_bytes(word ^ QUOTES)
+            | words::zero_bytes(word ^ BACKSLASHES)
+            | words::control_bytes(word);
+        if found != 0 {
+            return Some(at + words::first_marked(found));
+        }
+    }
+    rest.iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|at| base + at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,6 +273,41 @@ mod tests {
             // serde_json keeps the last of a key given twice, as the reads do.
             let last: Map<String, Value> = members.into_iter().collect();
             assert_eq!(last, object, "{line}");
+        }
+    }
+
+    #[test]
+    fn expected_keys_find_the_members_that_a_scan_finds() {
+        // Keys as expected, longer or shorter than expected, other keys, fewer and more
+        // members, and lines that are not flat objects.
+        let expected = ["a", "bb", "c"];
+        let lines = [
+            r#"{"a":1,"bb":"x","c":null}"#,
+            r#"{"a":1,"bbb":2,"c":3}"#,
+            r#"{"a":1,"b":2,"c":3}"#,
+            r#"{"c":1,"a":2}"#,
+            r#"{"a":1,"bb":2,"c":3,"d":4}"#,
+            r#"{ "a" :1,"bb"}"#,
+            r#"{"a"#,
+            r#"{"a":1,"bb":{"c":1}}"#,
+        ];
+        for line in lines {
+            let (mut scanned, mut known) = (Vec::new(), Vec::new());
+            let flat = flat_members(line, &mut scanned);
+            assert_eq!(
+                flat_members_expecting(line, &expected, &mut known),
+                flat,
+                "{line}"
+            );
+            if !flat {
+                continue;
+            }
+            for (position, (a, b)) in scanned.iter().zip(&known).enumerate() {
+                assert_eq!((&a.key, &a.value, a.escaped), (&b.key, &b.value, b.escaped));
+                let same = expected.get(position) == Some(&&line[a.key.clone()]);
+                assert_eq!(b.expected, same, "{line}: member {position}");
+            }
+            assert_eq!(scanned.len(), known.len());
         }
     }
 

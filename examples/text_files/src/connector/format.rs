@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use super::flat_json::{self, Member};
 use super::values::{self, Cell, ValueOptions};
+use super::words;
 
 /// The format of the files, the option `format`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,42 +219,29 @@ impl PlainSyntax {
     /// field or two, which one comparison of words finds.
     pub fn cell_ends(&self, line: &str, ends: &mut Vec<usize>) -> bool {
         ends.clear();
-        let bytes = line.as_bytes();
-        let delimiters = u64::from_ne_bytes([self.delimiter; 8]);
-        let quotes = self.quote.map(|q| u64::from_ne_bytes([q; 8]));
-        let mut words = bytes.chunks_exact(8);
-        let mut base = 0;
-        for word in &mut words {
-            let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
-            if quotes.is_some_and(|q| zero_bytes(word ^ q) != 0) {
+        let delimiters = words::splat(self.delimiter);
+        let quotes = self.quote.map(words::splat);
+        let (whole, rest, base) = words::words(line.as_bytes());
+        for (at, word) in whole {
+            if quotes.is_some_and(|q| words::zero_bytes(word ^ q) != 0) {
                 return false;
             }
-            let mut found = zero_bytes(word ^ delimiters);
+            let mut found = words::zero_bytes(word ^ delimiters);
             while found != 0 {
-                // Little-endian: the lowest set bit is the first byte.
-                ends.push(base + found.trailing_zeros() as usize / 8);
+                ends.push(at + words::first_marked(found));
                 found &= found - 1;
             }
-            base += 8;
         }
-        for (at, &byte) in words.remainder().iter().enumerate() {
+        for (at, &byte) in rest.iter().enumerate() {
             if byte == self.delimiter {
                 ends.push(base + at);
             } else if Some(byte) == self.quote {
                 return false;
             }
         }
-        ends.push(bytes.len());
+        ends.push(line.len());
         true
     }
-}
-
-/// The high bit of each byte of `word` that is zero, and no other bit (exact, unlike the
-/// cheaper test that only says whether there is one).
-#[inline]
-fn zero_bytes(word: u64) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    !(((word & LOW7) + LOW7) | word | LOW7)
 }
 
 /// Finds the delimiter: with `memchr` when it is one byte, as it nearly always is.
@@ -478,7 +466,8 @@ pub fn parse_json_raw(line: &str) -> Result<RawObject<'_>, LineError> {
 pub struct JsonColumns {
     columns: HashMap<String, usize>,
     /// The key seen last at each position, and its column.
-    last: Vec<(String, Option<usize>)>,
+    last_keys: Vec<String>,
+    last_columns: Vec<Option<usize>>,
     /// The members of the line being read, and where each column's value stands in it,
     /// reused from line to line.
     members: Vec<Member>,
@@ -515,23 +504,26 @@ impl JsonColumns {
         }
         JsonColumns {
             columns,
-            last: Vec::new(),
+            last_keys: Vec::new(),
+            last_columns: Vec::new(),
             members: Vec::new(),
             values: Vec::new(),
         }
     }
 
     fn column(&mut self, position: usize, key: &str) -> Option<usize> {
-        if let Some((seen, column)) = self.last.get(position) {
+        if let Some(seen) = self.last_keys.get(position) {
             if values::same(seen, key) {
-                return *column;
+                return self.last_columns[position];
             }
         }
         let column = self.columns.get(key).copied();
-        if position < self.last.len() {
-            self.last[position] = (key.to_string(), column);
-        } else if position == self.last.len() {
-            self.last.push((key.to_string(), column));
+        if position < self.last_keys.len() {
+            self.last_keys[position] = key.to_string();
+            self.last_columns[position] = column;
+        } else if position == self.last_keys.len() {
+            self.last_keys.push(key.to_string());
+            self.last_columns.push(column);
         }
         column
     }
@@ -542,12 +534,17 @@ impl JsonColumns {
     /// for any other line, which [`cells`](Self::cells) reads.
     pub fn flat_values(&mut self, line: &str, count: usize) -> Option<&[Option<FlatValue>]> {
         let mut members = std::mem::take(&mut self.members);
-        let flat = flat_json::flat_members(line, &mut members);
+        let flat = flat_json::flat_members_expecting(line, &self.last_keys, &mut members);
         if flat {
             self.values.clear();
             self.values.resize(count, None);
             for (position, member) in members.iter().enumerate() {
-                if let Some(column) = self.column(position, &line[member.key.clone()]) {
+                // The key seen last at its position needs no comparison again.
+                let column = match member.expected {
+                    true => self.last_columns[position],
+                    false => self.column(position, &line[member.key.clone()]),
+                };
+                if let Some(column) = column {
                     self.values[column] = Some(FlatValue {
                         text: member.value.clone(),
                         escaped: member.escaped,

@@ -24,6 +24,7 @@ mod read;
 mod splits;
 mod table;
 mod values;
+mod words;
 mod write;
 
 use std::fs::File;
