@@ -1,10 +1,11 @@
 """What becomes of the filters that a library accepted (rule 31: it returns only rows where they
 are TRUE), as the bridge's option ``acceptedFilters`` says:
 
-- ``reevaluate`` (the default): Spark evaluates them again after the scan, as it does the filters
-  that the library refused, so rows that break them are dropped;
-- ``check``: the worker that reads a partition evaluates them on every row the library returns,
-  and a row where one is not TRUE fails the task with a conformance error;
+- ``check`` (the default, as in the JVM plugin): the worker that reads a partition evaluates them
+  on every row the library returns, and a row where one is not TRUE fails the task with a
+  conformance error, so a library that breaks its promise is found rather than hidden;
+- ``reevaluate``: Spark evaluates them again after the scan, as it does the filters that the
+  library refused, so rows that break them are dropped;
 - ``trust``: neither; the library's rows are the query's.
 
 The checks follow Spark SQL: NULL is not TRUE, NaN equals NaN and is above every other number,
@@ -19,7 +20,7 @@ REEVALUATE = "reevaluate"
 CHECK = "check"
 TRUST = "trust"
 MODES = (REEVALUATE, CHECK, TRUST)
-DEFAULT = REEVALUATE
+DEFAULT = CHECK
 
 _COMPARISONS = {
     "EqualTo": "=",

@@ -88,7 +88,7 @@ class Bridge(Runtime):
     read, which is planned before the next one changes it."""
 
     name = "bridge"
-    accepted_filters_default = "reevaluate"
+    accepted_filters_default = "check"
 
     def __init__(self, spark, libraries: Dict[str, str], resumes_streams: bool = True):
         super().__init__(spark, libraries, resumes_streams)

@@ -344,16 +344,18 @@ def test_queries_return_the_same_rows_with_and_without_pushdown(
             [filter_line] = filter_nodes(plan_of(spark, c_range, condition, accepted_filters=accepted_filters))
             assert "id#" in filter_line
         return
-    # Trusted, the accepted conditions leave Spark's plan: what stays is what c_range refused.
-    plan = plan_of(spark, c_range, condition, accepted_filters="trust")
-    if left_in_spark is None:
-        assert filter_nodes(plan) == []
-    else:
-        [filter_line] = filter_nodes(plan)
-        assert left_in_spark in filter_line
-        assert "id#" not in filter_line or left_in_spark == "OR"
-    # By default Spark evaluates them all again, those c_range accepted too.
-    [filter_line] = filter_nodes(plan_of(spark, c_range, condition))
+    # Trusted, or checked by the workers (the default), the accepted conditions leave Spark's
+    # plan: what stays is what c_range refused.
+    for accepted_filters in ("trust", None):
+        plan = plan_of(spark, c_range, condition, accepted_filters=accepted_filters)
+        if left_in_spark is None:
+            assert filter_nodes(plan) == []
+        else:
+            [filter_line] = filter_nodes(plan)
+            assert left_in_spark in filter_line
+            assert "id#" not in filter_line or left_in_spark == "OR"
+    # Reevaluated, Spark evaluates them all again, those c_range accepted too.
+    [filter_line] = filter_nodes(plan_of(spark, c_range, condition, accepted_filters="reevaluate"))
     assert "id#" in filter_line
 
 
