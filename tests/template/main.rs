@@ -6,6 +6,7 @@
 //! at a time while generation runs in parallel.
 
 mod helpers;
+mod http_api;
 #[path = "../support/resolution.rs"]
 mod resolution;
 
@@ -736,6 +737,21 @@ mod invalid_answers {
             printed.contains(
                 "the capability truncate declares that a writer can overwrite: add batch_write \
                  or streaming_write"
+            ),
+            "{printed}"
+        );
+    }
+
+    #[test]
+    fn a_capability_that_the_kind_does_not_support_is_refused() {
+        let printed = Generate::named("writing_api")
+            .define("kind", "http_api")
+            .define("capabilities", "batch_read,batch_write")
+            .refused();
+        assert!(
+            printed.contains(
+                "the kind http_api reads a paged JSON API and supports the capability \
+                 batch_read only, not batch_write: drop it, for example -d capabilities=batch_read"
             ),
             "{printed}"
         );
