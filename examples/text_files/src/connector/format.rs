@@ -75,8 +75,19 @@ impl Format {
 
     /// Whether a line is skipped: blank (as Spark skips them) or a comment.
     pub fn skips(&self, line: &str) -> bool {
-        line.trim().is_empty()
-            || matches!(self, Format::Csv(CsvSyntax { comment: Some(c), .. }) if line.starts_with(*c))
+        self.skips_utf8(line.as_bytes())
+    }
+
+    /// [`skips`](Self::skips) for the bytes of a line that are UTF-8.
+    pub fn skips_utf8(&self, line: &[u8]) -> bool {
+        // A line that begins with a visible ASCII character (nearly every one) is not blank.
+        let blank = match line.first() {
+            Some(&b) if b > b' ' && b.is_ascii() => false,
+            _ => std::str::from_utf8(line).is_ok_and(|text| text.trim().is_empty()),
+        };
+        blank
+            || matches!(self, Format::Csv(CsvSyntax { comment: Some(c), .. })
+                if line.starts_with(c.encode_utf8(&mut [0; 4]).as_bytes()))
     }
 }
 

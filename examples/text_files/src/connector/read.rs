@@ -22,6 +22,10 @@ use spark_datasource::{BatchRead, BatchReader, Batches, Error, Result, TaskConte
 /// The rows of a batch: bounded, so that a task's memory does not grow with its split.
 const BATCH_ROWS: usize = 4096;
 
+/// The rows of a batch of no column (`count(*)`), which holds nothing but its length: Spark's
+/// batches count their rows in an `int`.
+const COUNTED_ROWS: usize = 1 << 20;
+
 /// The reader, sent to the executors as bytes.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Reader {
@@ -385,16 +389,8 @@ impl PartitionRows {
     /// begins in its file, or `None` at the end.
     fn next_line(&mut self, record: &mut String) -> Result<Option<u64>> {
         loop {
-            if self.current.is_none() {
-                let Some(split) = self.splits.pop_front() else {
-                    return Ok(None);
-                };
-                let path = self.root.join(&split.file);
-                let file = File::open(&path)
-                    .map_err(|e| Error::io(format!("cannot open `{}`", path.display()), e))?;
-                let lines = SplitLines::new(file, &split)
-                    .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
-                self.current = Some((path, split.start == 0, lines));
+            if self.current.is_none() && !self.open_split()? {
+                return Ok(None);
             }
             let Some((path, first, lines)) = &mut self.current else {
                 continue;
@@ -422,6 +418,51 @@ impl PartitionRows {
                 None => self.current = None,
             }
         }
+    }
+
+    /// Opens the next split as `current`; `false` when there is none left.
+    fn open_split(&mut self) -> Result<bool> {
+        let Some(split) = self.splits.pop_front() else {
+            return Ok(false);
+        };
+        let path = self.root.join(&split.file);
+        let file = File::open(&path)
+            .map_err(|e| Error::io(format!("cannot open `{}`", path.display()), e))?;
+        let lines = SplitLines::new(file, &split)
+            .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
+        self.current = Some((path, split.start == 0, lines));
+        Ok(true)
+    }
+
+    /// Counts up to `most` records, for a read of no column in PERMISSIVE mode, where every
+    /// record is a row whatever it holds (`count(*)`): the lines that `next_line` returns, found
+    /// and checked as it does (UTF-8, a byte order mark, blank lines, comments, headers), but
+    /// neither copied nor parsed.
+    fn count_records(&mut self, most: usize) -> Result<usize> {
+        let mut rows = 0;
+        while rows < most {
+            if self.current.is_none() && !self.open_split()? {
+                break;
+            }
+            let Some((path, first, lines)) = &mut self.current else {
+                continue;
+            };
+            let cannot_read = |e| Error::io(format!("cannot read `{}`", path.display()), e);
+            let Some((position, mut line)) = lines.next_line_utf8().map_err(cannot_read)? else {
+                self.current = None;
+                continue;
+            };
+            if position == 0 {
+                line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
+            }
+            if self.settings.format.skips_utf8(line)
+                || (std::mem::replace(first, false) && self.settings.format.has_header())
+            {
+                continue;
+            }
+            rows += 1;
+        }
+        Ok(rows)
     }
 
     /// Reads the next record into `record` (cleared first), and returns where it begins: a
@@ -589,9 +630,21 @@ impl PartitionRows {
     /// The next batch of parsed records, with the columns of `parsed`: at most `BATCH_ROWS`,
     /// and, without filters, at most the rows left under the limit.
     fn parse_batch(&mut self) -> Result<Option<RecordBatch>> {
-        let mut most = BATCH_ROWS;
+        // A batch of no column holds only its length, so it may hold many rows: each batch
+        // costs a crossing of the interface and Spark's handling of it.
+        let counting = self.sources.is_empty()
+            && self.settings.mode == Mode::Permissive
+            && !self.settings.multi_line;
+        let mut most = if counting { COUNTED_ROWS } else { BATCH_ROWS };
         if let (Some(remaining), true) = (self.remaining, self.filters.is_empty()) {
             most = most.min(usize::try_from(remaining).unwrap_or(usize::MAX));
+        }
+        if counting && self.filters.is_empty() {
+            let rows = self.count_records(most)?;
+            let options = RecordBatchOptions::new().with_row_count(Some(rows));
+            return Ok((rows > 0)
+                .then(|| RecordBatch::try_new_with_options(self.parsed.clone(), vec![], &options))
+                .transpose()?);
         }
         let mut rows = 0;
         // One buffer for the records of the task, taken while `append` borrows `self`.

@@ -86,6 +86,9 @@ pub struct SplitLines<R> {
     searched: usize,
     /// Whether `input` has no more bytes.
     exhausted: bool,
+    /// The bytes of `buffer` up to here are UTF-8, from a line's start on: checked a buffer at
+    /// a time by [`next_line_utf8`](Self::next_line_utf8).
+    valid: usize,
     /// The position in the file of `buffer[start]`: where the next line begins.
     position: u64,
     end: u64,
@@ -105,6 +108,7 @@ impl<R: Read + Seek> SplitLines<R> {
             filled: 0,
             searched: 0,
             exhausted: false,
+            valid: 0,
             position,
             end: split.end,
         };
@@ -135,6 +139,19 @@ impl<R: Read + Seek> SplitLines<R> {
     /// # Errors
     /// A failure to read, or a line that is not UTF-8 (with its position).
     pub fn next_line_into(&mut self, text: &mut String) -> io::Result<Option<u64>> {
+        let Some((position, bytes)) = self.next_line_bytes()? else {
+            return Ok(None);
+        };
+        text.push_str(utf8(bytes, position)?);
+        Ok(Some(position))
+    }
+
+    /// The bytes of the next line (without its line break), not yet checked as UTF-8, and
+    /// where it begins; `None` past the split's last line.
+    ///
+    /// # Errors
+    /// A failure to read.
+    pub fn next_line_bytes(&mut self) -> io::Result<Option<(u64, &[u8])>> {
         // A line that begins exactly at `end` crosses it too: its first byte is at `end`.
         if self.position > self.end {
             return Ok(None);
@@ -146,14 +163,41 @@ impl<R: Read + Seek> SplitLines<R> {
         while let [rest @ .., b'\n' | b'\r'] = bytes {
             bytes = rest;
         }
-        let line = std::str::from_utf8(bytes).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("the line at byte {position} is not UTF-8 text"),
-            )
-        })?;
-        text.push_str(line);
-        Ok(Some(position))
+        Ok(Some((position, bytes)))
+    }
+
+    /// [`next_line_bytes`](Self::next_line_bytes), checked as UTF-8 with the rest of the
+    /// buffer at once: a check of a whole buffer of ASCII costs a fraction of a check of each
+    /// line.
+    ///
+    /// # Errors
+    /// A failure to read, or a line that is not UTF-8 (with its position).
+    pub fn next_line_utf8(&mut self) -> io::Result<Option<(u64, &[u8])>> {
+        if self.position > self.end {
+            return Ok(None);
+        }
+        let Some((position, range)) = self.next_raw()? else {
+            return Ok(None);
+        };
+        if range.end > self.valid {
+            // From a line's start or the end of the last check: a character's first byte. The
+            // line breaks in between are ASCII, so the check of the whole is the check of
+            // each line; bytes past this line that fail it are checked again with their line.
+            let from = self.valid.max(range.start);
+            let valid = match std::str::from_utf8(&self.buffer[from..self.filled]) {
+                Ok(_) => self.filled,
+                Err(e) => from + e.valid_up_to(),
+            };
+            if valid < range.end {
+                return Err(utf8(&self.buffer[range], position).unwrap_err());
+            }
+            self.valid = valid;
+        }
+        let mut bytes = &self.buffer[range];
+        while let [rest @ .., b'\n' | b'\r'] = bytes {
+            bytes = rest;
+        }
+        Ok(Some((position, bytes)))
     }
 
     /// The next line with its line break (none at the end of the input) as a range of
@@ -192,6 +236,7 @@ impl<R: Read + Seek> SplitLines<R> {
         if self.start > 0 {
             self.buffer.copy_within(self.start..self.filled, 0);
             self.filled -= self.start;
+            self.valid = self.valid.saturating_sub(self.start);
             self.start = 0;
         }
         if self.filled == self.buffer.len() {
@@ -207,6 +252,20 @@ impl<R: Read + Seek> SplitLines<R> {
         self.filled += read;
         Ok(())
     }
+}
+
+/// The text of the line `bytes` that begins at `position`, or the error of a line that is not
+/// UTF-8.
+///
+/// # Errors
+/// When `bytes` is not UTF-8.
+pub fn utf8(bytes: &[u8], position: u64) -> io::Result<&str> {
+    std::str::from_utf8(bytes).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("the line at byte {position} is not UTF-8 text"),
+        )
+    })
 }
 
 /// The 1-based number of the line that begins at `position`: counts the line breaks before it.

@@ -500,6 +500,47 @@ fn a_count_reads_batches_of_no_column_with_their_row_counts() -> sparkds::Result
     Ok(())
 }
 
+#[test]
+fn a_count_finds_the_records_and_the_errors_that_a_full_read_finds() -> sparkds::Result<()> {
+    // A line of only non-ASCII white space is blank (as `str::trim` says), a comment may
+    // begin with a character of two bytes, and text that is not UTF-8 fails both reads at its
+    // line, past a buffer of good lines that the count checks at once.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut text = String::from("id,name\n1,é\n\u{a0}\u{2003}\n§ a comment\n");
+    for i in 2..20_000 {
+        text.push_str(&format!("{i},n{i}\n"));
+    }
+    let mut bytes = text.into_bytes();
+    let good = bytes.clone();
+    fs::write(dir.path().join("a.csv"), &good).expect("written");
+    let library = library()?;
+    let read = |columns: Option<Vec<String>>| {
+        // The schema given: inference would fail first on the text that is not UTF-8.
+        let mut read = library
+            .batch_read()
+            .options([("path", path(dir.path())), ("comment", "§".to_string())])
+            .schema(sparkds::ddl::parse("id int, name string")?);
+        if let Some(columns) = columns {
+            read = read.columns(columns);
+        }
+        read.run()
+            .map(|r| r.batches().iter().map(RecordBatch::num_rows).sum::<usize>())
+    };
+    assert_eq!(read(None)?, 19_999);
+    assert_eq!(read(Some(Vec::new()))?, 19_999);
+    let at = bytes.len();
+    bytes.extend_from_slice(b"20000,\xff\n20001,x\n");
+    fs::write(dir.path().join("a.csv"), &bytes).expect("written");
+    for columns in [None, Some(Vec::new())] {
+        let error = message(read(columns.clone()));
+        assert!(
+            error.contains(&format!("the line at byte {at} is not UTF-8 text")),
+            "{columns:?}: {error}"
+        );
+    }
+    Ok(())
+}
+
 /// A table whose lines straddle any split boundary: a byte order mark, a header, CRLF and LF
 /// line breaks, a blank line, quoted delimiters, an escaped quote, lines of many lengths, and
 /// no line break after the last line.
