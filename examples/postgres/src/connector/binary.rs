@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder,
+    ArrayBuilder, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder,
     Float64Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder,
     TimestampMicrosecondBuilder,
 };
@@ -157,24 +157,42 @@ impl Decoder {
         )
     }
 
-    /// The array of the values appended since the last call.
+    /// The array of the values appended since the last call. The builder starts the next batch
+    /// with room for as many values (and bytes) as this one had, so that it fills without
+    /// growing: a batch's buffers are handed to Spark, and a builder that finished has none.
     pub fn finish(&mut self) -> ArrayRef {
+        /// The builder `b`, replaced with one of room for as many values.
+        fn full<B: ArrayBuilder>(b: &mut B, fresh: impl FnOnce(usize) -> B) -> B {
+            let rows = b.len();
+            std::mem::replace(b, fresh(rows))
+        }
         match self {
-            Decoder::Bool(b) => Arc::new(b.finish()),
-            Decoder::Int16(b) => Arc::new(b.finish()),
-            Decoder::Int32(b) => Arc::new(b.finish()),
-            Decoder::Int64(b) => Arc::new(b.finish()),
-            Decoder::Float32(b) => Arc::new(b.finish()),
-            Decoder::Float64(b) => Arc::new(b.finish()),
+            Decoder::Bool(b) => Arc::new(full(b, BooleanBuilder::with_capacity).finish()),
+            Decoder::Int16(b) => Arc::new(full(b, Int16Builder::with_capacity).finish()),
+            Decoder::Int32(b) => Arc::new(full(b, Int32Builder::with_capacity).finish()),
+            Decoder::Int64(b) => Arc::new(full(b, Int64Builder::with_capacity).finish()),
+            Decoder::Float32(b) => Arc::new(full(b, Float32Builder::with_capacity).finish()),
+            Decoder::Float64(b) => Arc::new(full(b, Float64Builder::with_capacity).finish()),
             Decoder::Decimal(b, precision, scale) => Arc::new(
-                b.finish()
+                full(b, Decimal128Builder::with_capacity)
+                    .finish()
                     .with_precision_and_scale(*precision, *scale)
                     .unwrap_or_else(|_| unreachable!("precision and scale come from Kind")),
             ),
-            Decoder::Text(b) => Arc::new(b.finish()),
-            Decoder::Bytes(b) => Arc::new(b.finish()),
-            Decoder::Date(b) => Arc::new(b.finish()),
-            Decoder::Timestamp(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
+            Decoder::Text(b) => {
+                let bytes = b.values_slice().len();
+                Arc::new(full(b, |rows| StringBuilder::with_capacity(rows, bytes)).finish())
+            }
+            Decoder::Bytes(b) => {
+                let bytes = b.values_slice().len();
+                Arc::new(full(b, |rows| BinaryBuilder::with_capacity(rows, bytes)).finish())
+            }
+            Decoder::Date(b) => Arc::new(full(b, Date32Builder::with_capacity).finish()),
+            Decoder::Timestamp(b, tz) => Arc::new(
+                full(b, TimestampMicrosecondBuilder::with_capacity)
+                    .finish()
+                    .with_timezone_opt(tz.clone()),
+            ),
             Decoder::List(list) => list.finish(),
         }
     }
@@ -308,7 +326,13 @@ fn numeric_fast(value: &[u8], precision: u8, scale: i8) -> Option<i128> {
     }
     // value = whole * 10^(4 * (weight - digits + 1)); unscaled = value * 10^scale.
     let exponent = 4 * (weight - digits as i32 + 1) + i32::from(scale);
-    let unscaled = if exponent >= 0 {
+    let unscaled = if exponent < 0 && exponent > -20 && digits <= 4 {
+        // Up to 16 decimal digits, rounded in 64 bits: the usual numeric whose base-10000
+        // digits go past its scale (12.34 is 0012 3400 at scale 2), without a 128-bit division.
+        let (whole, divisor) = (whole as u64, 10u64.pow(exponent.unsigned_abs()));
+        let (quotient, remainder) = (whole / divisor, whole % divisor);
+        i128::from(quotient + u64::from(remainder >= divisor - remainder))
+    } else if exponent >= 0 {
         whole.checked_mul(*POW10.get(exponent as usize)?)?
     } else {
         let divisor = *POW10.get(exponent.unsigned_abs() as usize)?;
@@ -825,6 +849,44 @@ mod tests {
                 decimal_to_numeric(unscaled, scale, &mut fast);
                 numeric_through_text(unscaled, scale, &mut text);
                 assert_eq!(fast, text, "{unscaled}e-{scale}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_fast_numeric_path_rounds_as_the_digit_path() {
+        // Values written at one scale and read at a lower one (rounded half up), or a higher
+        // one: the 64-bit and 128-bit arithmetic of `numeric_fast` against `numeric_digits`.
+        let values = [
+            0i128,
+            1,
+            -1,
+            5,
+            -5,
+            49,
+            50,
+            -50,
+            9_999,
+            123_456_789,
+            -987_654_321_098,
+            9_999_999_999_999_999,
+            -1_234_567_890_123_456,
+        ];
+        for unscaled in values {
+            for written in 0..=16i8 {
+                let mut bytes = Vec::new();
+                decimal_to_numeric(unscaled, written, &mut bytes);
+                for read in 0..=20i8 {
+                    let fast = numeric_fast(&bytes, 38, read);
+                    let digits = numeric_digits(&bytes, 38, read);
+                    if let Some(fast) = fast {
+                        assert_eq!(
+                            Ok(fast),
+                            digits,
+                            "{unscaled}e-{written} read at scale {read}"
+                        );
+                    }
+                }
             }
         }
     }

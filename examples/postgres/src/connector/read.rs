@@ -269,7 +269,7 @@ impl Reader {
         let select: Vec<String> = self
             .projection
             .iter()
-            .map(|&i| self.columns[i].kind.select(&quote(&self.columns[i].name)))
+            .map(|&i| self.select(&self.columns[i]))
             .collect();
         query.push_sql(&format!(
             "SELECT {} FROM {}",
@@ -286,11 +286,45 @@ impl Reader {
         if let Some(limit) = self.limit {
             query.push_sql(&format!(" LIMIT {limit}"));
         }
-        (
-            format!("COPY ({}) TO STDOUT (FORMAT binary)", query.sql),
-            Bindings::new(&query.params, self.zone.clone()),
-        )
+        let statement = if self.projection.is_empty() {
+            // No column, as for Spark's `count(*)`: the server counts the rows rather than
+            // sending each of them, empty.
+            format!("SELECT count(*) FROM ({}) AS sparkds_rows", query.sql)
+        } else {
+            format!("COPY ({}) TO STDOUT (FORMAT binary)", query.sql)
+        };
+        (statement, Bindings::new(&query.params, self.zone.clone()))
     }
+
+    /// The expression that selects `column`. A `timestamp` read as an instant is its wall
+    /// clock in the session's time zone, which the server converts (`::timestamptz`), but for
+    /// a zone of UTC, where the wall clock is the instant: there the server sends the value as
+    /// it is, which spares it a conversion of every value (a sixth of a wide read's time on the
+    /// server).
+    fn select(&self, column: &ColumnInfo) -> String {
+        let name = quote(&column.name);
+        match (&column.kind, &self.zone) {
+            (Kind::LocalTimestamp, Some(zone)) if is_utc(zone) => name,
+            (kind, _) => kind.select(&name),
+        }
+    }
+}
+
+/// Whether the time zone `zone` is UTC under one of its names in the time zone database.
+fn is_utc(zone: &str) -> bool {
+    let name = zone.strip_prefix("Etc/").unwrap_or(zone);
+    [
+        "UTC",
+        "UCT",
+        "Universal",
+        "Zulu",
+        "GMT",
+        "GMT0",
+        "GMT+0",
+        "GMT-0",
+        "Greenwich",
+    ]
+    .contains(&name)
 }
 
 impl BatchReader for Reader {
@@ -362,6 +396,7 @@ impl BatchReader for Reader {
             .collect();
         let read = Task {
             settings: self.settings.clone(),
+            count: columns.is_empty(),
             statement,
             bindings,
             schema: schema.clone(),
@@ -440,6 +475,8 @@ where
 /// What the thread of a task needs.
 struct Task {
     settings: Settings,
+    /// Whether the read selects no column: its statement counts the rows.
+    count: bool,
     statement: String,
     bindings: Bindings,
     schema: SchemaRef,
@@ -495,6 +532,9 @@ impl Task {
                     ))
                 })?;
         }
+        if self.count {
+            return self.count(client, out).await;
+        }
         let stream = client
             .copy_out(&self.statement)
             .await
@@ -535,6 +575,28 @@ impl Task {
         }
         Ok(())
         // ANCHOR_END: budget
+    }
+
+    /// The rows of a read of no column, counted by the server, in batches of `fetchsize` rows.
+    async fn count(&self, client: &tokio_postgres::Client, out: &BatchSender) -> Result<()> {
+        let relation = self.settings.relation.describe();
+        let rows: i64 = client
+            .query_one(&self.statement, &[])
+            .await
+            .and_then(|row| row.try_get(0))
+            .map_err(|e| Error::msg(format!("cannot read {relation}: {}", describe(&e))))?;
+        let mut left = usize::try_from(rows).unwrap_or(0);
+        while left > 0 {
+            let rows = left.min(self.settings.batch_size.rows);
+            let batch = RecordBatch::try_new_with_options(
+                self.schema.clone(),
+                Vec::new(),
+                &RecordBatchOptions::new().with_row_count(Some(rows)),
+            )?;
+            out.send(batch)?;
+            left -= rows;
+        }
+        Ok(())
     }
 
     /// The error of a value that does not convert names its column, why, and the key of its

@@ -8,7 +8,8 @@ import sys
 
 
 def test_the_benchmark_runs_on_a_small_table(library, jar):
-    """bench/bench.py end to end, on few rows: every path reads and writes every row."""
+    """bench/bench.py end to end, on few rows: every path reads every shape (and every row)
+    and writes every row."""
     example = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     bench = os.path.join(example, "bench", "bench.py")
     done = subprocess.run(
@@ -19,7 +20,9 @@ def test_the_benchmark_runs_on_a_small_table(library, jar):
         timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "| read, JVM plugin |" in done.stdout and "| write, Spark JDBC |" in done.stdout
+    for shape in ("count", "count + 2 sums", "one column", "filter 1 %", "wide"):
+        assert f"| {shape} |" in done.stdout, done.stdout
+    assert "| write, JVM plugin |" in done.stdout and "| write, Spark JDBC |" in done.stdout
 
 
 def test_the_change_data_capture_benchmark_runs_on_few_rows(library, jar):
