@@ -409,8 +409,10 @@ class NativeReader(DataSourceReader):
                 self.library.name,
                 "push_filters",
                 f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: answered "
-                f"{list(self.filter_answers)} and then {list(answers)} for the same filters: its "
-                f"answers must depend only on the reader's schema, options and filters",
+                f"{list(self.filter_answers)} and then {list(answers)} for the same offer to a "
+                f"new reader of the same schema and options; answer from the reader's schema, "
+                f"options and the offer alone (rule 32: a replayed pushdown gets the same "
+                f"answer; see {RULES_URL}#rule-32)",
             )
 
     @_redacted

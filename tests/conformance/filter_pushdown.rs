@@ -1,10 +1,10 @@
 //! Filter pushdown, the extension of `spark_datasource_filters.h`: a library without it is read
 //! as before, `examples/c_range` accepts what it can apply and returns only matching rows, and
-//! the fixtures that lie about it break rules 29 to 31, each reported with its exact message.
+//! the fixtures that lie about it break rules 29 to 32, each reported with its exact message.
 
 use sparkds::arrow_array::{Array, Int64Array};
 use sparkds::filters::{col, encode, Filter, Literal, Value};
-use sparkds::steps::OpenSource;
+use sparkds::steps::{OpenSource, Pushdowns};
 use sparkds::BatchReadOutcome;
 
 use crate::helpers::{error, sparkds, Fixture};
@@ -254,4 +254,33 @@ fn bench_where_reports_what_was_accepted() {
         ),
         "{stdout}"
     );
+}
+
+#[test]
+fn a_pushdown_answered_otherwise_when_replayed_is_reported() {
+    const REPLAYED_OTHERWISE: &str = "`push_filters`: answered [1, 1, 0] and then [0, 0, 0] for the same offer to a new reader of the same schema and options; answer from the reader's schema, options and the offer alone (rule 32: a replayed pushdown gets the same answer; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-32)";
+    // The whole read offers the filters to one reader, then the same to the reader it plans
+    // with, as Spark does.
+    assert_eq!(read_error("UNSTABLE_PUSHDOWN"), REPLAYED_OTHERWISE);
+    // So does a host that drives the steps, as the JVM plugin does.
+    let library: &'static sparkds::Library =
+        Box::leak(Box::new(Fixture::with_fault("UNSTABLE_PUSHDOWN").load()));
+    let name = library.name().to_string();
+    let source =
+        OpenSource::create(library, &name, &[("end".into(), "10".into())]).expect("creates");
+    let schema = source.schema().expect("a schema").expect("has a schema");
+    let message = encode(&conjuncts("name")).expect("encodes");
+    let mut probe = source.create_reader(schema.clone()).expect("a reader");
+    let answers = probe
+        .push_filters(&message)
+        .expect("answers")
+        .expect("has the extension");
+    assert_eq!(answers, [true, true, false]);
+    drop(probe);
+    let pushed = Pushdowns {
+        filters: Some((message, answers)),
+        ..Pushdowns::default()
+    };
+    let mut planner = source.create_reader(schema).expect("a reader");
+    assert_eq!(error(planner.replay(&pushed)), REPLAYED_OTHERWISE);
 }

@@ -397,6 +397,29 @@ def test_checked_filters_reach_the_executors_copy_of_the_reader(c_range_library)
     assert sorted(ids) == list(range(95, 100))
 
 
+def test_a_library_that_answers_otherwise_when_replayed_fails_the_plan(tmp_path):
+    """Rule 32: the reader that plans is offered what pushFilters offered, and must answer the
+    same; tests/conformance/fixtures/range.c with FAULT_UNSTABLE_PUSHDOWN accepts on every other
+    offer."""
+    from library_fixtures import conformance_fixture
+
+    path = conformance_fixture(str(tmp_path), "unstable", "FAULT_UNSTABLE_PUSHDOWN")
+    native = load(path, "unstable")
+    options = {"end": "10"}
+    with native.source(options) as (source, _):
+        arrow_schema = _schema_to_bytes(native.schema(source))
+    library = _Library(path=path, sha256=native.sha256, name="unstable")
+    schema = StructType([StructField("id", LongType(), False), StructField("name", StringType())])
+    reader = NativeReader(library, options, schema, arrow_schema, "check")
+
+    reader._push_filters([GreaterThanOrEqual(("id",), 3)])
+    assert len(reader.pushed_filters) == 1
+    with pytest.raises(NativeDataSourceError) as refused:
+        reader.partitions()
+    message = str(refused.value)
+    assert "answered [1] and then [0]" in message and "#rule-32" in message, message
+
+
 # -- why the bridge offers no filter on pyspark 4.1 to 4.3 ---------------------------------------
 
 

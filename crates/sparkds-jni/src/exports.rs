@@ -294,6 +294,29 @@ native! {
 }
 
 native! {
+    replay(
+        reader: jlong,
+        filters: JByteArray<'l>,
+        answers: JByteArray<'l>,
+        limit: jlong,
+        limit_accepted: jboolean,
+        pruned: JByteArray<'l>
+    ) -> jboolean = 0,
+    |env| {
+        let filters = jvm::optional_bytes(env, &filters)?;
+        let answers = jvm::optional_bytes(env, &answers)?;
+        let filters = filters
+            .zip(answers)
+            .map(|(message, answers)| (message, answers.into_iter().map(|a| a == 1).collect()));
+        let limit = (limit >= 0).then_some((limit, limit_accepted != 0));
+        let pruned = jvm::optional_bytes(env, &pruned)?;
+        // SAFETY: a handle of `createReader`.
+        let reader = unsafe { get::<ReaderHandle>(reader) }?;
+        reader.replay(filters, limit, pruned.as_deref()).map(|()| 1)
+    }
+}
+
+native! {
     pruneColumns(reader: jlong, required: JByteArray<'l>) -> jboolean = 0,
     |env| {
         let required = jvm::bytes(env, &required, "requiredSchema")?;

@@ -161,6 +161,28 @@ impl ReaderHandle {
         result.map_err(|e| self.fail(e))
     }
 
+    /// Offers this reader what another was offered, and checks it answers the same (rule 32):
+    /// the filters' message and answers, the limit and whether it was accepted, the pruned
+    /// columns (an IPC message), each when it was offered.
+    pub fn replay(
+        &mut self,
+        filters: Option<(Vec<u8>, Vec<bool>)>,
+        limit: Option<(i64, bool)>,
+        columns: Option<&[u8]>,
+    ) -> Result<()> {
+        let columns = match columns {
+            Some(bytes) => Some((schema_arg(bytes, "the pruned schema of replay")?, true)),
+            None => None,
+        };
+        let pushed = sparkds::steps::Pushdowns {
+            filters,
+            limit,
+            columns,
+        };
+        let result = self.reader.replay(&pushed);
+        result.map_err(|e| self.fail(e))
+    }
+
     /// `partitions`.
     pub fn partitions(&self) -> Result<Vec<Vec<u8>>> {
         self.reader.partitions().map_err(|e| self.fail(e))

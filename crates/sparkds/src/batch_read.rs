@@ -16,6 +16,7 @@ use crate::calls::{
 };
 use crate::error::{Error, Result};
 use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
+use crate::steps::Pushdowns;
 
 /// A batch read, as `spark.read.format(...).options(...).load()` runs it. Built by
 /// [`Library::batch_read`].
@@ -200,10 +201,18 @@ impl<'l> BatchRead<'l> {
         let library = self.library;
         let source = self.create_source()?;
         let schema = source_schema(library, &source, self.schema.clone())?;
-        let reader = create_reader(library, &source, &schema)?;
-        let filtering = self.push_filters(&reader)?;
-        let pruning = self.prune_columns(&reader, &schema)?;
-        let limit_accepted = self.push_limit(&reader, filtering.every_filter_accepted())?;
+        let mut reader = create_reader(library, &source, &schema)?;
+        let (mut filtering, mut pruning, mut limit_accepted) = self.push_down(&reader, &schema)?;
+        let limit = |accepted| self.limit.map(|limit| (limit, accepted));
+        let offered = pushdowns(&filtering, &pruning, limit(limit_accepted));
+        if !offered.is_empty() {
+            // Spark asks one reader while it optimizes the query and plans the partitions with
+            // another, offered the same again: its answers must be the same (rule 32).
+            drop(reader);
+            reader = create_reader(library, &source, &schema)?;
+            (filtering, pruning, limit_accepted) = self.push_down(&reader, &schema)?;
+            offered.same_as(&pushdowns(&filtering, &pruning, limit(limit_accepted)))?;
+        }
         let partitions = plan_partitions(library, &reader)?;
         let reader_state = serialize_reader(library, &reader)?;
         let capabilities = source.capabilities;
@@ -272,6 +281,19 @@ impl<'l> BatchRead<'l> {
             });
         }
         Ok(source)
+    }
+
+    /// Offers the read's pushdowns to `reader` in Spark's order: the filters, the columns, then
+    /// the limit when every filter was accepted.
+    fn push_down(
+        &self,
+        reader: &Handle<'_>,
+        schema: &SchemaRef,
+    ) -> Result<(Filtering, Pruning, Option<bool>)> {
+        let filtering = self.push_filters(reader)?;
+        let pruning = self.prune_columns(reader, schema)?;
+        let limit_accepted = self.push_limit(reader, filtering.every_filter_accepted())?;
+        Ok((filtering, pruning, limit_accepted))
     }
 
     /// Offers the read's filters to the reader (`push_filters`), when there are some and the
@@ -351,6 +373,23 @@ impl<'l> BatchRead<'l> {
             unsafe { push_limit(reader.ptr(), limit, &mut accepted) }
         })?;
         Ok(Some(accepted != 0))
+    }
+}
+
+/// What the library answered to the pushdowns offered, as [`Pushdowns`] (without the filters'
+/// message, which the comparison does not need).
+fn pushdowns(
+    filtering: &Filtering,
+    pruning: &Pruning,
+    limit: Option<(i64, Option<bool>)>,
+) -> Pushdowns {
+    Pushdowns {
+        filters: filtering
+            .answers
+            .clone()
+            .map(|answers| (Vec::new(), answers)),
+        limit: limit.and_then(|(limit, accepted)| Some((limit, accepted?))),
+        columns: pruning.pruned.then(|| (pruning.read_schema.clone(), true)),
     }
 }
 

@@ -27,7 +27,7 @@ pub const BOOK_URL: Option<&str> = Some("https://sparkds.github.io/spark-datasou
 pub const CHAPTER: &str = "reference/rules.html";
 
 /// Every rule, in order: `RULES[n - 1]` is rule `n`.
-pub const RULES: [Rule; 31] = [
+pub const RULES: [Rule; 32] = [
     rule(1, "`spark_ds_init` returns one table"),
     rule(2, "the table's size covers version 1"),
     rule(3, "an ABI version the host supports"),
@@ -59,6 +59,7 @@ pub const RULES: [Rule; 31] = [
     rule(29, "a valid filter table"),
     rule(30, "`push_filters` answers once, one byte per filter"),
     rule(31, "returned rows satisfy the accepted filters"),
+    rule(32, "a replayed pushdown gets the same answer"),
 ];
 
 const fn rule(number: u32, title: &'static str) -> Rule {

@@ -11,7 +11,7 @@ use spark_datasource_core::filters::Filter;
 use crate::calls::{
     export_schema, required, schema_ptr, sink_call, sink_call_one, source_schema, still_borrowed,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Violation};
 use crate::header::{self, SparkDsWriteInfo};
 use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
 use crate::write::WriteMode;
@@ -228,6 +228,70 @@ pub struct Reader {
     accepted: Vec<Filter>,
 }
 
+/// What a reader was offered and how it answered, to replay on the reader that plans
+/// ([`Reader::replay`], rule 32): each is `None` when it was not offered.
+#[derive(Clone, Debug, Default)]
+pub struct Pushdowns {
+    /// The message of `push_filters` and the answers, one per filter.
+    pub filters: Option<(Vec<u8>, Vec<bool>)>,
+    /// The limit of `push_limit` and whether it was accepted.
+    pub limit: Option<(i64, bool)>,
+    /// The columns of `prune_columns` and whether they were pruned.
+    pub columns: Option<(SchemaRef, bool)>,
+}
+
+impl Pushdowns {
+    /// Whether nothing was offered.
+    pub fn is_empty(&self) -> bool {
+        self.filters.is_none() && self.limit.is_none() && self.columns.is_none()
+    }
+
+    /// Rule 32: `again`, the answers of a new reader to the same offers, are these.
+    ///
+    /// # Errors
+    ///
+    /// A violation of rule 32 naming the function and both answers.
+    pub(crate) fn same_as(&self, again: &Pushdowns) -> Result<()> {
+        let differs = |function: &str, first: String, then: String| -> Error {
+            Violation::new(
+                function,
+                32,
+                format!(
+                    "answered {first} and then {then} for the same offer to a new reader of the \
+                     same schema and options; answer from the reader's schema, options and the \
+                     offer alone"
+                ),
+            )
+            .into()
+        };
+        let bytes =
+            |a: &[bool]| format!("{:?}", a.iter().map(|&b| u8::from(b)).collect::<Vec<_>>());
+        if let (Some((_, first)), Some((_, then))) = (&self.filters, &again.filters) {
+            if first != then {
+                return Err(differs("push_filters", bytes(first), bytes(then)));
+            }
+        }
+        if let (Some((limit, first)), Some((_, then))) = (self.limit, again.limit) {
+            if first != then {
+                let said = |a: bool| {
+                    format!(
+                        "{} the limit {limit}",
+                        if a { "accepting" } else { "refusing" }
+                    )
+                };
+                return Err(differs("push_limit", said(first), said(then)));
+            }
+        }
+        if let (Some((_, first)), Some((_, then))) = (&self.columns, &again.columns) {
+            if first != then {
+                let said = |a: bool| if a { "pruning" } else { "not pruning" }.to_string();
+                return Err(differs("prune_columns", said(*first), said(*then)));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Reader {
     /// `push_filters` of the filter pushdown extension (`spark_datasource_filters.h`) with
     /// `encoded`, one message of the header's encoding (the conjuncts of the query's condition,
@@ -350,6 +414,29 @@ impl Reader {
         still_borrowed(&ffi, "prune_columns", None)?;
         self.schema = required;
         Ok(true)
+    }
+
+    /// Offers `pushed` again, to this reader (just created, of the schema and options of the
+    /// reader that answered it), in Spark's order: the filters, the limit, then the columns; and
+    /// checks that the library answers as it did (rule 32). Spark has dropped what was accepted
+    /// from its plan by the time the reader that plans the partitions is asked again.
+    ///
+    /// # Errors
+    ///
+    /// The failure of a pushdown, or a violation of rule 32 naming the function and both answers.
+    pub fn replay(&mut self, pushed: &Pushdowns) -> Result<()> {
+        let mut again = Pushdowns::default();
+        if let Some((message, _)) = &pushed.filters {
+            let answers = self.push_filters(message)?.unwrap_or_default();
+            again.filters = Some((message.clone(), answers));
+        }
+        if let Some((limit, _)) = pushed.limit {
+            again.limit = Some((limit, self.push_limit(limit)?));
+        }
+        if let Some((columns, _)) = &pushed.columns {
+            again.columns = Some((columns.clone(), self.prune_columns(columns.clone())?));
+        }
+        pushed.same_as(&again)
     }
 
     /// `partitions`: the bytes of each partition, in order.

@@ -44,7 +44,7 @@ mod driver;
 mod executor;
 
 pub use crate::task::TaskIds;
-pub use driver::{OpenSource, Reader, StreamReader, Writer};
+pub use driver::{OpenSource, Pushdowns, Reader, StreamReader, Writer};
 pub use executor::{Batch, DataWriter, PartitionStream, TaskContext};
 
 /// Which checks run besides the cheap ones, which always do.

@@ -97,18 +97,13 @@ final class NativeScan implements Scan, Batch {
     try (NativeSource source = NativeSource.open(table.library, options)) {
       long reader = Native.createReader(source.handle, Schemas.toBytes(table.schema()));
       try {
-        filters.replay(options.name(), reader);
-        if (limit != null) {
-          Native.pushLimit(reader, limit);
-        }
-        if (pruned != null && !Native.pruneColumns(reader, Schemas.toBytes(pruned))) {
-          throw new NativeDataSourceException(
-              "INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE",
-              "data source `"
-                  + options.name()
-                  + "`: prune_columns accepted the columns once and refused them for the same "
-                  + "query: its answer must depend only on the reader's schema and options.");
-        }
+        Native.replay(
+            reader,
+            filters.message(),
+            filters.answers(),
+            limit == null ? -1 : limit,
+            true,
+            pruned == null ? null : Schemas.toBytes(pruned));
         partitions = Native.partitions(reader);
         state = Native.serializeReader(reader);
       } finally {

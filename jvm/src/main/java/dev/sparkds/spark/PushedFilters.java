@@ -74,7 +74,6 @@ final class PushedFilters {
     if (answers == null) {
       return new PushedFilters(new Predicate[0], all.clone(), null, null, null, mode);
     }
-    check(name, offered.size(), answers);
     Map<Predicate, Boolean> isAccepted = new IdentityHashMap<>();
     List<byte[]> acceptedBytes = new ArrayList<>();
     for (int i = 0; i < offered.size(); i++) {
@@ -101,25 +100,6 @@ final class PushedFilters {
         answers.clone(),
         acceptedBytes.isEmpty() ? null : FilterEncoder.message(acceptedBytes),
         mode);
-  }
-
-  /** The header's rule on answers: one byte, 0 or 1, per predicate of the message. */
-  private static void check(String name, int count, byte[] answers) {
-    boolean valid = answers.length == count;
-    for (byte answer : answers) {
-      valid &= answer == 0 || answer == 1;
-    }
-    if (!valid) {
-      throw new NativeDataSourceException(
-          "INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE",
-          "data source `"
-              + name
-              + "`: push_filters answered "
-              + Arrays.toString(answers)
-              + " for "
-              + count
-              + " predicates: it must answer one byte, 0 or 1, per predicate.");
-    }
   }
 
   Predicate[] accepted() {
@@ -159,27 +139,14 @@ final class PushedFilters {
     return columns;
   }
 
-  /**
-   * Offers the message again, to {@code reader} (just created, as the header requires), and
-   * checks that the library answers as it did.
-   */
-  void replay(String name, long reader) {
-    if (message == null) {
-      return;
-    }
-    byte[] again = Native.pushFilters(reader, message);
-    if (!Arrays.equals(again, answers)) {
-      throw new NativeDataSourceException(
-          "INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE",
-          "data source `"
-              + name
-              + "`: push_filters answered "
-              + Arrays.toString(answers)
-              + " and then "
-              + Arrays.toString(again)
-              + " for the same predicates: its answers must depend only on the reader's "
-              + "schema, options and predicates.");
-    }
+  /** The message offered, or null when none was. */
+  byte[] message() {
+    return message == null ? null : message.clone();
+  }
+
+  /** The library's answers to {@link #message}, one byte per predicate, or null. */
+  byte[] answers() {
+    return answers == null ? null : answers.clone();
   }
 
   /**

@@ -143,6 +143,17 @@ public final class Native {
   /** prune_columns: true when the library pruned (false when it has no prune_columns). */
   public static native boolean pruneColumns(long reader, byte[] requiredSchema);
 
+  /**
+   * Offers a reader just created what another reader of the same schema and options was offered
+   * and accepted, in the header's order, and checks that it answers the same (rule 32): the
+   * filters' message and their answers (both null when none was offered), the limit (-1 when
+   * none was pushed), the pruned schema (null when the columns were not pruned). Throws a
+   * conformance error naming the function and both answers otherwise.
+   */
+  public static native boolean replay(
+      long reader, byte[] filters, byte[] answers, long limit, boolean limitAccepted,
+      byte[] prunedSchema);
+
   /** partitions. */
   public static native byte[][] partitions(long reader);
 
