@@ -690,6 +690,10 @@ fn batch_read(
         read_limited(new_read())?;
         done.push_str("; limit pushed");
     }
+    if let (Some(_), Some(first)) = (library.push_filters(), outcome.schema.fields().first()) {
+        plan_with_a_filter(new_read(), first.name())?;
+        done.push_str("; filters replayed");
+    }
     read_with_killed_task(new_read())?;
     done.push_str("; killed task stopped");
     accept_spark_option(options, "path", |options| {
@@ -837,6 +841,18 @@ fn column_list(schema: &arrow_schema::Schema) -> String {
         .map(|f| format!("`{}`", f.name()))
         .collect();
     names.join(", ")
+}
+
+/// Rules 30 and 32: a read planned with a filter on `column` (`IS NOT NULL`, which any column
+/// has) gets one answer per filter, and the same from the reader that plans as from the one
+/// first offered it. Planned only: what rows an accepted filter keeps is the conformance kit's,
+/// which knows the data.
+fn plan_with_a_filter(read: crate::BatchRead<'_>, column: &str) -> Result<()> {
+    let filter = spark_datasource_core::filters::Filter::IsNotNull(
+        spark_datasource_core::filters::col(column),
+    );
+    read.filters(vec![filter]).plan_only().run()?;
+    Ok(())
 }
 
 /// Rule 22: a read whose limit of one row was pushed returns at most one row.
