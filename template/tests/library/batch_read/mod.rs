@@ -72,7 +72,9 @@ fn a_pushed_limit_plans_only_the_rows_it_needs() -> sparkds::Result<()> {
 fn a_malformed_option_names_the_option_and_the_expected_form() -> sparkds::Result<()> {
     let error = message(library()?.batch_read().option("end", "ten").run());
     assert!(
-        error.contains("`create_reader` failed: option `end` must be a non-negative integer, got `ten`"),
+        error.contains(
+            "`create_reader` failed: option `end` must be a non-negative integer, got `ten`"
+        ),
         "{error}"
     );
     Ok(())
