@@ -1,9 +1,11 @@
-//! The frozen v1 mirror of sparkds (`sparkds::header`) has the layout of `spark_datasource.h`, as
-//! the C compiler lays it out on this platform (rules 2 and 6).
+//! The frozen v1 declarations (`spark_datasource_abi::v1`, which the SDK and the host use) have
+//! the layout of `spark_datasource.h`, as the C compiler lays it out on this platform (rules 2
+//! and 6).
 
 use std::mem::{offset_of, size_of};
 
-use sparkds::header::*;
+use spark_datasource_abi::arrow::{ArrowArray, ArrowArrayStream, ArrowSchema};
+use spark_datasource_abi::v1::*;
 
 use crate::helpers::compile_and_run_c;
 

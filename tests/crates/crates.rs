@@ -51,6 +51,7 @@ fn the_sdk_crate_packages_with_its_header_and_readme_without_a_warning() {
 fn the_host_the_package_format_and_the_command_package_with_their_readmes_without_a_warning() {
     for (package, files_needed) in [
         ("spark-datasource-core", &["README.md", "src/lib.rs"][..]),
+        ("spark-datasource-abi", &["README.md", "src/lib.rs"][..]),
         ("spark-datasource-eval", &["README.md", "src/lib.rs"][..]),
         ("spark-datasource-http", &["README.md", "src/lib.rs"][..]),
         ("sparkds", &["README.md", "src/lib.rs"][..]),
@@ -206,6 +207,7 @@ fn every_manifest_the_template_and_the_book_state_the_same_rust_version() {
     // The crates of the workspace inherit it.
     for inherits in [
         "crates/spark-datasource-core/Cargo.toml",
+        "crates/spark-datasource-abi/Cargo.toml",
         "crates/spark-datasource-eval/Cargo.toml",
         "crates/spark-datasource/Cargo.toml",
         "crates/spark-datasource-http/Cargo.toml",
@@ -456,6 +458,7 @@ fn the_crates_the_wheel_and_the_template_have_the_workspace_s_version() {
         publishable,
         [
             "spark-datasource-core",
+            "spark-datasource-abi",
             "spark-datasource-eval",
             "spark-datasource",
             "spark-datasource-http",

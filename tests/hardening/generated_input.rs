@@ -18,7 +18,7 @@ use sparkds::arrow_array::{
     Array, ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray, StructArray,
 };
 use sparkds::arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
-use sparkds::header::{SPARK_DS_NO_EPOCH, SPARK_DS_WRITE_APPEND, SPARK_DS_WRITE_TRUNCATE};
+use spark_datasource_abi::v1::{SPARK_DS_NO_EPOCH, SPARK_DS_WRITE_APPEND, SPARK_DS_WRITE_TRUNCATE};
 
 use crate::helpers::{build_dir, generated_library};
 use crate::raw::{task, Raw};

@@ -13,9 +13,9 @@ use sparkds::arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamRe
 use sparkds::arrow_array::{Array, RecordBatch, StructArray};
 use sparkds::arrow_schema::ffi::FFI_ArrowSchema;
 use sparkds::arrow_schema::{Schema, SchemaRef};
-use sparkds::header::{
-    ArrowArray, ArrowArrayStream, ArrowSchema, InitFunction, SparkDsCreateInfo, SparkDsHost,
-    SparkDsLibrary, SparkDsTaskContext, SparkDsWriteInfo, SPARK_DS_ABI_VERSION,
+use spark_datasource_abi::v1::{
+    SparkDsCreateInfo, SparkDsHost, SparkDsInitFunction, SparkDsLibrary, SparkDsTaskContext,
+    SparkDsWriteInfo, SPARK_DS_ABI_VERSION,
 };
 
 pub type Handle = *mut c_void;
@@ -91,7 +91,7 @@ impl Raw {
                 .unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display())),
         ));
         // SAFETY: `spark_ds_init` has the type of the header.
-        let init: InitFunction = *unsafe { library.get::<InitFunction>(b"spark_ds_init\0") }
+        let init: SparkDsInitFunction = *unsafe { library.get::<SparkDsInitFunction>(b"spark_ds_init\0") }
             .expect("the library exports spark_ds_init");
         let host: &'static SparkDsHost = Box::leak(Box::new(SparkDsHost {
             size: std::mem::size_of::<SparkDsHost>() as i64,
@@ -279,7 +279,7 @@ impl Raw {
                 state.len() as i64,
                 partition.as_ptr(),
                 partition.len() as i64,
-                &mut stream as *mut FFI_ArrowArrayStream as *mut ArrowArrayStream,
+                &mut stream,
             )
         };
         self.outcome("read", rc)?;
@@ -476,7 +476,7 @@ impl Raw {
             self.table.write.expect("write")(
                 writer,
                 ffi_schema(schema),
-                array as *mut FFI_ArrowArray as *mut ArrowArray,
+                array,
             )
         };
         assert!(
@@ -542,8 +542,8 @@ impl Raw {
     }
 }
 
-fn ffi_schema(schema: &mut FFI_ArrowSchema) -> *mut ArrowSchema {
-    schema as *mut FFI_ArrowSchema as *mut ArrowSchema
+fn ffi_schema(schema: &mut FFI_ArrowSchema) -> *mut FFI_ArrowSchema {
+    schema
 }
 
 /// The rows of `batches`.

@@ -79,8 +79,9 @@ pub const TRUNCATE: Capability = Capability {
 pub const ALWAYS_REQUIRED: &[&str] = &["create", "close"];
 
 /// The function pointers of `SparkDsLibrary`, version 1, in the header's order: the fields that
-/// follow `size` and `abi_version`. The Rust mirrors of the table (the SDK's and the host's)
-/// read which are set in this order, and name them with this table.
+/// follow `size` and `abi_version`. The SDK and the host read which functions of the table
+/// (`spark_datasource_abi::v1::SparkDsLibrary`) are set in this order, and name them with this
+/// table; the declaration's layout test checks that its fields are these, in this order.
 pub const FUNCTIONS: [&str; 28] = [
     "last_error",
     "create",

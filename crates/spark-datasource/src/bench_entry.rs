@@ -16,7 +16,7 @@
 //! (`spark_ds_bench_v2`), and a host that does not find the name it knows measures no
 //! reference. `size` must be the size of version 1.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 use std::time::{Duration, Instant};
 
 use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
@@ -27,45 +27,8 @@ use crate::datasource::{DataWriter, Error, Result, TaskContext, Write, Writer};
 use crate::ffi::bytes::{borrowed, decode, encode, Tagged};
 use crate::ffi::entry::ReadPartition;
 use crate::ffi::guard::guard;
-use crate::ffi::header::{ArrowArrayStream, SparkDsSink, SPARK_DS_NO_EPOCH};
-
-/// `kind` of a call: read the partition `partition` with the reader `state`.
-pub const SPARK_DS_BENCH_READ: i32 = 1;
-/// `kind` of a call: run a data writer of the writer `state` over the batches of `input`.
-pub const SPARK_DS_BENCH_WRITE: i32 = 2;
-
-/// The argument of `spark_ds_bench_v1`: what to run, and what it counted.
-#[repr(C)]
-pub struct SparkDsBenchCall {
-    /// `sizeof(SparkDsBenchCall)` of version 1.
-    pub size: i64,
-    /// `SPARK_DS_BENCH_READ` or `SPARK_DS_BENCH_WRITE`.
-    pub kind: i32,
-    pub stage_id: i32,
-    pub partition_id: i32,
-    pub attempt_number: i32,
-    pub task_id: i64,
-    /// The bytes of `serialize_reader`, `serialize_stream_reader` or `serialize_writer`.
-    pub state: *const u8,
-    pub state_length: i64,
-    /// Read: the partition's bytes, as `read` receives them.
-    pub partition: *const u8,
-    pub partition_length: i64,
-    /// Write: the epoch, or `SPARK_DS_NO_EPOCH` for a batch write.
-    pub epoch_id: i64,
-    /// Write: the batches to write, pulled outside of the measured time; the call releases it.
-    pub input: *mut ArrowArrayStream,
-    /// Write: receives the commit message of the data writer.
-    pub add: Option<SparkDsSink>,
-    pub sink: *mut c_void,
-    /// Out: the rows, batches and bytes of Arrow buffers read or written.
-    pub rows: i64,
-    pub batches: i64,
-    pub bytes: i64,
-    /// Out: the nanoseconds spent in the connector's code (for a write, without the pulls of
-    /// `input`).
-    pub nanos: i64,
-}
+use spark_datasource_abi::bench::{SparkDsBenchCall, SPARK_DS_BENCH_READ, SPARK_DS_BENCH_WRITE};
+use spark_datasource_abi::v1::SPARK_DS_NO_EPOCH;
 
 /// Runs a write task in process: [`BenchTable::write`] of a source that declares a write.
 pub type WriteTask = fn(
@@ -241,7 +204,7 @@ fn read(
 ///
 /// # Safety
 /// `input` is null or a live stream moved to the caller.
-unsafe fn input(input: *mut ArrowArrayStream) -> Result<RecordBatchStreamReader> {
+unsafe fn input(input: *mut FFI_ArrowArrayStream) -> Result<RecordBatchStreamReader> {
     if input.is_null() {
         return Err(Error::msg("the input stream is NULL"));
     }
@@ -436,55 +399,6 @@ mod tests {
             .into_owned()
     }
 
-    /// Version 1 of the call, frozen: every field at its offset on a 64-bit platform. The host's
-    /// copy (`sparkds::bench`) is compared with this struct field by field by its own test, so a
-    /// field changed on either side fails one of them.
-    #[cfg(target_pointer_width = "64")]
-    #[test]
-    fn the_call_keeps_the_layout_of_version_1_field_by_field() {
-        use std::mem::offset_of;
-        let layout = [
-            ("size", offset_of!(SparkDsBenchCall, size), 0),
-            ("kind", offset_of!(SparkDsBenchCall, kind), 8),
-            ("stage_id", offset_of!(SparkDsBenchCall, stage_id), 12),
-            (
-                "partition_id",
-                offset_of!(SparkDsBenchCall, partition_id),
-                16,
-            ),
-            (
-                "attempt_number",
-                offset_of!(SparkDsBenchCall, attempt_number),
-                20,
-            ),
-            ("task_id", offset_of!(SparkDsBenchCall, task_id), 24),
-            ("state", offset_of!(SparkDsBenchCall, state), 32),
-            (
-                "state_length",
-                offset_of!(SparkDsBenchCall, state_length),
-                40,
-            ),
-            ("partition", offset_of!(SparkDsBenchCall, partition), 48),
-            (
-                "partition_length",
-                offset_of!(SparkDsBenchCall, partition_length),
-                56,
-            ),
-            ("epoch_id", offset_of!(SparkDsBenchCall, epoch_id), 64),
-            ("input", offset_of!(SparkDsBenchCall, input), 72),
-            ("add", offset_of!(SparkDsBenchCall, add), 80),
-            ("sink", offset_of!(SparkDsBenchCall, sink), 88),
-            ("rows", offset_of!(SparkDsBenchCall, rows), 96),
-            ("batches", offset_of!(SparkDsBenchCall, batches), 104),
-            ("bytes", offset_of!(SparkDsBenchCall, bytes), 112),
-            ("nanos", offset_of!(SparkDsBenchCall, nanos), 120),
-        ];
-        for (field, offset, frozen) in layout {
-            assert_eq!(offset, frozen, "`{field}` moved");
-        }
-        assert_eq!(std::mem::size_of::<SparkDsBenchCall>(), 128);
-    }
-
     #[test]
     fn a_read_in_process_counts_its_rows_batches_and_bytes() {
         let state = encode(&Reader { rows: 10 }).expect("state");
@@ -523,7 +437,7 @@ mod tests {
         );
     }
 
-    extern "C" fn keep(sink: *mut c_void, data: *const u8, length: i64) {
+    extern "C" fn keep(sink: *mut std::ffi::c_void, data: *const u8, length: i64) {
         // SAFETY: `sink` is the test's `Vec<u8>`; the bytes are readable for the call.
         unsafe {
             (*sink.cast::<Vec<u8>>())

@@ -62,20 +62,20 @@ pub const HEADER: &str = include_str!("../spark_datasource.h");
 pub const FILTERS_HEADER: &str = include_str!("../spark_datasource_filters.h");
 
 /// `SPARK_DS_ABI_VERSION`: the version of the interface that this crate implements.
-pub const ABI_VERSION: i32 = ffi::header::SPARK_DS_ABI_VERSION;
+pub const ABI_VERSION: i32 = spark_datasource_abi::v1::SPARK_DS_ABI_VERSION;
 
 /// What `export!` expands to. Not part of the API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::bench_entry::{bench, write_task, BenchTable, SparkDsBenchCall};
+    pub use crate::bench_entry::{bench, write_task, BenchTable};
     pub use crate::ffi::entry::partition_read::{read_batch, read_stream};
     pub use crate::ffi::entry::{Export, ReadPartition};
-    pub use crate::ffi::filters::{
-        filter_table, filters_init, SparkDsFilterTable, SparkDsFiltersInitFunction,
-    };
-    pub use crate::ffi::header::{SparkDsHost, SparkDsInitFunction, SparkDsLibrary};
+    pub use crate::ffi::filters::{filter_table, filters_init};
     pub use crate::ffi::library::{
         base, declared, init, names, with_batch_read, with_micro_batch_read, with_prune_columns,
         with_push_limit, with_write,
     };
+    pub use spark_datasource_abi::bench::SparkDsBenchCall;
+    pub use spark_datasource_abi::filters::{SparkDsFilterTable, SparkDsFiltersInitFunction};
+    pub use spark_datasource_abi::v1::{SparkDsHost, SparkDsInitFunction, SparkDsLibrary};
 }

@@ -7,17 +7,20 @@
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::RecordBatch;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{Schema, SchemaRef};
 
 use crate::error::{Error, Result, Violation};
-use crate::filters::{self, PushFilters};
-use crate::header::{self, ArrowArrayStream, ArrowSchema};
+use crate::filters;
 use crate::import::{self, Expectations};
 use crate::library::{Library, Source};
 use crate::sink::Sink;
 use crate::task::Task;
+use spark_datasource_abi::arrow::{ArrowArrayStream, ArrowSchema};
+use spark_datasource_abi::filters::PushFilters;
+use spark_datasource_abi::v1;
 
 pub(crate) fn required<T>(f: Option<T>, name: &'static str) -> Result<T> {
     // Unreachable after the capability check of `create` (rule 4), kept as an error rather
@@ -49,7 +52,7 @@ pub(crate) fn source_schema(
     let mut raw = ArrowSchema::empty();
     library.call("schema", None, || {
         // SAFETY: the source is open and `raw` is valid for writes.
-        unsafe { schema_fn(source.handle.ptr(), &mut raw) }
+        unsafe { schema_fn(source.handle.ptr(), raw.as_ffi()) }
     })?;
     let schema =
         import::import_schema(&mut raw).map_err(|(rule, m)| Violation::new("schema", rule, m))?;
@@ -69,9 +72,7 @@ pub(crate) fn still_borrowed(
     function: &'static str,
     context: Option<&str>,
 ) -> Result<()> {
-    // SAFETY: the layouts are identical; the view only reads `release`.
-    let raw = unsafe { &*(schema as *const FFI_ArrowSchema as *const ArrowSchema) };
-    if raw.release.is_none() {
+    if schema.release().is_none() {
         return Err(Violation::new(
             function,
             11,
@@ -83,9 +84,9 @@ pub(crate) fn still_borrowed(
     Ok(())
 }
 
-pub(crate) fn schema_ptr(schema: &FFI_ArrowSchema) -> *mut ArrowSchema {
+pub(crate) fn schema_ptr(schema: &FFI_ArrowSchema) -> *mut FFI_ArrowSchema {
     // The callee only borrows it (the header's ownership rule for these parameters).
-    schema as *const FFI_ArrowSchema as *mut ArrowSchema
+    std::ptr::from_ref(schema).cast_mut()
 }
 
 /// Calls `function` with an open sink and returns what it passed.
@@ -93,7 +94,7 @@ pub(crate) fn sink_call(
     library: &Library,
     function: &'static str,
     context: Option<&str>,
-    f: impl FnOnce(header::Sink, *mut c_void) -> c_int,
+    f: impl FnOnce(v1::SparkDsSink, *mut c_void) -> c_int,
 ) -> Result<Vec<Vec<u8>>> {
     let sink = Sink::open(function, library.id());
     library.call(function, context, || f(sink.callback(), sink.context()))?;
@@ -105,7 +106,7 @@ pub(crate) fn sink_call_one(
     library: &Library,
     function: &'static str,
     context: Option<&str>,
-    f: impl FnOnce(header::Sink, *mut c_void) -> c_int,
+    f: impl FnOnce(v1::SparkDsSink, *mut c_void) -> c_int,
 ) -> Result<Vec<u8>> {
     let sink = Sink::open(function, library.id());
     library.call(function, context, || f(sink.callback(), sink.context()))?;
@@ -193,12 +194,12 @@ pub(crate) fn run_read_tasks(
 }
 
 pub(crate) type ReadFn = unsafe extern "C" fn(
-    *const header::SparkDsTaskContext,
+    *const v1::SparkDsTaskContext,
     *const u8,
     i64,
     *const u8,
     i64,
-    *mut ArrowArrayStream,
+    *mut FFI_ArrowArrayStream,
 ) -> c_int;
 
 /// Calls `read` for one partition: the stream it returns, which reads from `task`.
@@ -229,7 +230,7 @@ pub(crate) fn call_read(
                 state_len,
                 partition.as_ptr(),
                 partition.len() as i64,
-                &mut *stream,
+                stream.as_ffi(),
             )
         }
     })?;

@@ -1,5 +1,5 @@
-//! Filter pushdown, the extension of `spark_datasource_filters.h`: the mirror of its table
-//! (`SparkDsFilterTable`, version 1), `spark_ds_filters_init` and the checks of its table
+//! Filter pushdown, the extension of `spark_datasource_filters.h`: `spark_ds_filters_init` and
+//! the checks of its table (`SparkDsFilterTable` of `spark-datasource-abi`, version 1
 //! (rule 29), and the check that every row a reader returns satisfies the filters it accepted
 //! (rule 31). Calling `push_filters` and checking its answer (rule 30) is `calls::push_filters`:
 //! this module is below the library and the calls, which both use it.
@@ -10,13 +10,15 @@
 //! binary encoding ([`encode`]).
 #![deny(unsafe_op_in_unsafe_fn)]
 
-use std::ffi::{c_int, c_void};
-
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Fields};
 
+use spark_datasource_abi::filters::{
+    PushFilters, SparkDsFilterTable, SparkDsFiltersInitFunction, SPARK_DS_FILTERS_VERSION,
+};
+use spark_datasource_abi::v1::SparkDsHost;
+
 use crate::error::{Error, Result, Violation};
-use crate::header::{self, SparkDsHost};
 
 /// The predicates and their encoding (`spark-datasource-core`, the SDK's), and their
 /// evaluation with SQL semantics (`spark-datasource-eval`), so that a host's users build filters
@@ -33,28 +35,7 @@ pub const RULE_ANSWER: u32 = 30;
 pub const RULE_ROWS: u32 = 31;
 
 /// `SPARK_DS_FILTERS_VERSION`: the version of the table that this host reads.
-pub const FILTERS_VERSION: i32 = 1;
-
-/// `push_filters` of `SparkDsFilterTable`.
-pub(crate) type PushFilters = unsafe extern "C" fn(
-    reader: *mut c_void,
-    filters: *const u8,
-    length: i64,
-    accepted: header::Sink,
-    sink: *mut c_void,
-) -> c_int;
-
-/// `SparkDsFilterTable`, version 1: a frozen copy, as `header` keeps of `SparkDsLibrary`.
-#[repr(C)]
-pub(crate) struct SparkDsFilterTable {
-    pub size: i64,
-    pub version: i32,
-    pub push_filters: Option<PushFilters>,
-}
-
-/// `SparkDsFiltersInitFunction`: the type of `spark_ds_filters_init`.
-pub(crate) type FiltersInitFunction =
-    unsafe extern "C" fn(host: *const SparkDsHost, table: *mut *const SparkDsFilterTable) -> c_int;
+pub const FILTERS_VERSION: i32 = SPARK_DS_FILTERS_VERSION;
 
 /// The version-1 size of the table: what a table of version 1 or later covers.
 const TABLE_SIZE: usize = std::mem::size_of::<SparkDsFilterTable>();
@@ -73,7 +54,7 @@ pub(crate) struct FilterTable {
 /// `init` is the library's `spark_ds_filters_init`; `host` is the host that `spark_ds_init`
 /// received, valid for as long as the library is loaded.
 pub(crate) unsafe fn init(
-    init: FiltersInitFunction,
+    init: SparkDsFiltersInitFunction,
     host: *const SparkDsHost,
 ) -> Result<FilterTable> {
     const FUNCTION: &str = "spark_ds_filters_init";

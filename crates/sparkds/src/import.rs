@@ -20,10 +20,10 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use crate::error::{count, Error, Result, Violation};
-use crate::header::{ArrowArray, ArrowArrayStream, ArrowSchema};
 use crate::isolate;
 use crate::render;
 use crate::task::Task;
+use spark_datasource_abi::arrow::{ArrowArray, ArrowArrayStream, ArrowSchema};
 
 /// What the host expects of one stream that `read` returned.
 pub(crate) struct Expectations<'a> {

@@ -93,7 +93,6 @@ pub mod check;
 pub mod ddl;
 mod error;
 pub mod filters;
-pub mod header;
 mod import;
 pub mod isolate;
 mod library;

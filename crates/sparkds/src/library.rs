@@ -15,9 +15,10 @@ use spark_datasource_core::file::open_regular;
 use spark_datasource_core::{capabilities, library_file};
 
 use crate::error::{Error, Result, Violation};
-use crate::filters::{FilterTable, FiltersInitFunction};
-use crate::header::{self, SparkDsCreateInfo, SparkDsHost, SparkDsLibrary};
+use crate::filters::FilterTable;
 use crate::isolate;
+use spark_datasource_abi::filters::{PushFilters, SparkDsFiltersInitFunction};
+use spark_datasource_abi::v1::{self, SparkDsCreateInfo, SparkDsHost, SparkDsLibrary};
 
 /// The Spark version that the host announces in `SparkDsHost`.
 pub const SPARK_VERSION: &str = "4.4.0";
@@ -97,23 +98,23 @@ pub struct Capabilities(pub u64);
 impl Capabilities {
     /// Whether the source declares `SPARK_DS_BATCH_READ`.
     pub fn batch_read(self) -> bool {
-        self.0 & header::SPARK_DS_BATCH_READ != 0
+        self.0 & v1::SPARK_DS_BATCH_READ != 0
     }
     /// Whether the source declares `SPARK_DS_MICRO_BATCH_READ`.
     pub fn micro_batch_read(self) -> bool {
-        self.0 & header::SPARK_DS_MICRO_BATCH_READ != 0
+        self.0 & v1::SPARK_DS_MICRO_BATCH_READ != 0
     }
     /// Whether the source declares `SPARK_DS_BATCH_WRITE`.
     pub fn batch_write(self) -> bool {
-        self.0 & header::SPARK_DS_BATCH_WRITE != 0
+        self.0 & v1::SPARK_DS_BATCH_WRITE != 0
     }
     /// Whether the source declares `SPARK_DS_STREAMING_WRITE`.
     pub fn streaming_write(self) -> bool {
-        self.0 & header::SPARK_DS_STREAMING_WRITE != 0
+        self.0 & v1::SPARK_DS_STREAMING_WRITE != 0
     }
     /// Whether the source declares `SPARK_DS_TRUNCATE`.
     pub fn truncate(self) -> bool {
-        self.0 & header::SPARK_DS_TRUNCATE != 0
+        self.0 & v1::SPARK_DS_TRUNCATE != 0
     }
     /// The names of the declared bits, in the header's order.
     pub fn names(self) -> Vec<&'static str> {
@@ -246,7 +247,7 @@ impl Library {
             reason: e.to_string(),
         })?;
         // SAFETY: `spark_ds_init` has the type `SparkDsInitFunction` of the header.
-        let init = unsafe { loaded.get::<header::InitFunction>(b"spark_ds_init\0") }
+        let init = unsafe { loaded.get::<v1::SparkDsInitFunction>(b"spark_ds_init\0") }
             .map(|symbol| *symbol)
             .map_err(|_| {
                 Violation::new(
@@ -258,9 +259,10 @@ impl Library {
         // Optional: a library without the filter pushdown extension works as before.
         // SAFETY: `spark_ds_filters_init` has the type `SparkDsFiltersInitFunction` of
         // `spark_datasource_filters.h`.
-        let filters_init = unsafe { loaded.get::<FiltersInitFunction>(b"spark_ds_filters_init\0") }
-            .ok()
-            .map(|symbol| *symbol);
+        let filters_init =
+            unsafe { loaded.get::<SparkDsFiltersInitFunction>(b"spark_ds_filters_init\0") }
+                .ok()
+                .map(|symbol| *symbol);
         let exported = exported_names(&loaded);
         // Never unloaded: see the type's documentation. The symbols stay valid for the process.
         std::mem::forget(loaded);
@@ -399,7 +401,7 @@ impl Library {
         self.push_filters().is_some()
     }
 
-    pub(crate) fn push_filters(&self) -> Option<crate::filters::PushFilters> {
+    pub(crate) fn push_filters(&self) -> Option<PushFilters> {
         self.filters.and_then(|t| t.push_filters)
     }
 
@@ -641,7 +643,7 @@ fn new_host(log: &'static LogCollector, spark_version: Option<CString>) -> *cons
     // Leaked: the library may keep the host until it is unloaded, which never happens.
     let host: &'static SparkDsHost = Box::leak(Box::new(SparkDsHost {
         size: std::mem::size_of::<SparkDsHost>() as i64,
-        abi_version: header::SPARK_DS_ABI_VERSION,
+        abi_version: v1::SPARK_DS_ABI_VERSION,
         spark_version: version.as_ptr(),
         log: Some(log_callback),
         log_context: log as *const LogCollector as *mut c_void,
@@ -660,7 +662,7 @@ fn new_host(log: &'static LogCollector, spark_version: Option<CString>) -> *cons
 static HOSTS: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
 
 fn call_init(
-    init: header::InitFunction,
+    init: v1::SparkDsInitFunction,
     host: *const SparkDsHost,
 ) -> Result<*const SparkDsLibrary> {
     let mut table: *const SparkDsLibrary = std::ptr::null();
@@ -696,25 +698,25 @@ unsafe fn read_table(table: *const SparkDsLibrary) -> Result<SparkDsLibrary> {
     // SAFETY: the first two fields exist in every version of the table.
     let (size, version) = unsafe { ((*table).size, (*table).abi_version) };
     let word = std::mem::size_of::<usize>() as i64;
-    if size < header::MIN_TABLE_SIZE as i64 || size % word != 0 {
+    if size < v1::MIN_TABLE_SIZE as i64 || size % word != 0 {
         return Err(Violation::new(
             "spark_ds_init",
             2,
             format!(
                 "the table's size is {size}; it must be a multiple of {word} and at least {}, the size up to `read`",
-                header::MIN_TABLE_SIZE
+                v1::MIN_TABLE_SIZE
             ),
         )
         .into());
     }
-    if version != header::SPARK_DS_ABI_VERSION {
+    if version != v1::SPARK_DS_ABI_VERSION {
         return Err(Violation::new(
             "spark_ds_init",
             3,
             format!(
                 "the table declares abi_version {version}, but this host supports version {} only; return a table of version {}",
-                header::SPARK_DS_ABI_VERSION,
-                header::SPARK_DS_ABI_VERSION
+                v1::SPARK_DS_ABI_VERSION,
+                v1::SPARK_DS_ABI_VERSION
             ),
         )
         .into());
@@ -751,9 +753,29 @@ unsafe fn read_table(table: *const SparkDsLibrary) -> Result<SparkDsLibrary> {
 fn function_presence(t: &SparkDsLibrary) -> Vec<(&'static str, bool)> {
     capabilities::FUNCTIONS
         .into_iter()
-        .zip(t.set_functions())
+        .zip(set_functions(t))
         .collect()
 }
+
+/// Whether each function of the table is set (not NULL), in the order of
+/// `capabilities::FUNCTIONS`, which names them.
+fn set_functions(table: &SparkDsLibrary) -> [bool; capabilities::FUNCTIONS.len()] {
+    // From the whole table's address, so that the pointer may read every field after
+    // `last_error`, not that field alone.
+    let start = std::ptr::from_ref(table).cast::<u8>();
+    // SAFETY: the fields from `last_error` on are `FUNCTION_COUNT` nullable function pointers,
+    // one after the other to the end of the `repr(C)` table (asserted by
+    // `spark_datasource_abi::v1`), inside `*table`; each is read as the address it holds, 0 for
+    // NULL (`Option` of a function pointer is a nullable pointer of a pointer's size and
+    // alignment).
+    std::array::from_fn(|i| unsafe {
+        let first = start.add(std::mem::offset_of!(SparkDsLibrary, last_error));
+        *first.cast::<usize>().add(i) != 0
+    })
+}
+
+// The core names every function of the table.
+const _: () = assert!(capabilities::FUNCTIONS.len() == spark_datasource_abi::v1::FUNCTION_COUNT);
 
 /// Rule 4: no capability whose required functions are NULL, no unknown bits.
 fn check_capabilities(t: &SparkDsLibrary, caps: Capabilities) -> Result<(), Violation> {
@@ -879,7 +901,7 @@ mod tests {
     #[test]
     fn capabilities_display_their_names() {
         assert_eq!(
-            Capabilities(header::SPARK_DS_BATCH_READ | header::SPARK_DS_TRUNCATE).to_string(),
+            Capabilities(v1::SPARK_DS_BATCH_READ | v1::SPARK_DS_TRUNCATE).to_string(),
             "SPARK_DS_BATCH_READ | SPARK_DS_TRUNCATE"
         );
         assert_eq!(Capabilities(0).to_string(), "none");
@@ -888,7 +910,7 @@ mod tests {
     #[test]
     fn a_declared_capability_needs_its_functions() {
         let t = SparkDsLibrary::empty();
-        let v = check_capabilities(&t, Capabilities(header::SPARK_DS_BATCH_READ)).err();
+        let v = check_capabilities(&t, Capabilities(v1::SPARK_DS_BATCH_READ)).err();
         assert_eq!(
             v.map(|v| v.to_string()),
             Some("`create`: declares SPARK_DS_BATCH_READ, but `create_reader` is NULL; a source must not declare a capability whose required functions are NULL (rule 4: declared capabilities are implemented; see https://sparkds.github.io/spark-datasource-template/reference/rules.html#rule-4)".to_string())

@@ -88,7 +88,7 @@ impl Sink {
     }
 
     /// The callback to pass to the library.
-    pub(crate) fn callback(&self) -> crate::header::Sink {
+    pub(crate) fn callback(&self) -> spark_datasource_abi::v1::SparkDsSink {
         sink_callback
     }
 

@@ -6,7 +6,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::header::SparkDsTaskContext;
+use spark_datasource_abi::v1::SparkDsTaskContext;
 
 /// Asks the host's own task whether it was killed, such as Spark's
 /// `TaskContext.isInterrupted()`.

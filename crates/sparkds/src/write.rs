@@ -20,9 +20,10 @@ use crate::calls::{
     export_schema, required, schema_ptr, sink_call_one, source_schema, still_borrowed,
 };
 use crate::error::{Error, Result, Violation};
-use crate::header::{self, ArrowArray, SparkDsWriteInfo};
 use crate::library::{Handle, HandleKind, Library, Source};
 use crate::task::Task;
+use spark_datasource_abi::arrow::ArrowArray;
+use spark_datasource_abi::v1::{self, SparkDsWriteInfo};
 
 /// The write mode, `SparkDsWriteInfo.mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -166,7 +167,7 @@ impl BatchWrite<'_> {
     /// A failure of the library or a violation of a rule (after `abort` ran, as Spark does).
     pub fn run(self) -> Result<WriteOutcome> {
         let epochs = vec![Epoch {
-            id: header::SPARK_DS_NO_EPOCH,
+            id: v1::SPARK_DS_NO_EPOCH,
             tasks: self.tasks,
             failing: self.failing_task,
             retried: self.retried_task,
@@ -305,8 +306,8 @@ impl<'l> WriteSpec<'l> {
             schema: schema_ptr(&ffi_schema),
             query_id: query_id.as_ptr(),
             mode: match self.mode {
-                WriteMode::Append => header::SPARK_DS_WRITE_APPEND,
-                WriteMode::Truncate => header::SPARK_DS_WRITE_TRUNCATE,
+                WriteMode::Append => v1::SPARK_DS_WRITE_APPEND,
+                WriteMode::Truncate => v1::SPARK_DS_WRITE_TRUNCATE,
             },
             streaming: i32::from(streaming),
         };
@@ -343,7 +344,7 @@ fn run_epoch(
     epoch: Epoch,
 ) -> Result<WriteOutcome> {
     let epoch_id = epoch.id;
-    let context = (epoch_id != header::SPARK_DS_NO_EPOCH).then(|| format!("epoch {epoch_id}"));
+    let context = (epoch_id != v1::SPARK_DS_NO_EPOCH).then(|| format!("epoch {epoch_id}"));
     let results = run_write_tasks(library, state, schema, &context, epoch);
     let (messages, first_error) = messages_of(results);
     let ok = messages.iter().all(Option::is_some) && first_error.is_none();
@@ -573,7 +574,7 @@ fn write_batches(
             .call("write", ctx, || {
                 // SAFETY: the data writer is open; the schema is borrowed; the batch is moved to
                 // the library, which releases it (tracked by `tracked_release`).
-                unsafe { write(data_writer.ptr(), schema_ptr(schema), &mut *array) }
+                unsafe { write(data_writer.ptr(), schema_ptr(schema), array.as_ffi()) }
             })
             .and_then(|()| still_borrowed(schema, "write", ctx));
         if result.is_err() {

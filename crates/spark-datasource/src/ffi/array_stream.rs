@@ -10,9 +10,11 @@ use arrow_schema::SchemaRef;
 
 use super::batch_check::prepare_export;
 use super::guard::catch;
-use super::header::{ArrowArray, ArrowArrayStream, ArrowSchema};
 use super::schema::export_schema;
 use crate::datasource::{Batches, Error, Result};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_data::ffi::FFI_ArrowArray;
+use arrow_schema::ffi::FFI_ArrowSchema;
 
 /// The error code of a failed callback: `EIO`, as the Arrow C stream interface suggests.
 const EIO: c_int = 5;
@@ -35,7 +37,7 @@ struct Exported {
 pub unsafe fn export(
     batches: Batches,
     interrupted: Box<dyn Fn() -> bool + Send>,
-    out: *mut ArrowArrayStream,
+    out: *mut FFI_ArrowArrayStream,
 ) -> Result<()> {
     if out.is_null() {
         return Err(Error::msg("the output stream pointer is NULL"));
@@ -48,12 +50,16 @@ pub unsafe fn export(
         finished: false,
         last_error: CString::default(),
     });
-    let stream = ArrowArrayStream {
-        get_schema: Some(get_schema),
-        get_next: Some(get_next),
-        get_last_error: Some(get_last_error),
-        release: Some(release),
-        private_data: Box::into_raw(private).cast::<c_void>(),
+    // SAFETY: the callbacks below take the stream they are read from, `private_data` is the
+    // `Exported` they all read, and `release` frees it once and then marks the stream released.
+    let stream = unsafe {
+        FFI_ArrowArrayStream::new_unchecked(
+            Some(get_schema),
+            Some(get_next),
+            Some(get_last_error),
+            Some(release),
+            Box::into_raw(private).cast::<c_void>(),
+        )
     };
     // SAFETY: `out` is non-null and valid for writes (the caller's duty).
     unsafe { out.write(stream) };
@@ -65,12 +71,12 @@ pub unsafe fn export(
 /// # Safety
 /// `stream` is null or a stream that `export` wrote, used by one thread at a time as the C
 /// stream interface requires.
-unsafe fn exported<'a>(stream: *mut ArrowArrayStream) -> Option<&'a mut Exported> {
+unsafe fn exported<'a>(stream: *mut FFI_ArrowArrayStream) -> Option<&'a mut Exported> {
     // SAFETY: the caller's contract; a released stream has a null `release`.
     let stream = unsafe { stream.as_mut() }?;
-    stream.release?;
+    stream.release()?;
     // SAFETY: `private_data` of a live stream is the `Exported` that `export` boxed.
-    unsafe { stream.private_data.cast::<Exported>().as_mut() }
+    unsafe { stream.private_data().cast::<Exported>().as_mut() }
 }
 
 /// Runs a callback body; on failure keeps the message for `get_last_error`.
@@ -89,7 +95,10 @@ fn run(state: &mut Exported, body: impl FnOnce(&mut Exported) -> Result<()>) -> 
 ///
 /// # Safety
 /// `stream` is a live stream that `export` wrote; `out` is valid for writes.
-unsafe extern "C" fn get_schema(stream: *mut ArrowArrayStream, out: *mut ArrowSchema) -> c_int {
+unsafe extern "C" fn get_schema(
+    stream: *mut FFI_ArrowArrayStream,
+    out: *mut FFI_ArrowSchema,
+) -> c_int {
     // SAFETY: forwarded contract of this callback.
     let Some(state) = (unsafe { exported(stream) }) else {
         return EIO;
@@ -104,7 +113,10 @@ unsafe extern "C" fn get_schema(stream: *mut ArrowArrayStream, out: *mut ArrowSc
 ///
 /// # Safety
 /// `stream` is a live stream that `export` wrote; `out` is valid for writes.
-unsafe extern "C" fn get_next(stream: *mut ArrowArrayStream, out: *mut ArrowArray) -> c_int {
+unsafe extern "C" fn get_next(
+    stream: *mut FFI_ArrowArrayStream,
+    out: *mut FFI_ArrowArray,
+) -> c_int {
     // SAFETY: forwarded contract of this callback.
     let Some(state) = (unsafe { exported(stream) }) else {
         return EIO;
@@ -124,12 +136,12 @@ unsafe extern "C" fn get_next(stream: *mut ArrowArrayStream, out: *mut ArrowArra
         let array = match next {
             None => {
                 state.finished = true;
-                ArrowArray::empty()
+                FFI_ArrowArray::empty()
             }
             Some(batch) => {
                 let data = prepare_export(&state.schema, state.produced, batch?)?;
                 state.produced += 1;
-                ArrowArray::new(&data)
+                FFI_ArrowArray::new(&data)
             }
         };
         // SAFETY: `out` is non-null and valid for writes (the caller's duty).
@@ -142,7 +154,7 @@ unsafe extern "C" fn get_next(stream: *mut ArrowArrayStream, out: *mut ArrowArra
 ///
 /// # Safety
 /// `stream` is a live stream that `export` wrote.
-unsafe extern "C" fn get_last_error(stream: *mut ArrowArrayStream) -> *const c_char {
+unsafe extern "C" fn get_last_error(stream: *mut FFI_ArrowArrayStream) -> *const c_char {
     // SAFETY: forwarded contract of this callback.
     match unsafe { exported(stream) } {
         Some(state) => state.last_error.as_ptr(),
@@ -154,17 +166,21 @@ unsafe extern "C" fn get_last_error(stream: *mut ArrowArrayStream) -> *const c_c
 ///
 /// # Safety
 /// `stream` is null or a stream that `export` wrote.
-unsafe extern "C" fn release(stream: *mut ArrowArrayStream) {
+unsafe extern "C" fn release(stream: *mut FFI_ArrowArrayStream) {
     // SAFETY: the caller's contract; a null stream is ignored.
     let Some(stream) = (unsafe { stream.as_mut() }) else {
         return;
     };
-    if stream.release.is_none() {
+    if stream.release().is_none() {
         return;
     }
-    let private = stream.private_data.cast::<Exported>();
-    stream.private_data = std::ptr::null_mut();
-    stream.release = None;
+    // SAFETY: the stream keeps no data and is marked released, which the C stream interface
+    // asks of `release`; the data is freed below.
+    let private = unsafe {
+        stream.set_release(None);
+        stream.set_private_data(std::ptr::null_mut())
+    }
+    .cast::<Exported>();
     if !private.is_null() {
         // Dropping the batches runs the data source's code: keep a panic inside.
         super::guard::guard_close("release of a read stream", || {
@@ -196,24 +212,10 @@ mod tests {
 
     /// Exports `batches` and imports the stream back with arrow-rs, as the host would.
     fn round_trip(batches: Batches, interrupted: bool) -> RecordBatchStreamReader {
-        let mut stream = ArrowArrayStream {
-            get_schema: None,
-            get_next: None,
-            get_last_error: None,
-            release: None,
-            private_data: std::ptr::null_mut(),
-        };
+        let mut stream = FFI_ArrowArrayStream::empty();
         // SAFETY: `stream` is valid for writes.
         unsafe { export(batches, Box::new(move || interrupted), &mut stream) }.expect("exported");
-        // SAFETY: our `ArrowArrayStream` has the layout of the C struct, like arrow-rs's
-        // mirror; `from_raw` takes ownership and will release it.
-        unsafe {
-            RecordBatchStreamReader::from_raw(
-                (&mut stream as *mut ArrowArrayStream)
-                    .cast::<arrow_array::ffi_stream::FFI_ArrowArrayStream>(),
-            )
-        }
-        .expect("imported")
+        RecordBatchStreamReader::try_new(stream).expect("imported")
     }
 
     #[test]

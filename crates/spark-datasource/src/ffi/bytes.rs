@@ -7,8 +7,8 @@ use std::ffi::c_void;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::header::SparkDsSink;
 use crate::datasource::{Error, Result};
+use spark_datasource_abi::v1::SparkDsSink;
 
 /// A `SparkDsSink` with its opaque pointer: where to return byte arrays to the host.
 pub struct Sink {

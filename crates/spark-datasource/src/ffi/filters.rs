@@ -1,36 +1,17 @@
-//! The filter pushdown extension, `spark_datasource_filters.h`: the mirror of its table, the
-//! table that `export!` builds when it names `push_filters`, and the body of
+//! The filter pushdown extension, `spark_datasource_filters.h`: the table that `export!` builds
+//! when it names `push_filters` (declared in `spark-datasource-abi`), and the body of
 //! `spark_ds_filters_init`. The version-1 table of `spark_datasource.h` is untouched: the
 //! extension is found through its own symbol.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 use std::mem::size_of;
 
 use super::entry::push_filters;
 use super::guard::guard;
-use super::header::{SparkDsHost, SparkDsSink};
 use crate::datasource::{BatchRead, Error};
 use crate::filters::FILTERS_VERSION;
-
-/// `SparkDsFilterTable`.
-#[repr(C)]
-pub struct SparkDsFilterTable {
-    pub size: i64,
-    pub version: i32,
-    pub push_filters: Option<
-        unsafe extern "C" fn(
-            reader: *mut c_void,
-            filters: *const u8,
-            length: i64,
-            accepted: SparkDsSink,
-            sink: *mut c_void,
-        ) -> c_int,
-    >,
-}
-
-/// `SparkDsFiltersInitFunction`: the type of `spark_ds_filters_init`.
-pub type SparkDsFiltersInitFunction =
-    unsafe extern "C" fn(host: *const SparkDsHost, table: *mut *const SparkDsFilterTable) -> c_int;
+use spark_datasource_abi::filters::SparkDsFilterTable;
+use spark_datasource_abi::v1::SparkDsHost;
 
 /// The extension's table of a batch-read source.
 pub const fn filter_table<S: BatchRead>() -> SparkDsFilterTable {

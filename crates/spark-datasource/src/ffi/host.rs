@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::datasource::log::{self, Level};
 
-use super::header::{
+use spark_datasource_abi::v1::{
     SparkDsHost, SPARK_DS_LOG_DEBUG, SPARK_DS_LOG_ERROR, SPARK_DS_LOG_INFO, SPARK_DS_LOG_WARN,
 };
 

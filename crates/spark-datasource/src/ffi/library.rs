@@ -11,12 +11,12 @@ use std::mem::size_of;
 
 use super::entry::{batch_read, partition_read, source, stream_read, write, Export};
 use super::guard::{guard, last_error};
-use super::header::{
+use super::host;
+use crate::datasource::{BatchRead, DataSource, Error, StreamRead, Write};
+use spark_datasource_abi::v1::{
     SparkDsHost, SparkDsLibrary, SPARK_DS_ABI_VERSION, SPARK_DS_BATCH_READ, SPARK_DS_BATCH_WRITE,
     SPARK_DS_MICRO_BATCH_READ, SPARK_DS_STREAMING_WRITE, SPARK_DS_TRUNCATE,
 };
-use super::host;
-use crate::datasource::{BatchRead, DataSource, Error, StreamRead, Write};
 
 /// The names that an `export!` line may use, each as a bit: the capabilities of the header,
 /// then the pushdowns, which are functions of the table rather than capabilities.

@@ -2,7 +2,7 @@
 //! `crate::datasource`. Nothing here names a user type: the entry points are generic, and
 //! `export!` instantiates them for the user's source.
 //!
-//! - `header`: the mirror of the header's structs, constants and function types.
+//! The header's structs, constants and function types are `spark-datasource-abi`'s.
 //! - `library`: the `SparkDsLibrary` table that `export!` builds, and `spark_ds_init`'s body.
 //! - `entry`: one shim per function of the table, each behind the guard.
 //! - `filters`: the table of the filter pushdown extension, `spark_datasource_filters.h`.
@@ -21,7 +21,6 @@ pub mod entry;
 pub mod filters;
 pub mod guard;
 pub mod handle;
-pub mod header;
 pub mod host;
 pub mod library;
 pub mod schema;

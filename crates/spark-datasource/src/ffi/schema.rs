@@ -3,17 +3,18 @@
 
 use std::sync::Arc;
 
+use arrow_data::ffi::FFI_ArrowArray;
 use arrow_schema::{Schema, SchemaRef};
 
-use super::header::ArrowSchema;
 use crate::datasource::{Error, Result};
+use arrow_schema::ffi::FFI_ArrowSchema;
 
 /// The schema that the host lent to the current call.
 ///
 /// # Safety
 /// `schema` is null or points to a valid, unreleased `ArrowSchema` for the duration of the
 /// call; it stays owned by the host.
-pub unsafe fn import_schema(what: &str, schema: *const ArrowSchema) -> Result<SchemaRef> {
+pub unsafe fn import_schema(what: &str, schema: *const FFI_ArrowSchema) -> Result<SchemaRef> {
     // SAFETY: the caller guarantees that a non-null `schema` is valid during the call.
     let schema = unsafe { schema.as_ref() }
         .ok_or_else(|| Error::msg(format!("the {what} schema is NULL")))?;
@@ -25,8 +26,8 @@ pub unsafe fn import_schema(what: &str, schema: *const ArrowSchema) -> Result<Sc
 /// # Safety
 /// `out` is valid for writes of an `ArrowSchema`; whatever it held is overwritten, not
 /// released.
-pub unsafe fn export_schema(schema: &Schema, out: *mut ArrowSchema) -> Result<()> {
-    let exported = ArrowSchema::try_from(schema)?;
+pub unsafe fn export_schema(schema: &Schema, out: *mut FFI_ArrowSchema) -> Result<()> {
+    let exported = FFI_ArrowSchema::try_from(schema)?;
     if out.is_null() {
         return Err(Error::msg("the output schema pointer is NULL"));
     }
@@ -42,8 +43,8 @@ pub unsafe fn export_schema(schema: &Schema, out: *mut ArrowSchema) -> Result<()
 /// `batch` points to a valid `ArrowArray` whose release the library now owns; `schema` to a
 /// valid `ArrowSchema` of a struct describing it, for the duration of the call.
 pub unsafe fn import_batch(
-    schema: *const ArrowSchema,
-    batch: *mut super::header::ArrowArray,
+    schema: *const FFI_ArrowSchema,
+    batch: *mut FFI_ArrowArray,
 ) -> Result<arrow_array::RecordBatch> {
     use arrow_array::{RecordBatch, StructArray};
     use arrow_schema::DataType;
@@ -53,7 +54,7 @@ pub unsafe fn import_batch(
     }
     // SAFETY: `batch` is valid and ours to release: `from_raw` moves it out and marks the
     // host's struct released, as the C data interface's move semantics require.
-    let array = unsafe { super::header::ArrowArray::from_raw(batch) };
+    let array = unsafe { FFI_ArrowArray::from_raw(batch) };
     // SAFETY: see this function's contract for `schema`.
     let schema_ref =
         unsafe { schema.as_ref() }.ok_or_else(|| Error::msg("the batch schema is NULL"))?;

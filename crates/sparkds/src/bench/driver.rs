@@ -14,17 +14,20 @@ use crate::calls::{
 };
 use crate::error::{Error, Result};
 use crate::filters::Filter;
-use crate::header::{self, ArrowArray, SparkDsWriteInfo};
 use crate::library::{Handle, HandleKind, Library, Source};
 use crate::task::Task;
+use spark_datasource_abi::v1::{self, SparkDsWriteInfo};
 
 use super::counts::Counts;
-use super::in_process::{BenchCall, BenchFunction, BENCH_READ, BENCH_WRITE};
+use super::in_process::{count, new_call};
 use super::stream::{
     buffer_bytes, check_end_repeats, check_filters, check_stream_schema, count_batch, next_batch,
     sample_batches, Stream,
 };
 use super::{BenchProtocol, BenchSpec};
+use spark_datasource_abi::bench::{
+    SparkDsBenchFunction, SPARK_DS_BENCH_READ, SPARK_DS_BENCH_WRITE,
+};
 
 /// The tasks of a batch read or of a micro-batch.
 pub(super) struct Tasks<'a> {
@@ -60,7 +63,7 @@ pub(super) enum Mode {
     /// Through the C interface, arrow-rs's import only.
     Unchecked,
     /// In process, through the library's `spark_ds_bench_v1`.
-    InProcess(BenchFunction),
+    InProcess(SparkDsBenchFunction),
 }
 
 pub(super) fn open_writer<'l>(
@@ -74,7 +77,7 @@ pub(super) fn open_writer<'l>(
         size: std::mem::size_of::<SparkDsWriteInfo>() as i64,
         schema: schema_ptr(ffi_schema),
         query_id: query_id.as_ptr(),
-        mode: header::SPARK_DS_WRITE_APPEND,
+        mode: v1::SPARK_DS_WRITE_APPEND,
         streaming: 0,
     };
     let create_writer = required(library.table().create_writer, "create_writer")?;
@@ -93,7 +96,7 @@ pub(super) fn open_writer<'l>(
 /// batches moved to it as one stream, and its commit message.
 pub(super) fn bench_write_task(
     library: &Library,
-    entry: BenchFunction,
+    entry: SparkDsBenchFunction,
     task: &Task,
     context: &str,
     state: &[u8],
@@ -104,9 +107,9 @@ pub(super) fn bench_write_task(
     >,
     counts: &mut Counts,
 ) -> Result<Vec<u8>> {
-    let mut call = BenchCall::new(BENCH_WRITE, task, Some(state));
+    let mut call = new_call(SPARK_DS_BENCH_WRITE, task, Some(state));
     let mut input = FFI_ArrowArrayStream::new(Box::new(input));
-    call.input = (&mut input as *mut FFI_ArrowArrayStream).cast();
+    call.input = &mut input;
     let started = Instant::now();
     let message = sink_call_one(library, "spark_ds_bench_v1", Some(context), |add, sink| {
         call.add = Some(add);
@@ -115,7 +118,7 @@ pub(super) fn bench_write_task(
         // moved to the library.
         unsafe { entry(&mut call) }
     })?;
-    call.count(counts, started.elapsed());
+    count(&call, counts, started.elapsed());
     Ok(message)
 }
 
@@ -489,7 +492,7 @@ impl Driver<'_> {
                 unsafe {
                     commit(
                         writer.ptr(),
-                        header::SPARK_DS_NO_EPOCH,
+                        v1::SPARK_DS_NO_EPOCH,
                         pointers.as_ptr(),
                         lengths.as_ptr(),
                         messages.len() as i64,
@@ -527,7 +530,7 @@ impl Driver<'_> {
                             task.as_ptr(),
                             state.as_ptr(),
                             state.len() as i64,
-                            header::SPARK_DS_NO_EPOCH,
+                            v1::SPARK_DS_NO_EPOCH,
                             handle,
                         )
                     }
@@ -541,13 +544,12 @@ impl Driver<'_> {
             counts.batches += 1;
             counts.bytes += buffer_bytes(&data);
             let mut array = FFI_ArrowArray::new(&data);
-            let raw = (&mut array as *mut FFI_ArrowArray).cast::<ArrowArray>();
             counts.in_library(|| {
                 library.call("write", ctx, || {
                     // SAFETY: the data writer is open; the schema is borrowed; the batch is
                     // moved to the library, which releases it (arrow-rs's drop of `array` then
                     // finds it released).
-                    unsafe { write(data_writer.ptr(), schema_ptr(schema), raw) }
+                    unsafe { write(data_writer.ptr(), schema_ptr(schema), &mut array) }
                 })
             })?;
         }
@@ -570,7 +572,7 @@ impl Driver<'_> {
             let task = Task::new(tasks.stage, index);
             let context = format!("{}partition {index}", tasks.prefix);
             if let Mode::InProcess(entry) = self.mode {
-                let mut call = BenchCall::new(BENCH_READ, &task, tasks.state);
+                let mut call = new_call(SPARK_DS_BENCH_READ, &task, tasks.state);
                 call.partition = partition.as_ptr();
                 call.partition_length = partition.len() as i64;
                 let started = Instant::now();
@@ -578,7 +580,7 @@ impl Driver<'_> {
                     // SAFETY: the call and the bytes it points to are borrowed for the call.
                     unsafe { entry(&mut call) }
                 })?;
-                call.count(counts, started.elapsed());
+                count(&call, counts, started.elapsed());
                 continue;
             }
             // The task lives until the stream is released, at the end of this iteration.

@@ -253,7 +253,7 @@ fn protocols_to_measure(library: &Library, spec: &BenchSpec) -> Result<Vec<Bench
 
 /// With the checks (when asked for), without, then in-process when the library exports the
 /// reference.
-fn modes_to_measure(spec: &BenchSpec, reference: Option<BenchFunction>) -> Vec<Mode> {
+fn modes_to_measure(spec: &BenchSpec, reference: Option<SparkDsBenchFunction>) -> Vec<Mode> {
     let mut modes = Vec::new();
     if spec.checks {
         modes.push(Mode::Checked);
@@ -363,6 +363,7 @@ mod tests;
 
 use counts::Counts;
 use driver::{Driver, Mode};
-use in_process::{reference_entry, BenchFunction};
+use in_process::reference_entry;
 pub use rss::status_bytes;
 use rss::Rss;
+use spark_datasource_abi::bench::SparkDsBenchFunction;

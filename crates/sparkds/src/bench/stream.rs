@@ -10,7 +10,7 @@ use arrow_schema::{DataType, Schema, SchemaRef};
 
 use crate::error::{Error, Result, Violation};
 use crate::filters::Filter;
-use crate::header::{ArrowArray, ArrowArrayStream, ArrowSchema};
+use spark_datasource_abi::arrow::{ArrowArray, ArrowArrayStream, ArrowSchema};
 
 use super::counts::Counts;
 

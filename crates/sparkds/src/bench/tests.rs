@@ -1,6 +1,5 @@
-//! The bench engine's own tests: /proc/self/status, and the bench call's layout.
+//! The bench engine's own tests: /proc/self/status, and the names of the protocols.
 
-use super::in_process::BenchCall;
 use super::{status_bytes, BenchProtocol};
 
 #[test]
@@ -12,45 +11,6 @@ fn status_bytes_reads_a_field_of_proc_status_in_bytes() {
     assert_eq!(status_bytes(status, "VmSwap"), None);
     assert_eq!(status_bytes("VmHWM:\t lots kB\n", "VmHWM"), None);
     assert_eq!(status_bytes("VmHWM:\t 12 MB\n", "VmHWM"), None);
-}
-
-#[test]
-fn the_bench_call_is_the_sdk_s_field_by_field() {
-    // The library's side of the call is `SparkDsBenchCall` of spark-datasource, whose own
-    // test freezes the layout of version 1: every field here sits at the same offset, and
-    // the two structs have one size.
-    use spark_datasource::__private::SparkDsBenchCall as Sdk;
-    use std::mem::offset_of;
-    macro_rules! same_offsets {
-        ($($field:ident),+) => {$(
-            assert_eq!(
-                offset_of!(BenchCall, $field),
-                offset_of!(Sdk, $field),
-                concat!("`", stringify!($field), "` moved")
-            );
-        )+};
-    }
-    same_offsets!(
-        size,
-        kind,
-        stage_id,
-        partition_id,
-        attempt_number,
-        task_id,
-        state,
-        state_length,
-        partition,
-        partition_length,
-        epoch_id,
-        input,
-        add,
-        sink,
-        rows,
-        batches,
-        bytes,
-        nanos
-    );
-    assert_eq!(std::mem::size_of::<BenchCall>(), std::mem::size_of::<Sdk>());
 }
 
 #[test]

@@ -12,9 +12,9 @@ use crate::calls::{
     export_schema, required, schema_ptr, sink_call, sink_call_one, source_schema, still_borrowed,
 };
 use crate::error::{Error, Result, Violation};
-use crate::header::{self, SparkDsWriteInfo};
 use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
 use crate::write::WriteMode;
+use spark_datasource_abi::v1::{self, SparkDsWriteInfo};
 
 /// An open source: what `create` returned. Closed (`close`) once it and every reader and writer
 /// created from it are dropped.
@@ -200,8 +200,8 @@ impl OpenSource {
             schema: schema_ptr(&ffi),
             query_id: query_id.as_ptr(),
             mode: match mode {
-                WriteMode::Append => header::SPARK_DS_WRITE_APPEND,
-                WriteMode::Truncate => header::SPARK_DS_WRITE_TRUNCATE,
+                WriteMode::Append => v1::SPARK_DS_WRITE_APPEND,
+                WriteMode::Truncate => v1::SPARK_DS_WRITE_TRUNCATE,
             },
             streaming: i32::from(streaming),
         };
@@ -474,7 +474,7 @@ impl Reader {
 }
 
 /// A function of the table that returns one byte array through a sink.
-type SinkFunction = unsafe extern "C" fn(*mut c_void, header::Sink, *mut c_void) -> c_int;
+type SinkFunction = unsafe extern "C" fn(*mut c_void, v1::SparkDsSink, *mut c_void) -> c_int;
 
 /// A reader of a stream of micro-batches: what `create_stream_reader` returned. Dropping it
 /// calls `close_stream_reader`.
@@ -644,7 +644,7 @@ impl Writer {
             .map(|m| m.map_or(0, |m| m.len() as i64))
             .collect();
         let writer = self.handle.ptr();
-        let context = (epoch_id != header::SPARK_DS_NO_EPOCH).then(|| format!("epoch {epoch_id}"));
+        let context = (epoch_id != v1::SPARK_DS_NO_EPOCH).then(|| format!("epoch {epoch_id}"));
         library.call(function, context.as_deref(), || {
             // SAFETY: the writer is open; the message arrays are borrowed for the call.
             unsafe {

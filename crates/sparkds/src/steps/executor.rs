@@ -14,11 +14,11 @@ use spark_datasource_core::filters::Filter;
 use super::Checks;
 use crate::calls::{call_read, export_schema, required, schema_ptr, sink_call_one, still_borrowed};
 use crate::error::{count, Error, Result, Violation};
-use crate::header::{ArrowArray, ArrowArrayStream, ArrowSchema};
 use crate::import;
 use crate::library::{Handle, HandleKind, Library};
 use crate::render;
 use crate::task::{InterruptCheck, Task, TaskIds};
+use spark_datasource_abi::arrow::{ArrowArray, ArrowArrayStream, ArrowSchema};
 
 /// The task of a read or a data writer: the `SparkDsTaskContext` given to the library, which
 /// stays valid as long as this value (the stream or the data writer keeps it).
@@ -464,13 +464,7 @@ impl DataWriter {
         let called = self.library.call("write", Some(&self.context), || {
             // SAFETY: the data writer is open; the schema is borrowed; the batch is moved to
             // the library, which takes it (marking `array` released) and releases it.
-            unsafe {
-                write(
-                    writer,
-                    schema,
-                    &mut array as *mut FFI_ArrowArray as *mut ArrowArray,
-                )
-            }
+            unsafe { write(writer, schema, &mut array) }
         });
         let taken = array.is_released();
         // Dropping an array the library did not take releases it, so nothing leaks.

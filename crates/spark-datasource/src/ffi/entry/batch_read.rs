@@ -6,8 +6,9 @@ use crate::datasource::{BatchRead, BatchReader};
 use crate::ffi::bytes::{Sink, Tagged};
 use crate::ffi::guard::{guard, guard_close};
 use crate::ffi::handle::{borrow, release, return_handle};
-use crate::ffi::header::{ArrowSchema, SparkDsSink};
 use crate::ffi::schema::import_schema;
+use arrow_schema::ffi::FFI_ArrowSchema;
+use spark_datasource_abi::v1::SparkDsSink;
 
 type Reader<S> = <S as BatchRead>::Reader;
 
@@ -18,7 +19,7 @@ type Reader<S> = <S as BatchRead>::Reader;
 /// valid for writes.
 pub unsafe extern "C" fn create_reader<S: BatchRead>(
     source: *mut c_void,
-    schema: *mut ArrowSchema,
+    schema: *mut FFI_ArrowSchema,
     reader: *mut *mut c_void,
 ) -> c_int {
     guard(|| {
@@ -68,7 +69,7 @@ pub unsafe extern "C" fn push_limit<S: BatchRead>(
 /// call.
 pub unsafe extern "C" fn prune_columns<S: BatchRead>(
     reader: *mut c_void,
-    required_schema: *mut ArrowSchema,
+    required_schema: *mut FFI_ArrowSchema,
 ) -> c_int {
     guard(|| {
         // SAFETY: forwarded contract.

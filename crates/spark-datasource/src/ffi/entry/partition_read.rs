@@ -14,7 +14,8 @@ use crate::datasource::{
 use crate::ffi::array_stream::export;
 use crate::ffi::bytes::{borrowed, decode, Tagged};
 use crate::ffi::guard::guard;
-use crate::ffi::header::{ArrowArrayStream, SparkDsTaskContext};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use spark_datasource_abi::v1::SparkDsTaskContext;
 
 /// `read`.
 ///
@@ -27,7 +28,7 @@ pub unsafe extern "C" fn read<E: Export>(
     reader_state_length: i64,
     partition: *const u8,
     partition_length: i64,
-    out: *mut ArrowArrayStream,
+    out: *mut FFI_ArrowArrayStream,
 ) -> c_int {
     guard(|| {
         // SAFETY: forwarded contract.

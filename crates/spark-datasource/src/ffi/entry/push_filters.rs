@@ -7,8 +7,8 @@ use crate::datasource::{BatchRead, BatchReader, Error, Result};
 use crate::ffi::bytes::borrowed;
 use crate::ffi::guard::guard;
 use crate::ffi::handle::borrow;
-use crate::ffi::header::SparkDsSink;
 use crate::filters::decode;
+use spark_datasource_abi::v1::SparkDsSink;
 
 /// `push_filters`.
 ///

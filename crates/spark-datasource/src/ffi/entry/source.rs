@@ -7,8 +7,9 @@ use super::Export;
 use crate::datasource::{DataSource, Error, Options, Result};
 use crate::ffi::guard::{guard, guard_close};
 use crate::ffi::handle::{borrow, release, return_handle};
-use crate::ffi::header::{ArrowSchema, SparkDsCreateInfo};
 use crate::ffi::schema::export_schema;
+use arrow_schema::ffi::FFI_ArrowSchema;
+use spark_datasource_abi::v1::SparkDsCreateInfo;
 
 /// `create`.
 ///
@@ -99,7 +100,7 @@ unsafe fn utf8(what: &str, text: *const std::ffi::c_char) -> Result<String> {
 /// `source` is a live source handle; `out` is valid for writes.
 pub unsafe extern "C" fn schema<S: DataSource>(
     source: *mut c_void,
-    out: *mut ArrowSchema,
+    out: *mut FFI_ArrowSchema,
 ) -> c_int {
     guard(|| {
         // SAFETY: forwarded contract.

@@ -7,8 +7,9 @@ use crate::datasource::{Result, StreamRead, StreamReader};
 use crate::ffi::bytes::{borrowed, decode, Sink, Tagged};
 use crate::ffi::guard::{guard, guard_close};
 use crate::ffi::handle::{borrow, release, return_handle};
-use crate::ffi::header::{ArrowSchema, SparkDsSink};
 use crate::ffi::schema::import_schema;
+use arrow_schema::ffi::FFI_ArrowSchema;
+use spark_datasource_abi::v1::SparkDsSink;
 
 type Reader<S> = <S as StreamRead>::Reader;
 type Offset<S> = <Reader<S> as StreamReader>::Offset;
@@ -29,7 +30,7 @@ unsafe fn offset<S: StreamRead>(data: *const u8, length: i64) -> Result<Offset<S
 /// valid for writes.
 pub unsafe extern "C" fn create_stream_reader<S: StreamRead>(
     source: *mut c_void,
-    schema: *mut ArrowSchema,
+    schema: *mut FFI_ArrowSchema,
     reader: *mut *mut c_void,
 ) -> c_int {
     guard(|| {

@@ -3,7 +3,7 @@
 use std::mem::{offset_of, size_of};
 
 use crate::datasource::{Error, Result, TaskContext};
-use crate::ffi::header::SparkDsTaskContext;
+use spark_datasource_abi::v1::SparkDsTaskContext;
 
 /// A raw task pointer that may move to the thread that pulls the stream: the header keeps
 /// the task valid until the stream is released, and `is_interrupted` is thread-safe.

@@ -10,12 +10,14 @@ use crate::datasource::{DataWriter, Error, Result, Write, WriteInfo, WriteMode, 
 use crate::ffi::bytes::{borrowed, decode, Sink};
 use crate::ffi::guard::{guard, guard_close};
 use crate::ffi::handle::{borrow, release, return_handle};
-use crate::ffi::header::SPARK_DS_TRUNCATE;
-use crate::ffi::header::{
-    ArrowArray, ArrowSchema, SparkDsSink, SparkDsTaskContext, SparkDsWriteInfo, SPARK_DS_NO_EPOCH,
-    SPARK_DS_WRITE_APPEND, SPARK_DS_WRITE_TRUNCATE,
-};
 use crate::ffi::schema::{import_batch, import_schema};
+use arrow_data::ffi::FFI_ArrowArray;
+use arrow_schema::ffi::FFI_ArrowSchema;
+use spark_datasource_abi::v1::SPARK_DS_TRUNCATE;
+use spark_datasource_abi::v1::{
+    SparkDsSink, SparkDsTaskContext, SparkDsWriteInfo, SPARK_DS_NO_EPOCH, SPARK_DS_WRITE_APPEND,
+    SPARK_DS_WRITE_TRUNCATE,
+};
 
 type WriterOf<S> = <S as Write>::Writer;
 type DataWriterOf<S> = <WriterOf<S> as Writer>::DataWriter;
@@ -283,8 +285,8 @@ pub unsafe extern "C" fn create_data_writer<S: Write>(
 /// borrowed, both valid.
 pub unsafe extern "C" fn write<S: Write>(
     data_writer: *mut c_void,
-    schema: *mut ArrowSchema,
-    batch: *mut ArrowArray,
+    schema: *mut FFI_ArrowSchema,
+    batch: *mut FFI_ArrowArray,
 ) -> c_int {
     guard(|| {
         // SAFETY: forwarded contract. The batch is imported first, so that it is released

@@ -3,11 +3,11 @@
 //! specification), for every combination the header allows.
 
 use super::source::{Everything, ReadOnly};
-use crate::ffi::header::{
+use crate::ffi::library::declared;
+use spark_datasource_abi::v1::{
     SparkDsLibrary, SPARK_DS_BATCH_READ, SPARK_DS_BATCH_WRITE, SPARK_DS_MICRO_BATCH_READ,
     SPARK_DS_STREAMING_WRITE, SPARK_DS_TRUNCATE,
 };
-use crate::ffi::library::declared;
 use spark_datasource_core::capabilities::FUNCTIONS;
 
 /// Whether each function of the table is set, by its name in the header (the core's table of

@@ -1,7 +1,7 @@
-//! Tests of the C side against the header itself, and of the tables that `export!` builds.
+//! Tests of the tables that `export!` builds and of the guard of every entry point (the layout of
+//! the header's structs is tested with the declarations, in `spark-datasource-abi`).
 //! They run in this crate's repository only: a data source's `cargo test` never runs them.
 
 mod capabilities;
-mod layout;
 mod panics;
 mod source;

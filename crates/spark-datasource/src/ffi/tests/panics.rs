@@ -12,14 +12,14 @@ use crate::datasource::{DataSource, Options, Result};
 use crate::ffi::entry::source;
 use crate::ffi::entry::Export;
 use crate::ffi::guard::last_error;
-use crate::ffi::header::{SparkDsCreateInfo, SparkDsHost};
 use crate::ffi::host;
+use spark_datasource_abi::v1::{SparkDsCreateInfo, SparkDsHost};
 
 /// What `export!` would generate for a source that declares batch reads.
 struct ReadsInTests;
 
 impl Export for ReadsInTests {
-    const CAPABILITIES: u64 = crate::ffi::header::SPARK_DS_BATCH_READ;
+    const CAPABILITIES: u64 = spark_datasource_abi::v1::SPARK_DS_BATCH_READ;
 }
 
 /// A data source whose `create` panics, and whose value panics when dropped.

@@ -1,6 +1,6 @@
-//! The Rust mirror equals `spark_datasource.h`, as the system C compiler sees it: the size of
-//! every struct, the offset of every field, and the type of every field and of
-//! `spark_ds_init`. The types are spelled in C from the Rust types themselves (`CType`), and
+//! The declarations equal `spark_datasource.h` and `spark_datasource_filters.h`, as the system
+//! C compiler sees them: the size of every struct, the offset of every field, and the type of
+//! every field and of `spark_ds_init`. The types are spelled in C from the Rust types themselves (`CType`), and
 //! the C compiler checks them against the header with `-Werror`, since offsets alone miss a
 //! parameter whose type changed.
 
@@ -9,7 +9,13 @@ use std::mem::{offset_of, size_of};
 use std::path::Path;
 use std::process::Command;
 
-use crate::ffi::header::*;
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_data::ffi::FFI_ArrowArray;
+use arrow_schema::ffi::FFI_ArrowSchema;
+use spark_datasource_abi::arrow::{ArrowArray, ArrowArrayStream, ArrowSchema};
+use spark_datasource_abi::bench::SparkDsBenchCall;
+use spark_datasource_abi::filters::SparkDsFilterTable;
+use spark_datasource_abi::v1::*;
 
 /// A Rust type of the interface, spelled as a C declaration of `declarator`.
 trait CType {
@@ -31,10 +37,12 @@ macro_rules! c_named {
 
 c_named!(
     i64 => "int64_t", i32 => "int32_t", u64 => "uint64_t", u8 => "uint8_t", () => "void",
-    c_void => "void", ArrowSchema => "struct ArrowSchema", ArrowArray => "struct ArrowArray",
-    ArrowArrayStream => "struct ArrowArrayStream", SparkDsHost => "SparkDsHost",
+    c_void => "void", FFI_ArrowSchema => "struct ArrowSchema", FFI_ArrowArray => "struct ArrowArray",
+    FFI_ArrowArrayStream => "struct ArrowArrayStream", SparkDsHost => "SparkDsHost",
     SparkDsCreateInfo => "SparkDsCreateInfo", SparkDsTaskContext => "SparkDsTaskContext",
     SparkDsWriteInfo => "SparkDsWriteInfo", SparkDsLibrary => "SparkDsLibrary",
+    SparkDsFilterTable => "SparkDsFilterTable", ArrowSchema => "struct ArrowSchema",
+    ArrowArray => "struct ArrowArray", ArrowArrayStream => "struct ArrowArrayStream",
 );
 
 // `c_char` is `i8` where C's `char` is signed; where it is unsigned (Linux on aarch64) it is
@@ -153,6 +161,14 @@ fn structs() -> Vec<(&'static str, usize, Vec<FieldLayout>)> {
         layout!(ArrowArrayStream as "struct ArrowArrayStream" {
             get_schema, get_next, get_last_error, release, private_data
         }),
+        layout!(ArrowSchema as "struct ArrowSchema" {
+            format, name, metadata, flags, n_children, children, dictionary, release,
+            private_data
+        }),
+        layout!(ArrowArray as "struct ArrowArray" {
+            length, null_count, offset, n_buffers, n_children, buffers, children, dictionary,
+            release, private_data
+        }),
         layout!(SparkDsLibrary {
             size,
             abi_version,
@@ -185,6 +201,11 @@ fn structs() -> Vec<(&'static str, usize, Vec<FieldLayout>)> {
             abort_data_writer,
             close_data_writer
         }),
+        layout!(SparkDsFilterTable {
+            size,
+            version,
+            push_filters
+        }),
     ]
 }
 
@@ -206,10 +227,63 @@ fn the_version_1_layout_is_frozen() {
             ("SparkDsTaskContext", 48),
             ("SparkDsWriteInfo", 32),
             ("struct ArrowArrayStream", 40),
+            ("struct ArrowSchema", 72),
+            ("struct ArrowArray", 80),
             ("SparkDsLibrary", 240),
+            ("SparkDsFilterTable", 24),
         ]
     );
     assert_eq!(offset_of!(SparkDsLibrary, read), 160);
+    assert_eq!(MIN_TABLE_SIZE, 168);
+    assert_eq!(size_of::<FFI_ArrowSchema>(), 72);
+    assert_eq!(size_of::<FFI_ArrowArray>(), 80);
+    assert_eq!(size_of::<FFI_ArrowArrayStream>(), 40);
+}
+
+/// `SparkDsBenchCall` is in no C header: its version-1 layout is frozen here, field by field.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn the_bench_call_keeps_the_layout_of_version_1() {
+    let offsets = [
+        ("size", offset_of!(SparkDsBenchCall, size), 0),
+        ("kind", offset_of!(SparkDsBenchCall, kind), 8),
+        ("stage_id", offset_of!(SparkDsBenchCall, stage_id), 12),
+        (
+            "partition_id",
+            offset_of!(SparkDsBenchCall, partition_id),
+            16,
+        ),
+        (
+            "attempt_number",
+            offset_of!(SparkDsBenchCall, attempt_number),
+            20,
+        ),
+        ("task_id", offset_of!(SparkDsBenchCall, task_id), 24),
+        ("state", offset_of!(SparkDsBenchCall, state), 32),
+        (
+            "state_length",
+            offset_of!(SparkDsBenchCall, state_length),
+            40,
+        ),
+        ("partition", offset_of!(SparkDsBenchCall, partition), 48),
+        (
+            "partition_length",
+            offset_of!(SparkDsBenchCall, partition_length),
+            56,
+        ),
+        ("epoch_id", offset_of!(SparkDsBenchCall, epoch_id), 64),
+        ("input", offset_of!(SparkDsBenchCall, input), 72),
+        ("add", offset_of!(SparkDsBenchCall, add), 80),
+        ("sink", offset_of!(SparkDsBenchCall, sink), 88),
+        ("rows", offset_of!(SparkDsBenchCall, rows), 96),
+        ("batches", offset_of!(SparkDsBenchCall, batches), 104),
+        ("bytes", offset_of!(SparkDsBenchCall, bytes), 112),
+        ("nanos", offset_of!(SparkDsBenchCall, nanos), 120),
+    ];
+    for (field, offset, frozen) in offsets {
+        assert_eq!(offset, frozen, "`{field}` moved");
+    }
+    assert_eq!(size_of::<SparkDsBenchCall>(), 128);
 }
 
 /// The function pointers of the table, by the names whose offsets the C compiler checks, are
@@ -240,19 +314,20 @@ fn the_table_s_functions_are_the_core_s_list_in_order() {
     assert_eq!(*size, first + functions.len() * size_of::<usize>());
 }
 
-/// Compiles `source` against the crate's header and runs it; `None` without a C compiler.
+/// Compiles `source` against the headers of the `spark-datasource` crate, which publishes them,
+/// and runs it.
 fn compile_and_run(source: &str) -> String {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let c_file = dir.path().join("layout.c");
     let program = dir.path().join("layout");
     std::fs::write(&c_file, source).expect("write the C file");
     let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let header_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let header_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spark-datasource");
     let output = Command::new(&compiler)
         .args(["-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror"])
         .arg("-Werror=incompatible-pointer-types")
         .arg("-I")
-        .arg(header_dir)
+        .arg(&header_dir)
         .arg(&c_file)
         .arg("-o")
         .arg(&program)
@@ -271,8 +346,9 @@ fn compile_and_run(source: &str) -> String {
 
 #[test]
 fn sizes_and_offsets_equal_the_headers() {
-    let mut c =
-        String::from("#include <stddef.h>\n#include <stdio.h>\n#include \"spark_datasource.h\"\n");
+    let mut c = String::from(
+        "#include <stddef.h>\n#include <stdio.h>\n#include \"spark_datasource_filters.h\"\n",
+    );
     c.push_str("int main(void) {\n");
     let mut expected = String::new();
     for (name, size, fields) in structs() {
@@ -295,11 +371,11 @@ fn field_types_and_spark_ds_init_match_the_headers() {
     if !signatures_are_checkable() {
         return;
     }
-    let mut c = String::from("#include \"spark_datasource.h\"\n");
+    let mut c = String::from("#include \"spark_datasource_filters.h\"\n");
     for (name, _, fields) in structs() {
         let function = name.replace("struct ", "");
         c.push_str(&format!(
-            "void check_{function}({name} *s);\nvoid check_{function}({name} *s) {{\n"
+            "void check_{function}({name} *s);\nvoid check_{function}({name} *s) {{\n  (void)s;\n"
         ));
         for field in fields {
             // Both directions: an assignment drops no qualifier and mixes no pointer types.
