@@ -18,6 +18,17 @@ def read(spark, bridge, api, path, **options):
     return spark.read.format(bridge).options(**api.options(**options)).load()
 
 
+def failure(spark, bridge, path, options):
+    """The message of a read of every issue with `options` through `path`, which must fail."""
+    if path == "plugin":
+        bad = spark.read.format("native").option("source", "rest").options(**options).load()
+    else:
+        bad = spark.read.format(bridge).options(**options).load()
+    with pytest.raises(Exception) as caught:
+        bad.collect()
+    return str(caught.value)
+
+
 def rows(df):
     """(number, title, state, created_at, updated_at, comments, login, label names), sorted."""
     picked = df.select(
@@ -76,14 +87,7 @@ def test_the_token_is_in_no_plan_and_no_error(spark, bridge, api, path):
     if path == "plugin":
         plan = df.where("state = 'open'")._jdf.queryExecution().executedPlan().toString()
         assert api.options()["token"] not in plan
-    wrong = dict(api.options(), token="a-wrong-token-42")
-    if path == "plugin":
-        bad = spark.read.format("native").option("source", "rest").options(**wrong).load()
-    else:
-        bad = spark.read.format(bridge).options(**wrong).load()
-    with pytest.raises(Exception) as caught:
-        bad.collect()
-    message = str(caught.value)
+    message = failure(spark, bridge, path, dict(api.options(), token="a-wrong-token-42"))
     assert "answered 401" in message and "a-wrong-token-42" not in message, message
 
 
@@ -98,12 +102,6 @@ def test_an_error_names_the_api_s_host_and_not_the_credentials_of_its_url(spark,
     # only, so that it says which host failed.
     host = api.url.split("://", 1)[1].rstrip("/")
     options = dict(api.options(), token="a-wrong-token-42", url=f"http://reader:pa55-8c1d@{host}")
-    if path == "plugin":
-        bad = spark.read.format("native").option("source", "rest").options(**options).load()
-    else:
-        bad = spark.read.format(bridge).options(**options).load()
-    with pytest.raises(Exception) as caught:
-        bad.collect()
-    message = str(caught.value)
+    message = failure(spark, bridge, path, options)
     assert "answered 401" in message and host in message, message
     assert "pa55-8c1d" not in message and "a-wrong-token-42" not in message, message
