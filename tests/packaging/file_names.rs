@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use sparkds_package::library_file::{data_source_name, Os};
+use spark_datasource_core::library_file::{data_source_name, Os};
 
 /// The bridge's names of `data_sources` on each OS, then its data source of each of `files`
 /// (`-` for none), one per line.

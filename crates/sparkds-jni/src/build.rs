@@ -105,7 +105,7 @@ impl Build {
     /// The data source name of the library's file name: `libspark_datasource_<name>.so` gives
     /// `<name>`, for messages and its log.
     pub fn data_source_name(&self) -> String {
-        sparkds_package::library_file::name_for_create(&self.origin.file_name())
+        spark_datasource_core::library_file::name_for_create(&self.origin.file_name())
     }
 }
 

@@ -11,7 +11,8 @@ use std::fs::{self, File};
 use std::io::{Read, Seek};
 use std::path::{Component, Path, PathBuf};
 
-use sparkds_package::{is_valid_data_source_name, Manifest, Platform, ABI_VERSION, MANIFEST_NAME};
+use spark_datasource_core::library_file::{is_valid_data_source_name, Os};
+use sparkds_package::{Manifest, Platform, ABI_VERSION, MANIFEST_NAME};
 use zip::ZipArchive;
 
 use crate::build::{read_bounded, Build, Origin, MAX_LIBRARY_BYTES};
@@ -45,26 +46,6 @@ pub struct Search {
 /// The directories of `dirs` that are absolute, in order.
 pub fn absolute_dirs(dirs: &[PathBuf]) -> impl Iterator<Item = &PathBuf> {
     dirs.iter().filter(|d| d.is_absolute())
-}
-
-/// The platform of this process, as manifests name it; `None` on a platform that packages
-/// cannot serve (such as Linux with musl).
-pub fn current_platform() -> Option<Platform> {
-    let key = match (std::env::consts::OS, std::env::consts::ARCH) {
-        ("linux", "x86_64") if cfg!(target_env = "gnu") => "linux-x86_64",
-        ("linux", "aarch64") if cfg!(target_env = "gnu") => "linux-aarch64",
-        ("macos", "x86_64") => "osx-x86_64",
-        ("macos", "aarch64") => "osx-aarch64",
-        ("windows", "x86_64") => "windows-x86_64",
-        _ => return None,
-    };
-    Platform::from_key(key)
-}
-
-/// The file name of the library of data source `name` on this platform:
-/// `libspark_datasource_<name>.so` / `.dylib`, `spark_datasource_<name>.dll`.
-pub fn library_file_name(name: &str) -> String {
-    sparkds_package::Os::current().library_file_name(name)
 }
 
 /// The data source name as Spark looks it up: lower case, and a valid file name part.
@@ -102,7 +83,7 @@ struct Skipped {
 /// nothing else provides it.
 pub fn resolve(name: &str, search: &Search, log: &dyn Fn(i32, &str)) -> Result<Found> {
     let name = data_source_name(name)?;
-    let platform = current_platform();
+    let platform = Platform::current();
     let mut skipped: Vec<Skipped> = Vec::new();
     let mut found = in_session_packages(&name, search, platform, &mut skipped);
     if found.is_none() {
@@ -197,7 +178,7 @@ fn in_configured_packages(
 /// The installed libraries, by file name, in the first directory of the library path that
 /// has one.
 fn in_library_path(name: &str, search: &Search) -> Result<Option<Found>> {
-    let file = library_file_name(name);
+    let file = Os::current().library_file_name(name);
     // Whatever has the library's name counts: a named pipe or a directory there is refused by
     // its name, rather than passed over for a library further down the path.
     let Some(dir) = absolute_dirs(&search.library_dirs).find(|dir| dir.join(&file).exists()) else {
@@ -224,7 +205,12 @@ fn not_provided(name: &str, search: &Search, skipped: &[Skipped]) -> Error {
             ),
         );
     }
-    not_found(name, &library_file_name(name), search, skipped)
+    not_found(
+        name,
+        &Os::current().library_file_name(name),
+        search,
+        skipped,
+    )
 }
 
 /// Logs the packages skipped on the way, as warnings: the specification ignores them, and logs
@@ -513,7 +499,7 @@ pub fn locate_build(wanted: &DriverBuild, library_dirs: &[PathBuf]) -> Result<Bu
             }
         }
     }
-    let file = library_file_name(&name);
+    let file = Os::current().library_file_name(&name);
     let files = wanted
         .entry
         .is_none()
@@ -583,7 +569,7 @@ mod tests {
         );
         if cfg!(target_os = "linux") {
             assert_eq!(
-                library_file_name("c_range"),
+                Os::current().library_file_name("c_range"),
                 "libspark_datasource_c_range.so"
             );
         }

@@ -20,10 +20,7 @@ pub mod write;
 
 pub use error::{Error, Result};
 pub use manifest::{Manifest, ABI_VERSION, MANIFEST_NAME};
-pub use platform::{describe, is_valid_data_source_name, Os, Platform};
-/// The file name rule of libraries (`spark-datasource-core`'s), for the command and the JVM
-/// plugin's JNI library.
-pub use spark_datasource_core::library_file;
+pub use platform::{describe, Platform};
 
 /// SHA-256 of `bytes`, lower-case hex, as `sha256sum` prints it.
 pub fn sha256_hex(bytes: &[u8]) -> String {

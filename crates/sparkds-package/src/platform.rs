@@ -7,6 +7,9 @@
 use std::fmt;
 
 use object::{Architecture, BinaryFormat};
+// The operating system of a platform decides the naming rule of its library file, which is
+// `spark-datasource-core`'s (the host shares it).
+use spark_datasource_core::library_file::Os;
 
 /// A platform a package can carry a library for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -41,6 +44,20 @@ impl Platform {
             Platform::OsxX86_64 => "osx-x86_64",
             Platform::OsxAarch64 => "osx-aarch64",
             Platform::WindowsX86_64 => "windows-x86_64",
+        }
+    }
+
+    /// The platform of this process; `None` on one that packages cannot serve (such as Linux
+    /// with musl, or a 32-bit machine). The JNI library picks a package's library with it, and
+    /// the command the plugin's build for this machine.
+    pub fn current() -> Option<Platform> {
+        match (std::env::consts::OS, std::env::consts::ARCH) {
+            ("linux", "x86_64") if cfg!(target_env = "gnu") => Some(Platform::LinuxX86_64),
+            ("linux", "aarch64") if cfg!(target_env = "gnu") => Some(Platform::LinuxAarch64),
+            ("macos", "x86_64") => Some(Platform::OsxX86_64),
+            ("macos", "aarch64") => Some(Platform::OsxAarch64),
+            ("windows", "x86_64") => Some(Platform::WindowsX86_64),
+            _ => None,
         }
     }
 
@@ -106,11 +123,6 @@ impl fmt::Display for Platform {
     }
 }
 
-/// The operating system of a platform, which decides the naming rule of its library file and
-/// the dependency allow-list; whether a name is a data source name. The rule is
-/// `spark-datasource-core`'s, which the host shares.
-pub use spark_datasource_core::library_file::{is_valid_data_source_name, Os};
-
 /// Names a format and architecture the way messages print them, e.g. `ELF x86_64`.
 pub fn describe(format: BinaryFormat, architecture: Architecture) -> String {
     let format = match format {
@@ -139,6 +151,20 @@ pub fn describe(format: BinaryFormat, architecture: Architecture) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use spark_datasource_core::library_file::is_valid_data_source_name;
+
+    #[test]
+    fn this_machine_is_its_own_platform() {
+        if let Some(platform) = Platform::current() {
+            assert_eq!(platform.os(), Os::current());
+            let architecture = if cfg!(target_arch = "aarch64") {
+                Architecture::Aarch64
+            } else {
+                Architecture::X86_64
+            };
+            assert_eq!(platform.architecture(), architecture);
+        }
+    }
 
     #[test]
     fn data_source_names_are_lower_case_identifiers() {

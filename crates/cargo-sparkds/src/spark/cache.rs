@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use sparkds::{Error, Result};
+use sparkds_package::Platform;
 
 use super::tools::{self, Spark, PINNED_PYSPARK};
 
@@ -486,17 +487,14 @@ pub fn path_with_java() -> Result<std::ffi::OsString> {
 }
 
 /// The platform key of this machine, as packages and the plugin name them.
-pub fn platform() -> Result<&'static str> {
-    match (std::env::consts::OS, std::env::consts::ARCH) {
-        ("linux", "x86_64") => Ok("linux-x86_64"),
-        ("linux", "aarch64") => Ok("linux-aarch64"),
-        ("macos", "x86_64") => Ok("osx-x86_64"),
-        ("macos", "aarch64") => Ok("osx-aarch64"),
-        ("windows", "x86_64") => Ok("windows-x86_64"),
-        (os, arch) => Err(Error::usage(format!(
-            "the JVM plugin has no build for {os} {arch}: use --bridge"
-        ))),
-    }
+fn platform() -> Result<&'static str> {
+    Platform::current().map(Platform::key).ok_or_else(|| {
+        Error::usage(format!(
+            "the JVM plugin has no build for {} {}: use --bridge",
+            std::env::consts::OS,
+            std::env::consts::ARCH
+        ))
+    })
 }
 
 fn jni_file_name() -> String {

@@ -183,7 +183,7 @@ fn data_source_name(library: &Path) -> Result<String> {
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    sparkds_package::library_file::data_source_name(&file).ok_or_else(|| {
+    spark_datasource_core::library_file::data_source_name(&file).ok_or_else(|| {
         Error::usage(format!(
             "{} is not named spark_datasource_<name>, so Spark cannot find it by a data \
                  source name: set `name = \"spark_datasource_<name>\"` in the [lib] of Cargo.toml",

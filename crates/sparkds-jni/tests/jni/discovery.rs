@@ -3,8 +3,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use spark_datasource_core::library_file::Os;
 use sparkds_jni::build::Origin;
-use sparkds_jni::discovery::{self, current_platform, library_file_name, DriverBuild, Search};
+use sparkds_jni::discovery::{self, DriverBuild, Search};
 use sparkds_jni::error::ErrorClass;
 use sparkds_package::write::{write_package, PackageSpec};
 use sparkds_package::Platform;
@@ -12,14 +13,14 @@ use sparkds_package::Platform;
 use crate::helpers::{c_range, fresh_dir};
 
 fn platform() -> Platform {
-    current_platform().expect("the tests run on a platform that packages serve")
+    Platform::current().expect("the tests run on a platform that packages serve")
 }
 
 /// A package of c_range under `name`, with the c_range library renamed for it.
 fn package(dir: &Path, file: &str, name: &str) -> PathBuf {
     let staged = dir.join(format!("stage-{file}"));
     std::fs::create_dir_all(&staged).expect("a stage");
-    let library = staged.join(library_file_name(name));
+    let library = staged.join(Os::current().library_file_name(name));
     std::fs::copy(c_range(), &library).expect("copied");
     let spec = PackageSpec {
         names: vec![name.to_string()],
@@ -49,7 +50,7 @@ fn raw_package(dir: &Path, file: &str, manifest: &str) -> PathBuf {
 
 fn installed(dir: &Path, name: &str) -> PathBuf {
     std::fs::create_dir_all(dir).expect("a directory");
-    let path = dir.join(library_file_name(name));
+    let path = dir.join(Os::current().library_file_name(name));
     std::fs::copy(c_range(), &path).expect("copied");
     path
 }
@@ -90,7 +91,11 @@ fn session_packages_come_first_the_last_added_winning_then_configured_then_insta
         found.build.origin,
         Origin::Package {
             package: configured_package.clone(),
-            entry: format!("{}/{}", platform().key(), library_file_name("c_range")),
+            entry: format!(
+                "{}/{}",
+                platform().key(),
+                Os::current().library_file_name("c_range")
+            ),
         }
     );
     assert_eq!(found.build.sha256, c_range_sum);
@@ -110,7 +115,9 @@ fn relative_directories_of_the_library_path_are_not_searched() {
     let cwd = std::env::current_dir().expect("cwd");
     let up: PathBuf = cwd.components().skip(1).map(|_| "..").collect();
     let relative = up.join(dir.join("lib").strip_prefix("/").expect("absolute"));
-    assert!(relative.join(library_file_name("c_range")).is_file());
+    assert!(relative
+        .join(Os::current().library_file_name("c_range"))
+        .is_file());
     let mut s = search(&dir);
     s.library_dirs = vec![PathBuf::from(""), PathBuf::from("."), relative];
     let e = discovery::resolve("c_range", &s, &quiet);
@@ -266,7 +273,7 @@ fn nothing_found_names_every_place_searched_and_the_fix() {
     s.library_dirs = vec![PathBuf::from("/opt/a"), PathBuf::from("/opt/b")];
     let e = discovery::resolve("missing", &s, &quiet).expect_err("not found");
     assert_eq!(e.class, ErrorClass::NotFound);
-    let file = library_file_name("missing");
+    let file = Os::current().library_file_name("missing");
     assert_eq!(
         e.message,
         format!(
@@ -294,7 +301,9 @@ fn an_executor_finds_the_drivers_build_by_its_checksum_or_names_the_builds_it_ha
         discovery::locate_build(&wanted(&driver), std::slice::from_ref(&elsewhere)).expect("found");
     assert_eq!(build.origin, Origin::File(driver.clone()));
     // Not at the driver's path: the library path.
-    let gone = dir.join("gone").join(library_file_name("c_range"));
+    let gone = dir
+        .join("gone")
+        .join(Os::current().library_file_name("c_range"));
     let build =
         discovery::locate_build(&wanted(&gone), std::slice::from_ref(&elsewhere)).expect("found");
     assert_eq!(build.origin, Origin::File(node.clone()));
@@ -319,7 +328,11 @@ fn an_executor_takes_the_drivers_package_build_from_its_session_copy() {
     let dir = fresh_dir("locate-package");
     let package_path = package(&dir, "c-1.0.sparkpkg", "c_range");
     let sum = sparkds_jni::checksum::sha256_file(c_range()).expect("sum");
-    let entry = format!("{}/{}", platform().key(), library_file_name("c_range"));
+    let entry = format!(
+        "{}/{}",
+        platform().key(),
+        Os::current().library_file_name("c_range")
+    );
     let copy = dir.join("copy.sparkpkg");
     std::fs::copy(&package_path, &copy).expect("copied");
     let wanted = DriverBuild {
@@ -384,7 +397,7 @@ fn a_named_pipe_in_the_library_path_is_refused_by_its_name() {
     let dir = fresh_dir("fifo-library");
     let lib_dir = dir.join("lib");
     std::fs::create_dir_all(&lib_dir).expect("a directory");
-    let pipe = fifo(&lib_dir.join(library_file_name("piped")));
+    let pipe = fifo(&lib_dir.join(Os::current().library_file_name("piped")));
     // The same name further down the path is not reached: the first directory holds it.
     installed(&dir.join("later"), "piped");
     let mut s = search(&dir);
@@ -425,7 +438,7 @@ fn a_named_pipe_as_a_package_is_skipped_with_its_reason() {
 #[test]
 fn an_executor_names_a_named_pipe_where_it_looked_for_the_driver_s_build() {
     let dir = fresh_dir("fifo-executor");
-    let driver = fifo(&dir.join(library_file_name("piped")));
+    let driver = fifo(&dir.join(Os::current().library_file_name("piped")));
     let wanted = DriverBuild {
         name: "piped".into(),
         sha256: "0".repeat(64),

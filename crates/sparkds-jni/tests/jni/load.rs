@@ -1,5 +1,5 @@
+use spark_datasource_core::library_file::Os;
 use sparkds_jni::checksum::sha256_file;
-use sparkds_jni::discovery::library_file_name;
 use sparkds_jni::error::ErrorClass;
 use sparkds_jni::loaded;
 
@@ -15,7 +15,7 @@ fn load(
 #[test]
 fn a_path_loads_once_and_a_new_build_there_is_replaced() {
     let dir = fresh_dir("replaced");
-    let path = dir.join(library_file_name("c_range"));
+    let path = dir.join(Os::current().library_file_name("c_range"));
     std::fs::copy(c_range(), &path).expect("copied");
     let sum = sha256_file(&path).expect("sum");
     let first = load(&path, Some(&sum)).expect("loads");
@@ -47,7 +47,7 @@ fn a_path_loads_once_and_a_new_build_there_is_replaced() {
 #[test]
 fn a_first_load_of_another_checksum_than_asked_is_replaced() {
     let dir = fresh_dir("replaced-before");
-    let path = dir.join(library_file_name("c_range"));
+    let path = dir.join(Os::current().library_file_name("c_range"));
     std::fs::copy(c_range(), &path).expect("copied");
     let e = load(&path, Some(&"a".repeat(64))).expect_err("another build");
     assert_eq!(e.class, ErrorClass::Replaced);
@@ -67,7 +67,7 @@ fn a_missing_file_is_not_found_and_a_broken_library_is_invalid() {
     );
 
     let dir = fresh_dir("not-a-library");
-    let text = dir.join(library_file_name("text"));
+    let text = dir.join(Os::current().library_file_name("text"));
     std::fs::write(&text, b"not a shared library").expect("written");
     let e = load(&text, None).expect_err("not a library");
     assert_eq!(e.class, ErrorClass::InitFailed);
@@ -94,7 +94,7 @@ fn a_missing_file_is_not_found_and_a_broken_library_is_invalid() {
 #[test]
 fn the_bytes_that_were_hashed_are_the_bytes_that_run_whatever_the_path_holds_by_then() {
     let dir = fresh_dir("hashed-then-replaced");
-    let path = dir.join(library_file_name("c_range"));
+    let path = dir.join(Os::current().library_file_name("c_range"));
     // A build of its own (bytes appended, which the loader ignores), so that no other test of
     // this process has loaded it.
     let mut bytes = std::fs::read(c_range()).expect("c_range");
@@ -120,14 +120,16 @@ fn the_bytes_that_were_hashed_are_the_bytes_that_run_whatever_the_path_holds_by_
         .collect();
     assert_eq!(
         left,
-        [std::ffi::OsString::from(library_file_name("c_range"))]
+        [std::ffi::OsString::from(
+            Os::current().library_file_name("c_range")
+        )]
     );
 }
 
 #[test]
 fn a_build_already_loaded_is_found_by_its_checksum_without_reading_a_file() {
     let dir = fresh_dir("by-checksum");
-    let path = dir.join(library_file_name("c_range"));
+    let path = dir.join(Os::current().library_file_name("c_range"));
     let mut bytes = std::fs::read(c_range()).expect("c_range");
     bytes.extend_from_slice(b"by-checksum");
     std::fs::write(&path, &bytes).expect("written");

@@ -1,6 +1,7 @@
 //! Broken libraries: each violation is INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE, naming
 //! the function, the column and the rule.
 
+use spark_datasource_core::library_file::Os;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema};
@@ -313,7 +314,7 @@ fn a_library_without_spark_ds_init_is_refused() {
     let dir = crate::helpers::fresh_dir("no-init");
     let source = dir.join("no_init.c");
     std::fs::write(&source, "int not_a_data_source(void) { return 0; }\n").expect("written");
-    let library = dir.join(sparkds_jni::discovery::library_file_name("no_init"));
+    let library = dir.join(Os::current().library_file_name("no_init"));
     let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
     let built = std::process::Command::new(cc)
         .args(["-shared", "-fPIC", "-o"])

@@ -2,6 +2,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::{Int64Array, RecordBatch, StringArray, StructArray};
 use arrow_schema::{DataType, Field, Schema};
+use spark_datasource_core::library_file::Os;
 use sparkds::steps::{Checks, TaskIds};
 use sparkds_jni::{descriptor, loaded, ops};
 
@@ -54,7 +55,7 @@ fn task(partition_id: i32) -> TaskIds {
 /// loader ignores but which changes its SHA-256: a JVM loads each build once), so that the log
 /// function given at load is this test's: what the library logs goes to the list returned.
 fn range_logging_to_a_list(dir_name: &str) -> (&'static loaded::Loaded, Arc<Mutex<Vec<String>>>) {
-    let path = fresh_dir(dir_name).join(sparkds_jni::discovery::library_file_name("range"));
+    let path = fresh_dir(dir_name).join(Os::current().library_file_name("range"));
     let mut bytes = std::fs::read(fixture(None)).expect("the fixture");
     bytes.extend_from_slice(dir_name.as_bytes());
     std::fs::write(&path, bytes).expect("copied");

@@ -7,7 +7,9 @@ use object::read::macho::LoadCommandVariant;
 use object::{elf, FileKind, ImportFlags, Object, ObjectKind};
 
 use super::{Finding, Rule};
-use crate::{describe, Os, Platform};
+use spark_datasource_core::library_file::Os;
+
+use crate::{describe, Platform};
 
 /// The exported function Spark calls (specification, section "How It Works").
 const INIT: &str = "spark_ds_init";

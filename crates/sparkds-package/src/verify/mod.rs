@@ -32,10 +32,9 @@ pub use binary::{parse_glibc_version, Policy};
 
 use crate::error;
 use crate::error::Result;
-use crate::{
-    is_valid_data_source_name, sha256_hex, Manifest, Platform, ABI_VERSION, MANIFEST_NAME,
-};
+use crate::{sha256_hex, Manifest, Platform, ABI_VERSION, MANIFEST_NAME};
 use notices::SbomComponent;
+use spark_datasource_core::library_file::is_valid_data_source_name;
 
 /// A rule of the package format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -27,9 +27,8 @@ pub use notices::NOTICES_NAME;
 pub use sbom::SBOM_NAME;
 pub use thirdparty::ThirdParty;
 
-use crate::{
-    is_valid_data_source_name, sha256_hex, Manifest, Platform, ABI_VERSION, MANIFEST_NAME,
-};
+use crate::{sha256_hex, Manifest, Platform, ABI_VERSION, MANIFEST_NAME};
+use spark_datasource_core::library_file::is_valid_data_source_name;
 
 /// Arguments of `sparkds package`.
 #[derive(Debug, Clone, Default)]

@@ -1,6 +1,7 @@
 //! Builds the libraries the tests load, once per test process, and reads batches back from
 //! their descriptors the way the Java side does: through the addresses and lengths only.
 
+use spark_datasource_core::library_file::Os;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
@@ -49,7 +50,7 @@ pub fn c_range() -> &'static Path {
     PATH.get_or_init(|| {
         let path = build_dir()
             .join("c_range")
-            .join(sparkds_jni::discovery::library_file_name("c_range"));
+            .join(Os::current().library_file_name("c_range"));
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("a directory");
         let mut make = Command::new("make");
         make.arg("-s")
@@ -68,7 +69,7 @@ pub fn c_range() -> &'static Path {
 /// `-DFAULT_<fault>` when a fault is given: it then breaks one rule.
 pub fn fixture(fault: Option<&str>) -> PathBuf {
     let dir = build_dir().join(format!("fixture-{}", fault.unwrap_or("good")));
-    let path = dir.join(sparkds_jni::discovery::library_file_name("range"));
+    let path = dir.join(Os::current().library_file_name("range"));
     if path.is_file() {
         return path;
     }
