@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use arrow_array::RecordBatch;
+use arrow_schema::{ArrowError, SchemaRef};
 
 use sparkds::check::{Check, Protocol};
 use sparkds::filters::Filter;
@@ -280,37 +281,10 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let mut text = String::new();
     if let Some(filters) = &filters {
         text.push_str(&pushed(filters, outcome.filters_accepted.as_deref()));
-        let left: Vec<Filter> = match &outcome.filters_accepted {
-            Some(accepted) => filters
-                .iter()
-                .zip(accepted)
-                .filter(|(_, a)| !**a)
-                .map(|(f, _)| f.clone())
-                .collect(),
-            None => filters.clone(),
-        };
-        batches = batches
-            .iter()
-            .map(|b| sparkds::filters::filter_batch(&left, b))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| Error::usage(format!("cannot apply the filters to the rows: {e}")))?;
+        batches = filter_left(filters, outcome.filters_accepted.as_deref(), &batches)?;
     }
     if let Some(columns) = &args.columns {
-        let indices = columns
-            .iter()
-            .map(|c| schema.index_of(c))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| Error::usage(format!("cannot project the columns: {e}")))?;
-        schema = std::sync::Arc::new(
-            schema
-                .project(&indices)
-                .map_err(|e| Error::usage(format!("cannot project the columns: {e}")))?,
-        );
-        batches = batches
-            .iter()
-            .map(|b| b.project(&indices))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| Error::usage(format!("cannot project the columns: {e}")))?;
+        (schema, batches) = project(&schema, &batches, columns)?;
     }
     if let Some(limit) = args.limit {
         // Spark applies the limit to the combined rows, accepted or not.
@@ -323,6 +297,50 @@ pub fn show(args: &ShowArgs, out: &mut dyn Write) -> Result<ExitCode> {
     ));
     write_out(out, &text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The rows of `batches` that satisfy the filters the source did not accept, as Spark filters
+/// them after the scan (all of `filters` when the source has no filter pushdown).
+fn filter_left(
+    filters: &[Filter],
+    accepted: Option<&[bool]>,
+    batches: &[RecordBatch],
+) -> Result<Vec<RecordBatch>> {
+    let left: Vec<Filter> = match accepted {
+        Some(accepted) => filters
+            .iter()
+            .zip(accepted)
+            .filter(|(_, a)| !**a)
+            .map(|(f, _)| f.clone())
+            .collect(),
+        None => filters.to_vec(),
+    };
+    batches
+        .iter()
+        .map(|b| sparkds::filters::filter_batch(&left, b))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| Error::usage(format!("cannot apply the filters to the rows: {e}")))
+}
+
+/// `schema` and `batches` with `columns` only, in their order.
+fn project(
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    columns: &[String],
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let error = |e: ArrowError| Error::usage(format!("cannot project the columns: {e}"));
+    let indices = columns
+        .iter()
+        .map(|c| schema.index_of(c))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(error)?;
+    let projected = std::sync::Arc::new(schema.project(&indices).map_err(error)?);
+    let batches = batches
+        .iter()
+        .map(|b| b.project(&indices))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(error)?;
+    Ok((projected, batches))
 }
 
 /// `columns`, then the top-level columns that `filters` read and `columns` lacks.

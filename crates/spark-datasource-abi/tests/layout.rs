@@ -126,6 +126,42 @@ macro_rules! layout {
     };
 }
 
+/// `SparkDsLibrary`, every field.
+fn table() -> (&'static str, usize, Vec<FieldLayout>) {
+    layout!(SparkDsLibrary {
+        size,
+        abi_version,
+        last_error,
+        create,
+        schema,
+        create_reader,
+        create_stream_reader,
+        create_writer,
+        close,
+        push_limit,
+        prune_columns,
+        partitions,
+        serialize_reader,
+        close_reader,
+        initial_offset,
+        latest_offset,
+        stream_partitions,
+        serialize_stream_reader,
+        commit_offset,
+        close_stream_reader,
+        read,
+        serialize_writer,
+        commit,
+        abort,
+        close_writer,
+        create_data_writer,
+        write,
+        commit_data_writer,
+        abort_data_writer,
+        close_data_writer
+    })
+}
+
 fn structs() -> Vec<(&'static str, usize, Vec<FieldLayout>)> {
     vec![
         layout!(SparkDsHost {
@@ -169,38 +205,7 @@ fn structs() -> Vec<(&'static str, usize, Vec<FieldLayout>)> {
             length, null_count, offset, n_buffers, n_children, buffers, children, dictionary,
             release, private_data
         }),
-        layout!(SparkDsLibrary {
-            size,
-            abi_version,
-            last_error,
-            create,
-            schema,
-            create_reader,
-            create_stream_reader,
-            create_writer,
-            close,
-            push_limit,
-            prune_columns,
-            partitions,
-            serialize_reader,
-            close_reader,
-            initial_offset,
-            latest_offset,
-            stream_partitions,
-            serialize_stream_reader,
-            commit_offset,
-            close_stream_reader,
-            read,
-            serialize_writer,
-            commit,
-            abort,
-            close_writer,
-            create_data_writer,
-            write,
-            commit_data_writer,
-            abort_data_writer,
-            close_data_writer
-        }),
+        table(),
         layout!(SparkDsFilterTable {
             size,
             version,

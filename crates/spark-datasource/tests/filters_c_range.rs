@@ -119,6 +119,55 @@ impl CRange {
             .into_owned()
     }
 
+    /// Plans the partitions of `reader` and reads each on an "executor", from the serialized
+    /// state: how many there are, and the ids they hold.
+    ///
+    /// # Safety
+    /// `reader` is an open batch reader of this library.
+    unsafe fn read_partitions(&self, reader: *mut c_void) -> (usize, Vec<i64>) {
+        let t = self.table;
+        let mut partitions: Vec<Vec<u8>> = Vec::new();
+        let mut state: Vec<Vec<u8>> = Vec::new();
+        // SAFETY: as in `read`: the reader is open, the sinks are valid for the calls.
+        unsafe {
+            let sink = (&mut partitions as *mut Vec<Vec<u8>>).cast();
+            assert_eq!(
+                (t.partitions.expect("partitions"))(reader, collect, sink),
+                0
+            );
+            let sink = (&mut state as *mut Vec<Vec<u8>>).cast();
+            assert_eq!(
+                (t.serialize_reader.expect("serialize"))(reader, collect, sink),
+                0
+            );
+        }
+        let mut ids = Vec::new();
+        for partition in &partitions {
+            let mut stream = FFI_ArrowArrayStream::empty();
+            // SAFETY: the state and the partition are borrowed for the call; `stream` is
+            // valid for writes.
+            let status = unsafe {
+                (t.read.expect("read"))(
+                    std::ptr::null(),
+                    state[0].as_ptr(),
+                    state[0].len() as i64,
+                    partition.as_ptr(),
+                    partition.len() as i64,
+                    &mut stream,
+                )
+            };
+            assert_eq!(status, 0, "{}", self.last_error());
+            let batches = RecordBatchStreamReader::try_new(stream).expect("a stream");
+            for batch in batches {
+                let batch = batch.expect("a batch");
+                let column = batch.column(0);
+                let column = column.as_any().downcast_ref::<Int64Array>().expect("ids");
+                ids.extend(column.values().iter().copied());
+            }
+        }
+        (partitions.len(), ids)
+    }
+
     /// Creates a reader of `end` ids in 3 partitions, pushes `message`, then a limit when one
     /// is given, and reads every partition on "executors" from the serialized state.
     fn read(&self, message: &[u8], limit: Option<i64>) -> Result<Read, String> {
@@ -171,41 +220,10 @@ impl CRange {
                         0
                     );
                 }
-                let mut partitions: Vec<Vec<u8>> = Vec::new();
-                let sink = (&mut partitions as *mut Vec<Vec<u8>>).cast();
-                assert_eq!(
-                    (t.partitions.expect("partitions"))(reader, collect, sink),
-                    0
-                );
-                let mut state: Vec<Vec<u8>> = Vec::new();
-                let sink = (&mut state as *mut Vec<Vec<u8>>).cast();
-                assert_eq!(
-                    (t.serialize_reader.expect("serialize"))(reader, collect, sink),
-                    0
-                );
-                let mut ids = Vec::new();
-                for partition in &partitions {
-                    let mut stream = FFI_ArrowArrayStream::empty();
-                    let status = (t.read.expect("read"))(
-                        std::ptr::null(),
-                        state[0].as_ptr(),
-                        state[0].len() as i64,
-                        partition.as_ptr(),
-                        partition.len() as i64,
-                        (&mut stream as *mut FFI_ArrowArrayStream).cast(),
-                    );
-                    assert_eq!(status, 0, "{}", self.last_error());
-                    let batches = RecordBatchStreamReader::try_new(stream).expect("a stream");
-                    for batch in batches {
-                        let batch = batch.expect("a batch");
-                        let column = batch.column(0);
-                        let column = column.as_any().downcast_ref::<Int64Array>().expect("ids");
-                        ids.extend(column.values().iter().copied());
-                    }
-                }
+                let (partitions, ids) = self.read_partitions(reader);
                 Ok(Read {
                     answers: answers.remove(0),
-                    partitions: partitions.len(),
+                    partitions,
                     ids,
                 })
             };

@@ -406,13 +406,9 @@ mod tests {
         assert_eq!(StructArray::from(rebuilt), StructArray::from(batch));
     }
 
-    /// A batch of every type of version 1, nested ones included, with nulls.
-    fn every_type() -> RecordBatch {
+    /// A map of three rows: an entry, a null map, an entry with a null value.
+    fn map_column() -> arrow_array::MapArray {
         use arrow_array::builder::{Int32Builder, MapBuilder, StringBuilder};
-        use arrow_array::{
-            BinaryArray, Date32Array, Float32Array, Float64Array, Int16Array, Int32Array,
-            Int8Array, NullArray,
-        };
         let mut map = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
         map.keys().append_value("a");
         map.values().append_value(1);
@@ -421,8 +417,13 @@ mod tests {
         map.keys().append_value("b");
         map.values().append_null();
         map.append(true).expect("an entry");
-        let map = map.finish();
-        let inner = StructArray::from(vec![
+        map.finish()
+    }
+
+    /// A struct of three rows with an int and a string field, both with nulls.
+    fn struct_column() -> StructArray {
+        use arrow_array::Int32Array;
+        StructArray::from(vec![
             (
                 Arc::new(Field::new("x", DataType::Int32, true)),
                 Arc::new(Int32Array::from(vec![Some(1), None, Some(3)])) as arrow_array::ArrayRef,
@@ -432,7 +433,15 @@ mod tests {
                 Arc::new(StringArray::from(vec![Some("p"), Some(""), None]))
                     as arrow_array::ArrayRef,
             ),
-        ]);
+        ])
+    }
+
+    /// A batch of every type of version 1, nested ones included, with nulls.
+    fn every_type() -> RecordBatch {
+        use arrow_array::{
+            BinaryArray, Date32Array, Float32Array, Float64Array, Int16Array, Int32Array,
+            Int8Array, NullArray,
+        };
         let columns: Vec<(&str, arrow_array::ArrayRef)> = vec![
             (
                 "b",
@@ -476,8 +485,8 @@ mod tests {
                 ])),
             ),
             ("nothing", Arc::new(NullArray::new(3))),
-            ("st", Arc::new(inner)),
-            ("m", Arc::new(map)),
+            ("st", Arc::new(struct_column())),
+            ("m", Arc::new(map_column())),
         ];
         let sample = sample();
         let mut fields: Vec<Field> = sample

@@ -2,7 +2,6 @@
 //! only up to its `size`), the calls into it and the handles it returns.
 //!
 //! Mirrors `spark_ds_init`, `SparkDsHost` and `SparkDsLibrary` of `spark_datasource.h`.
-#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::collections::HashSet;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -229,44 +228,7 @@ impl Library {
                 Error::usage("the Spark version contains a NUL byte; pass a version such as 4.4.0")
             })?),
         };
-        // The loader would open a named pipe and wait for a writer: the file is opened without
-        // waiting and checked first.
-        if let Err(e) = open_regular(&path) {
-            let reason = if e.kind() == std::io::ErrorKind::NotFound {
-                "the file does not exist; build the library first (cargo build), or pass the path of the built .so, .dylib or .dll".to_string()
-            } else {
-                format!("{e}; pass the path of the built .so, .dylib or .dll")
-            };
-            return Err(Error::Load { path, reason });
-        }
-        isolate::breadcrumb("spark_ds_init");
-        // SAFETY: loading a library runs its initializers. That is the point of this host: it
-        // is given a native data source library to run, exactly as Spark would load it.
-        let loaded = unsafe { libloading::Library::new(&path) }.map_err(|e| Error::Load {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
-        // SAFETY: `spark_ds_init` has the type `SparkDsInitFunction` of the header.
-        let init = unsafe { loaded.get::<v1::SparkDsInitFunction>(b"spark_ds_init\0") }
-            .map(|symbol| *symbol)
-            .map_err(|_| {
-                Violation::new(
-                    "spark_ds_init",
-                    1,
-                    "the library does not export `spark_ds_init`; export it with SPARK_DS_EXPORT in C, or #[no_mangle] pub extern \"C\" in Rust",
-                )
-            })?;
-        // Optional: a library without the filter pushdown extension works as before.
-        // SAFETY: `spark_ds_filters_init` has the type `SparkDsFiltersInitFunction` of
-        // `spark_datasource_filters.h`.
-        let filters_init =
-            unsafe { loaded.get::<SparkDsFiltersInitFunction>(b"spark_ds_filters_init\0") }
-                .ok()
-                .map(|symbol| *symbol);
-        let exported = exported_names(&loaded);
-        // Never unloaded: see the type's documentation. The symbols stay valid for the process.
-        std::mem::forget(loaded);
-
+        let (init, filters_init, exported) = open_library(&path)?;
         let log: &'static LogCollector = Box::leak(Box::new(LogCollector {
             messages: Mutex::default(),
             forward: options.log,
@@ -730,7 +692,7 @@ unsafe fn read_table(table: *const SparkDsLibrary) -> Result<SparkDsLibrary> {
             table as *const u8,
             &mut copy as *mut SparkDsLibrary as *mut u8,
             n,
-        )
+        );
     };
     for (name, present) in [
         ("create", copy.create.is_some()),
@@ -748,6 +710,59 @@ unsafe fn read_table(table: *const SparkDsLibrary) -> Result<SparkDsLibrary> {
         }
     }
     Ok(copy)
+}
+
+/// Loads the library at `path`, never to unload it, and finds its entry points: `spark_ds_init`
+/// (rule 1), the filter extension's `spark_ds_filters_init` if it exports it, and the names that
+/// `export!` recorded.
+fn open_library(
+    path: &Path,
+) -> Result<(
+    v1::SparkDsInitFunction,
+    Option<SparkDsFiltersInitFunction>,
+    Option<Vec<String>>,
+)> {
+    // The loader would open a named pipe and wait for a writer: the file is opened without
+    // waiting and checked first.
+    if let Err(e) = open_regular(path) {
+        let reason = if e.kind() == std::io::ErrorKind::NotFound {
+            "the file does not exist; build the library first (cargo build), or pass the path of the built .so, .dylib or .dll".to_string()
+        } else {
+            format!("{e}; pass the path of the built .so, .dylib or .dll")
+        };
+        return Err(Error::Load {
+            path: path.to_path_buf(),
+            reason,
+        });
+    }
+    isolate::breadcrumb("spark_ds_init");
+    // SAFETY: loading a library runs its initializers. That is the point of this host: it is
+    // given a native data source library to run, exactly as Spark would load it.
+    let loaded = unsafe { libloading::Library::new(path) }.map_err(|e| Error::Load {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    // SAFETY: `spark_ds_init` has the type `SparkDsInitFunction` of the header.
+    let init = unsafe { loaded.get::<v1::SparkDsInitFunction>(b"spark_ds_init\0") }
+        .map(|symbol| *symbol)
+        .map_err(|_| {
+            Violation::new(
+                "spark_ds_init",
+                1,
+                "the library does not export `spark_ds_init`; export it with SPARK_DS_EXPORT in C, or #[no_mangle] pub extern \"C\" in Rust",
+            )
+        })?;
+    // Optional: a library without the filter pushdown extension works as before.
+    // SAFETY: `spark_ds_filters_init` has the type `SparkDsFiltersInitFunction` of
+    // `spark_datasource_filters.h`.
+    let filters_init =
+        unsafe { loaded.get::<SparkDsFiltersInitFunction>(b"spark_ds_filters_init\0") }
+            .ok()
+            .map(|symbol| *symbol);
+    let exported = exported_names(&loaded);
+    // Never unloaded: see the type's documentation. The symbols stay valid for the process.
+    std::mem::forget(loaded);
+    Ok((init, filters_init, exported))
 }
 
 fn function_presence(t: &SparkDsLibrary) -> Vec<(&'static str, bool)> {
