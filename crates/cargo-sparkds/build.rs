@@ -63,7 +63,7 @@ fn embed(manifest: &Path, out: &Path) {
         hash.add(relative.as_bytes());
         hash.add(&[0]);
         hash.add(&bytes);
-        let _ = writeln!(code, "    ({relative:?}, include_bytes!({:?})),", absolute);
+        let _ = writeln!(code, "    ({relative:?}, include_bytes!({absolute:?})),");
     }
     code.push_str("];\n");
     let _ = writeln!(

@@ -276,13 +276,10 @@ impl Context<'_> {
 
     fn like(&self, expr: &Expr, pattern: &Expr, part: &str) -> Result<Filter> {
         let column = self.column_value(expr, part, "LIKE")?;
-        let text = match self.literal_text(pattern, part)? {
-            LiteralText::Text(text) => text,
-            _ => {
-                return Err(Error::usage(format!(
-                    "--where: in `{part}`: a LIKE pattern is a string, such as 'abc%'"
-                )))
-            }
+        let LiteralText::Text(text) = self.literal_text(pattern, part)? else {
+            return Err(Error::usage(format!(
+                "--where: in `{part}`: a LIKE pattern is a string, such as 'abc%'"
+            )));
         };
         let inner = |s: &str| !s.contains(['%', '_', '\\']);
         let (starts, rest) = match text.strip_prefix('%') {
@@ -368,7 +365,7 @@ impl Context<'_> {
             Expr::Value(v) => match &v.value {
                 ast::Value::Null => Ok(LiteralText::Null),
                 ast::Value::Boolean(b) => Ok(LiteralText::Boolean(*b)),
-                ast::Value::Number(n, _) => Ok(LiteralText::Text(n.to_string())),
+                ast::Value::Number(n, _) => Ok(LiteralText::Text(n.clone())),
                 ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
                     Ok(LiteralText::Text(s.clone()))
                 }

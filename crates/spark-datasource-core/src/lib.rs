@@ -14,7 +14,6 @@
 //! JNI library import it directly. It has no Arrow dependency, so that it costs a library's
 //! build nothing it does not already pay for. The Python bridge keeps copies of these facts, which
 //! the repository's tests check against this crate.
-#![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod capabilities;
 mod error;

@@ -28,7 +28,6 @@
 //! One Cargo feature, off by default: `filter-evaluation`, the SQL evaluation of pushed filters
 //! on Arrow batches (`filters::evaluate`, `filters::filter_batch`), for a reader that filters
 //! its rows itself; see [`filters`].
-#![deny(unsafe_op_in_unsafe_fn)]
 
 mod bench_entry;
 mod datasource;

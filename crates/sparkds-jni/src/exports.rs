@@ -155,7 +155,7 @@ native! {
         let version = jvm::string(env, &spark_version, "sparkVersion")?;
         let log_name = name.to_lowercase();
         let found = discovery::resolve(&name, &search, &|level, message| {
-            jvm::log(&log_name, level, message)
+            jvm::log(&log_name, level, message);
         })?;
         let origin = found.build.origin.clone();
         // Loaded now, from the bytes that were hashed: the checksum returned is what runs.

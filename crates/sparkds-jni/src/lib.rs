@@ -10,7 +10,6 @@
 //!
 //! Nothing is printed on stdout: a library's log goes to `Native.log`, or to stderr without a
 //! JVM.
-#![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod build;
 pub mod checksum;
@@ -58,6 +57,6 @@ pub unsafe extern "system" fn JNI_OnLoad(
 pub fn library_log(library: &str) -> Option<sparkds::LogFunction> {
     let library = library.to_string();
     Some(Box::new(move |level, message| {
-        jvm::log(&library, level, message)
+        jvm::log(&library, level, message);
     }))
 }

@@ -9,7 +9,6 @@
 //!   directory);
 //! - [`write`](mod@write) (feature `write`): writing a reproducible package, with the
 //!   third-party notices and the CycloneDX SBOM of the code compiled into its libraries.
-#![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod error;
 mod manifest;

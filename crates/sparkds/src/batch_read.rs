@@ -2,7 +2,6 @@
 //! `create_reader`, `push_filters` (the extension of `spark_datasource_filters.h`),
 //! `prune_columns`, `push_limit`, `partitions`, `serialize_reader` and the closes; then one executor task per partition, on its own thread, that calls `read` with
 //! copies of the bytes only.
-#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::c_int;
 

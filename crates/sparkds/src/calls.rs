@@ -2,7 +2,6 @@
 //! schema of a source, Arrow schemas lent to a call, the sinks that collect byte arrays, column
 //! pruning, and the tasks that call `read` on their own threads. The protocols (batch and stream
 //! reads, writes, the step-by-step API and the benchmark) share these.
-#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;

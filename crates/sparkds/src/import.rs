@@ -6,7 +6,6 @@
 //! a broken library must yield a report, not a crash. Only then is the batch imported, fully
 //! validated, and deep-copied, so that the library's memory is released at once (by the host,
 //! exactly once) and the batches outlive the stream.
-#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::{c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -104,7 +104,7 @@ pub fn abnormal_end(status: &std::process::ExitStatus) -> Option<String> {
         }
     }
     match status.code() {
-        Some(0) | Some(1) | Some(2) => None,
+        Some(0..=2) => None,
         Some(code) => Some(format!("exit code {code:#x}")),
         None => Some("killed".into()),
     }

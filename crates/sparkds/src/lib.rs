@@ -82,7 +82,6 @@
 //! println!("{}", render::batches(&read.batches()));
 //! # Ok(()) }
 //! ```
-#![deny(unsafe_op_in_unsafe_fn)]
 
 mod artifacts;
 mod batch_read;

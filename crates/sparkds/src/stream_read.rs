@@ -3,7 +3,6 @@
 //! end)`, `serialize_stream_reader`, the `read` tasks and `commit_offset(end)`; and a restart,
 //! a new source and stream reader that resume from the last committed offset, as a query
 //! restarted from its checkpoint does.
-#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::c_void;
 

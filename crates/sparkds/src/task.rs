@@ -1,6 +1,5 @@
 //! `SparkDsTaskContext`: the task that runs a read or a data writer on an executor, with an
 //! `is_interrupted` that the caller controls to test cancellation (rule 23).
-#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

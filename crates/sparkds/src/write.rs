@@ -3,7 +3,6 @@
 //! `create_data_writer`, `write` per batch (the batch moved to the library, the schema
 //! borrowed), `commit_data_writer` or `abort_data_writer`, `close_data_writer`; then `commit` or
 //! `abort` with the messages of the tasks; per epoch for a streaming write.
-#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::{c_int, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -249,9 +249,8 @@ fn condition(column: &str, filter: &Filter) -> Option<IntegerFilter> {
         Filter::Eq(a, b) => comparison(column, Op::Eq, a, b),
         // `<=>` with a value is `=`; with a NULL it is IS NULL, which no bound expresses.
         Filter::NullSafeEq(a, b) => {
-            let literal = match (a, b) {
-                (Value::Literal(l), _) | (_, Value::Literal(l)) => l,
-                _ => return None,
+            let ((Value::Literal(literal), _) | (_, Value::Literal(literal))) = (a, b) else {
+                return None;
             };
             if literal.is_null() {
                 None

@@ -347,7 +347,7 @@ impl Filter {
     fn visit_columns<'a>(&'a self, visit: &mut dyn FnMut(&'a Column)) {
         let mut value = |v: &'a Value| {
             if let Value::Column(c) = v {
-                visit(c)
+                visit(c);
             }
         };
         match self {

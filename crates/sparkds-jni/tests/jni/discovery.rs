@@ -165,7 +165,7 @@ fn an_unreadable_package_is_skipped_and_logged_unless_only_it_lists_the_name() {
     s.library_dirs = vec![lib_dir];
     let logged = Mutex::new(Vec::new());
     let found = discovery::resolve("c_range", &s, &|level, m| {
-        logged.lock().expect("log").push((level, m.to_string()))
+        logged.lock().expect("log").push((level, m.to_string()));
     })
     .expect("the installed library");
     assert!(found.place.starts_with("library path"));

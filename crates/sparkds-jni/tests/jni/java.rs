@@ -114,7 +114,7 @@ fn the_cdylib_exports_every_native_method_of_native_java_and_nothing_else() {
             object::read::NameOrOrdinal::Name(name) => {
                 Some(String::from_utf8_lossy(name).into_owned())
             }
-            _ => None,
+            object::read::NameOrOrdinal::Ordinal(_) => None,
         })
         .filter(|name| name.starts_with("Java_") || name.starts_with("JNI_"))
         .collect();

@@ -43,7 +43,7 @@ fn read_outcome(fault: &str, checks: Checks) -> Option<Error> {
     };
     loop {
         match stream.next_batch() {
-            Ok(Some(_)) => continue,
+            Ok(Some(_)) => {}
             Ok(None) => return None,
             Err(e) => return Some(e),
         }

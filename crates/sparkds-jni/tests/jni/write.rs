@@ -63,7 +63,7 @@ fn range_logging_to_a_list(dir_name: &str) -> (&'static loaded::Loaded, Arc<Mute
     let sink = log.clone();
     let library = loaded::load(&path, None, "4.3.0", move |_| {
         Some(Box::new(move |_level, message| {
-            sink.lock().expect("the log").push(message.to_string())
+            sink.lock().expect("the log").push(message.to_string());
         }))
     })
     .expect("loads");

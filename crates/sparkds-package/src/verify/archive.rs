@@ -166,7 +166,7 @@ fn one_reading(
             "(package)",
             Rule::Archive,
             format!("{message}: write the package again with `sparkds package`"),
-        ))
+        ));
     };
     let directory_end = end.directory_offset + end.directory_size;
     if directory_end != end.position {

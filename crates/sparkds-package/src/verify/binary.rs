@@ -120,7 +120,7 @@ fn dependencies(file: &object::File<'_>) -> object::Result<Vec<String>> {
     match file {
         object::File::Elf64(elf_file) => {
             let table = elf_file.elf_dynamic_table()?;
-            for dynamic in table.iter() {
+            for dynamic in &table {
                 if dynamic.tag == elf::DT_NEEDED {
                     deps.push(String::from_utf8_lossy(table.string(dynamic)?).into_owned());
                 }

@@ -735,7 +735,7 @@ mod rule_tests {
             }
         }
         let mut names: Vec<&str> = Rule::ALL.iter().map(|r| r.name()).collect();
-        names.sort();
+        names.sort_unstable();
         names.dedup();
         assert_eq!(
             names.len(),

@@ -21,7 +21,6 @@
 //! without that symbol (written in C, say) is measured through the interface only.
 //!
 //! [`measure`] runs the measures and returns a [`BenchReport`]; the command renders it.
-#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::path::Path;
 use std::str::FromStr;

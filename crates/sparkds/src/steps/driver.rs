@@ -1,6 +1,5 @@
 //! The driver's steps: a source and its readers, stream readers and writers, each closed when
 //! dropped.
-#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::{c_int, c_void, CString};
 use std::sync::Arc;

@@ -1,6 +1,5 @@
 //! The executor's steps: the stream of a partition, whose batches are read in place, and the
 //! data writer of a task.
-#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

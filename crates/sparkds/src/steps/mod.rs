@@ -38,7 +38,6 @@
 //! }
 //! # Ok(()) }
 //! ```
-#![deny(unsafe_op_in_unsafe_fn)]
 
 mod driver;
 mod executor;

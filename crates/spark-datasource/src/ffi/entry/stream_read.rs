@@ -173,6 +173,6 @@ pub unsafe extern "C" fn commit_offset<S: StreamRead>(
 pub unsafe extern "C" fn close_stream_reader<S: StreamRead>(reader: *mut c_void) {
     // SAFETY: forwarded contract.
     guard_close("close_stream_reader", || unsafe {
-        release::<Reader<S>>(reader)
+        release::<Reader<S>>(reader);
     });
 }

@@ -337,7 +337,7 @@ pub unsafe extern "C" fn abort_data_writer<S: Write>(data_writer: *mut c_void) -
 pub unsafe extern "C" fn close_data_writer<S: Write>(data_writer: *mut c_void) {
     // SAFETY: forwarded contract.
     guard_close("close_data_writer", || unsafe {
-        release::<DataWriterOf<S>>(data_writer)
+        release::<DataWriterOf<S>>(data_writer);
     });
 }
 
