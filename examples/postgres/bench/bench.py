@@ -22,10 +22,13 @@ in five shapes:
 
 The ceiling of each shape is `COPY (SELECT <the same columns> FROM bench WHERE <the range>
 [AND amount < 10]) TO STDOUT (FORMAT binary)` by psql to /dev/null, in one session per partition,
-all at once: the server's own time to produce what the plugin decodes. The runs alternate
-between the paths, each round starting with another, and the best of `--repeat` is kept. The
-server logs every statement (`log_statement=all`): the output lists what each path sent for
-each shape, which shows what was pushed.
+all at once: the server's own time to produce what the plugin decodes (the plugin counts rows
+with `SELECT count(*)` where Spark asks for no column, which takes the server less). `Spark
+alone` is the shape's action on the rows that the plugin returns for it, cached in Spark's
+memory beforehand: Spark's own part of the shape (its job, its work per row), with no source.
+The runs alternate between the paths, each round starting with another, and the best of
+`--repeat` is kept. The server logs every statement (`log_statement=all`): the output lists
+what each path sent for each shape, which shows what was pushed.
 
 Writes (`--only write`, or both by default): a DataFrame cached in Spark's memory, appended to a
 new table, beside psql's `COPY t FROM STDIN (FORMAT binary)` from a file and what a write's
@@ -55,6 +58,8 @@ COLUMNS = "id bigint, amount numeric(12,2), name text, at timestamp, maybe integ
 NAMES = ["id", "amount", "name", "at", "maybe"]
 # The filter of the shape `filter 1 %`: amount is (i % 100000) / 100, so 1,000 values in 100,000.
 FILTER = "amount < 10"
+# The path that times Spark's own part of a shape.
+ALONE = "Spark alone"
 
 # Each shape: the columns that Spark asks the source for, and what a read does with them.
 SHAPES = {
@@ -270,7 +275,17 @@ def run(pg, args, library, jar, extra):
         load("JVM plugin").select(*columns).limit(1).collect()
         found = [re.search(r"COPY \(SELECT (.*?) FROM bench", s) for _, s in log.take()]
         selects[shape] = next((f.group(1) for f in found if f), ", ".join(columns))
+    # Spark's own part of each shape: the same action on the rows that the plugin returns for
+    # it, cached in Spark's memory, with no source to read.
+    cached = {}
     if args.only != "write":
+        for shape, (columns, _) in shapes.items():
+            rows_in = load("JVM plugin")
+            if shape == "filter 1 %":
+                rows_in = rows_in.where(F.col("amount") < 10)
+            cached[shape] = rows_in.select(*columns).cache()
+            cached[shape].count()
+        paths.append(ALONE)
         for round_index in range(repeat):
             for shape, (columns, action) in shapes.items():
                 where = f" AND {FILTER}" if shape == "filter 1 %" else ""
@@ -278,11 +293,15 @@ def run(pg, args, library, jar, extra):
                     log.take()
                     if name == "ceiling":
                         seconds = timed(lambda: ceiling(selects[shape], where))
+                    elif name == ALONE:
+                        seconds = timed(lambda: action(cached[shape], F))
                     else:
                         seconds = timed(lambda: action(load(name), F))
                     sent.setdefault((shape, name), sorted({s for _, s in log.take()}))
                     reads.setdefault(shape, {}).setdefault(name, []).append(seconds)
                     print(f"{shape}, {name}: {seconds:.2f} s", file=sys.stderr)
+        for frame in cached.values():
+            frame.unpersist()
         # Every path read every row, or the rows of the filter.
         expected = {"count": rows, "filter 1 %": sum(1 for i in range(1, rows + 1) if i % 100000 < 1000)}
         for name in readers:
@@ -300,7 +319,7 @@ def run(pg, args, library, jar, extra):
         print(f"the ceiling: psql's COPY ... TO STDOUT (FORMAT binary) of the same columns, "
               f"{sessions} sessions at once (one per partition)\n")
         plugins = [n for n in readers if n != "Spark JDBC"]
-        head = ["shape", "ceiling s", *[f"{n} s" for n in readers]]
+        head = ["shape", "ceiling s", *[f"{n} s" for n in readers], f"{ALONE} s"]
         head += [f"{n} x JDBC" for n in plugins] + [f"{n} / ceiling" for n in plugins]
         # The most that any source gains over JDBC while the server does the same work.
         head += ["JDBC / ceiling"]
@@ -308,7 +327,7 @@ def run(pg, args, library, jar, extra):
         print("|" + "|".join(["------"] + ["------:"] * (len(head) - 1)) + "|")
         for shape, times in reads.items():
             best = {name: min(runs) for name, runs in times.items()}
-            cells = [shape] + [f"{best[n]:.2f}" for n in ["ceiling", *readers]]
+            cells = [shape] + [f"{best[n]:.2f}" for n in ["ceiling", *readers, ALONE]]
             cells += [f"{best['Spark JDBC'] / best[n]:.2f}" for n in plugins]
             cells += [f"{best[n] / best['ceiling']:.2f}" for n in plugins]
             cells += [f"{best['Spark JDBC'] / best['ceiling']:.2f}"]
@@ -318,7 +337,7 @@ def run(pg, args, library, jar, extra):
             print(f"- {shape}: `SELECT {select} FROM bench`")
         print("\nWhat each path sent, per shape (the first run; a statement of each partition):\n")
         for (shape, name), statements in sent.items():
-            if name == "ceiling":
+            if name in ("ceiling", ALONE):
                 continue
             shown = [s for s in statements if re.search(r"\bid\b[^,]*<|IS NULL", s) or "WHERE" not in s]
             for statement in (shown or statements)[:2]:

@@ -2,17 +2,23 @@
 each reads the same rows, and how long a row takes from its commit to Spark.
 
     python3 examples/postgres/bench/cdc.py [--rows 1000000] [--transaction 1000] [--repeat 2]
-        [--latency 40] [--profile release] [--library PATH] [--jar PATH]
+        [--latency 40] [--profile release] [--library PATH] [--jar PATH] [--baseline OLD.so]
 
 It starts a server of its own with wal_level=logical (as the tests do: tests/spark/conftest.py)
 and one local[2] session with the JVM plugin, then:
 - throughput: `--rows` rows of (bigint, numeric(12,2), text, timestamp) are inserted into a
   captured table in transactions of `--transaction` rows, after the stream created its slot
   (one slot a run, so that every run reads the same changes). The same rows, read back with the
-  example's batch read, are written as Parquet files (4). Each run reads them all once, with
-  `trigger(availableNow=True)` to Spark's `noop` sink: the stream from its slot, the file
-  stream from the folder. The runs alternate between the two; each figure is the best of
-  `--repeat`.
+  example's batch read, are written as Parquet files (4) and as JSON files (4). Each run reads
+  them all once, with `trigger(availableNow=True)` to Spark's `noop` sink: the stream from its
+  slot, the file streams from their folders; and `pg_recvlogical` drains a slot of its own
+  (created with the stream's) with the stream's options of `pgoutput` to /dev/null, up to the
+  last insert: the server's own ceiling of decoding the same changes. The runs alternate
+  between the four, each round starting with another; each figure is the best of `--repeat`.
+  The server logs each statement's duration: the output says how much of the stream's best run
+  went to the driver's peek at the slot (planning a micro-batch), the task's peek (reading it)
+  and the commit's advance of the slot. `--baseline` times the stream of another build of the
+  library beside (the source `postgres_before`, on slots of its own).
 - latency: both queries run at once (the default trigger: a micro-batch as soon as the last
   one ends) into a foreachBatch that notes when each row arrives, while one row a
   quarter-second is committed to PostgreSQL and one written as a Parquet file (written to a
@@ -59,10 +65,13 @@ def build(args):
     return library, jar
 
 
-def session(library, jar, libraries):
+def session(library, jar, libraries, baseline=None):
     from pyspark.sql import SparkSession
 
-    shutil.copy(library, libraries)
+    shutil.copy(library, os.path.join(libraries, "libspark_datasource_postgres.so"))
+    if baseline:
+        # The plugin finds a source's library by its name: the baseline is `postgres_before`.
+        shutil.copy(baseline, os.path.join(libraries, "libspark_datasource_postgres_before.so"))
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("sparkds-postgres-cdc-bench")
@@ -102,14 +111,70 @@ def insert(pg, table, first, rows, transaction):
     )
 
 
-def throughput(spark, pg, scratch, rows, transaction, repeat):
-    """Seconds of the best run of each source, reading the same `rows`."""
-    pg.psql(f"CREATE TABLE bench ({COLUMNS})")
+CDC = "PostgreSQL change data capture (JVM plugin)"
+BEFORE = "PostgreSQL change data capture (JVM plugin, baseline)"
+RECVLOGICAL = "pg_recvlogical (pgoutput) to /dev/null"
+PARQUET = "Spark file stream (Parquet)"
+JSON = "Spark file stream (JSON)"
 
-    def cdc(run):
+
+class Log:
+    """The server's log (`log_min_duration_statement=0`): the statements of the stream since
+    the last `take`, with their milliseconds, by what they do."""
+
+    KINDS = (
+        ("the driver's peek (planning)", "sparkds-stream|", "pg_logical_slot_peek_binary_changes"),
+        ("the task's peek (reading)", "sparkds-stream-read|", "pg_logical_slot_peek_binary_changes"),
+        ("the commit's advance", "sparkds-stream|", "pg_replication_slot_advance"),
+    )
+
+    def __init__(self, server):
+        self.path = os.path.join(server.dir, "server.log")
+        self.at = os.path.getsize(self.path)
+
+    def take(self):
+        import re
+
+        with open(self.path, "rb") as f:
+            f.seek(self.at)
+            text = f.read().decode("utf-8", "replace")
+            self.at = f.tell()
+        spent = {kind: 0.0 for kind, _, _ in self.KINDS}
+        for line in text.splitlines():
+            found = re.search(r"duration: ([0-9.]+) ms", line)
+            if not found:
+                continue
+            for kind, application, marker in self.KINDS:
+                if line.startswith(application) and marker in line:
+                    spent[kind] += float(found.group(1)) / 1000
+                    break
+        return spent
+
+
+def recvlogical(pg, slot, publication, end):
+    """pg_recvlogical of `slot` from its start to `end`, the decoded messages to /dev/null."""
+    host, port = pg.addresses[0], str(pg.port)
+    program = os.path.join(pg.bin, "pg_recvlogical")
+    argv = [
+        program, "-h", host, "-p", port, "-U", USER, "-d", "sparkds", "--slot", slot, "--start",
+        "--endpos", end, "--no-loop", "-f", os.devnull,
+        # The options the stream's peeks pass to pgoutput.
+        "-o", "proto_version=1", "-o", f"publication_names={publication}", "-o", "binary=true",
+    ]
+    subprocess.run(argv, env=pg.password_env(), check=True, stdout=subprocess.DEVNULL)
+
+
+def throughput(spark, pg, scratch, rows, transaction, repeat, baseline=False):
+    """Seconds of the best run of each source, reading the same `rows`, and where the stream's
+    time went on the server in its best run."""
+    pg.psql(f"CREATE TABLE bench ({COLUMNS})")
+    pg.psql("CREATE PUBLICATION bench_recv FOR TABLE bench")
+
+    def cdc(run, source="postgres"):
+        slot = f"bench_{run}" if source == "postgres" else f"before_{run}"
         return (
-            spark.readStream.format("native").option("source", "postgres")
-            .options(**native_options(pg, slot=f"bench_{run}", tables="bench")).load()
+            spark.readStream.format("native").option("source", source)
+            .options(**native_options(pg, slot=slot, tables="bench")).load()
         )
 
     def drain(frame, checkpoint):
@@ -122,34 +187,58 @@ def throughput(spark, pg, scratch, rows, transaction, repeat):
             raise RuntimeError(f"the query failed: {query.exception()}")
         return sum(p["numInputRows"] for p in query.recentProgress)
 
-    # Each run's slot exists before the rows: each reads all of them.
+    # Each run's slots exist before the rows: each reads all of them.
     for run in range(repeat):
         drain(cdc(run), os.path.join(scratch, f"cdc_{run}"))
+        if baseline:
+            drain(cdc(run, "postgres_before"), os.path.join(scratch, f"before_{run}"))
+        pg.psql(f"SELECT pg_create_logical_replication_slot('recv_{run}', 'pgoutput')")
     insert(pg, "bench", 1, rows, transaction)
-    files = os.path.join(scratch, "files")
-    (
-        spark.read.format("native").option("source", "postgres").options(**native_options(pg, dbtable="bench")).load()
-        .repartition(FILES).write.parquet(files)
-    )
-    schema = spark.read.parquet(files).schema
+    end = pg.psql("SELECT pg_current_wal_insert_lsn()", args=["-t", "-A"]).strip()
+    table = spark.read.format("native").option("source", "postgres").options(**native_options(pg, dbtable="bench")).load()
+    folders = {PARQUET: os.path.join(scratch, "parquet"), JSON: os.path.join(scratch, "json")}
+    table.repartition(FILES).write.parquet(folders[PARQUET])
+    table.repartition(FILES).write.json(folders[JSON])
+    schema = spark.read.parquet(folders[PARQUET]).schema
 
-    seconds = {"PostgreSQL change data capture (JVM plugin)": [], "Spark file stream (Parquet)": []}
+    log = Log(pg)
+    seconds = {CDC: [], RECVLOGICAL: [], PARQUET: [], JSON: []}
+    if baseline:
+        seconds[BEFORE] = []
+    spent = []
     for run in range(repeat):
-        order = list(seconds) if run % 2 == 0 else list(reversed(seconds))
-        for name in order:
-            if name.startswith("PostgreSQL"):
-                frame, checkpoint = cdc(run), os.path.join(scratch, f"cdc_{run}")
-            else:
-                frame = spark.readStream.schema(schema).parquet(files)
-                checkpoint = os.path.join(scratch, f"files_{run}")
+        for name in rotated(list(seconds), run):
+            log.take()
             start = time.perf_counter()
-            read = drain(frame, checkpoint)
+            if name == RECVLOGICAL:
+                recvlogical(pg, f"recv_{run}", "bench_recv", end)
+                read = rows
+            else:
+                if name == CDC:
+                    frame = cdc(run)
+                elif name == BEFORE:
+                    frame = cdc(run, "postgres_before")
+                elif name == PARQUET:
+                    frame = spark.readStream.schema(schema).parquet(folders[PARQUET])
+                else:
+                    frame = spark.readStream.schema(schema).json(folders[JSON])
+                # The stream's checkpoint is the one that created its slot, before the rows.
+                checkpoints = {CDC: f"cdc_{run}", BEFORE: f"before_{run}"}
+                checkpoint = checkpoints.get(name, f"files_{list(seconds).index(name)}_{run}")
+                read = drain(frame, os.path.join(scratch, checkpoint))
             took = time.perf_counter() - start
             if read != rows:
                 raise RuntimeError(f"{name} read {read} rows, not {rows}")
             print(f"{name}: {took:.2f} s", file=sys.stderr)
             seconds[name].append(took)
-    return {name: min(runs) for name, runs in seconds.items()}
+            if name == CDC:
+                spent.append((took, log.take()))
+    return {name: min(runs) for name, runs in seconds.items()}, min(spent, key=lambda s: s[0])[1]
+
+
+def rotated(items, by):
+    by %= len(items)
+    return items[by:] + items[:by]
 
 
 class Arrivals:
@@ -234,8 +323,8 @@ def latency(spark, pg, scratch, events):
         cdc.stop()
         stream.stop()
     return {
-        "PostgreSQL change data capture (JVM plugin)": [a - m for m, a in changes.rows.values()],
-        "Spark file stream (Parquet)": [a - m for m, a in files.rows.values()],
+        CDC: [a - m for m, a in changes.rows.values()],
+        PARQUET: [a - m for m, a in files.rows.values()],
     }
 
 
@@ -248,6 +337,7 @@ def main():
     parser.add_argument("--profile", default="release", help="cargo profile of the library and the jar")
     parser.add_argument("--library", help="a built libspark_datasource_postgres (else built here)")
     parser.add_argument("--jar", help="a built jar of the JVM plugin (else built here)")
+    parser.add_argument("--baseline", help="another build of the library, whose stream is timed beside")
     args = parser.parse_args()
     if args.rows < 1 or args.transaction < 1 or args.repeat < 1 or args.latency < 1:
         parser.error("--rows, --transaction, --repeat and --latency must be at least 1")
@@ -257,11 +347,18 @@ def main():
     scratch = tempfile.mkdtemp(prefix="sparkds_cdc_bench_")
     libraries = tempfile.mkdtemp(prefix="sparkds_cdc_bench_lib_")
     try:
-        server.start(["wal_level=logical", "fsync=off", "synchronous_commit=off", "max_wal_size=4GB"])
+        server.start([
+            "wal_level=logical", "fsync=off", "synchronous_commit=off", "max_wal_size=4GB",
+            # Each statement's duration, with the application that sent it: where the stream's
+            # time goes on the server.
+            "log_min_duration_statement=0", "log_line_prefix='%a|'",
+        ])
         server.psql(f"ALTER ROLE {USER} REPLICATION", user="postgres")
-        spark = session(library, jar, libraries)
+        spark = session(library, jar, libraries, args.baseline)
         try:
-            best = throughput(spark, server, scratch, args.rows, args.transaction, args.repeat)
+            best, spent = throughput(
+                spark, server, scratch, args.rows, args.transaction, args.repeat, bool(args.baseline)
+            )
             waits = latency(spark, server, scratch, args.latency)
         finally:
             spark.stop()
@@ -271,11 +368,17 @@ def main():
         shutil.rmtree(libraries, ignore_errors=True)
 
     print(f"\nThroughput: {args.rows:,} inserted rows of ({COLUMNS}), {args.transaction} a transaction;")
-    print(f"the same rows in {FILES} Parquet files. trigger(availableNow=True) to noop, local[2], best of {args.repeat}.\n")
-    print("| source | seconds | rows/s |")
-    print("|--------|--------:|-------:|")
+    print(f"the same rows in {FILES} Parquet files and {FILES} JSON files. trigger(availableNow=True) to noop,")
+    print(f"local[2], best of {args.repeat}; pg_recvlogical from the slot's start to the last insert.\n")
+    print("| source | seconds | rows/s | the stream's rate, x this |")
+    print("|--------|--------:|-------:|--------------------------:|")
     for name, seconds in best.items():
-        print(f"| {name} | {seconds:.2f} | {args.rows / seconds:,.0f} |")
+        print(f"| {name} | {seconds:.2f} | {args.rows / seconds:,.0f} | {seconds / best[CDC]:.2f} |")
+    print("\nThe stream's best run on the server (seconds of its statements):\n")
+    print("| statement | seconds |")
+    print("|-----------|--------:|")
+    for kind, seconds in spent.items():
+        print(f"| {kind} | {seconds:.2f} |")
     print(f"\nLatency: {args.latency} rows, one a quarter-second, both queries at once, the default trigger.\n")
     print("| source | median ms | 90th percentile ms | max ms |")
     print("|--------|----------:|-------------------:|-------:|")

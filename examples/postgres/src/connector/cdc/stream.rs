@@ -3,17 +3,20 @@
 //! - `initial_offset`: the slot's consistent point, creating the slot (and, for `tables`, its
 //!   publication) when it is missing. A query restarted from its checkpoint never asks, so a
 //!   slot dropped under it is an error, never a new slot that would skip changes.
-//! - `latest_offset(start)`: peeks at the slot up to what the server has flushed and returns
-//!   the end of the last whole transaction after `start` (the first ones whose changes fit
-//!   `maxChangesPerTrigger`, when set), or `start` when there is none.
+//! - `latest_offset(start)`: what the server has flushed, when a transaction of the
+//!   publication commits between `start` and there (the driver peeks at the slot until it
+//!   finds one); with `maxChangesPerTrigger`, the end of the last of the first whole
+//!   transactions after `start` whose changes fit it (the driver peeks at them all); or
+//!   `start` when there is none.
 //! - `stream_partitions(start, end)`: one task reads the micro-batch: the changes of one
 //!   slot come in one order, from one decoding on the server.
 //! - `read`: peeks at the slot up to `end` and keeps the transactions that commit after
 //!   `start`: peeking consumes nothing, so a micro-batch read again returns the same rows.
 //! - `commit(end)`: advances the slot to `end`, and the server may recycle the WAL before it.
 //!
-//! An offset is JSON: `{"lsn":"0/16B3748"}`, the end of a transaction's commit record in
-//! PostgreSQL's notation; `snapshot` while the initial snapshot is still to be read; and, as
+//! An offset is JSON: `{"lsn":"0/16B3748"}`, in PostgreSQL's notation: a transaction is
+//! before it when its commit record starts before it (the end of a transaction's commit
+//! record, with `maxChangesPerTrigger`; else what the server had flushed); `snapshot` while the initial snapshot is still to be read; and, as
 //! information that plays no part in the position, `lagBytes` (WAL that the server has
 //! flushed past it, when it was planned) and `retainedBytes` (WAL that the server kept for
 //! the slot).
@@ -47,7 +50,7 @@ use super::{catalog, schema, Capture, Publication, Table};
 /// A position in the stream.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Offset {
-    /// Every transaction whose commit record ends at or before it is before the offset.
+    /// Every transaction whose commit record starts before it is before the offset.
     #[serde(with = "lsn_text")]
     pub lsn: Lsn,
     /// The exported snapshot to read the tables with, before the changes from `lsn`.
@@ -290,6 +293,11 @@ impl Reader {
         let capture = &self.capture;
         slot::lock(client, &capture.slot).await?;
         let status = slot::usable(client, &capture.slot, start).await?;
+        if capture.max_changes.is_none() {
+            let end = self.pending_to_flushed(client, start, &status).await?;
+            slot::unlock(client).await?;
+            return Ok((end, status));
+        }
         // One row per transaction decoded (`xid`), with its end (the commit message's LSN),
         // its changes and its messages; then the ends of those after `start` that fit the
         // budget, whole (the first one always).
@@ -346,6 +354,61 @@ impl Reader {
             *hint = messages;
             slot::unlock(client).await?;
             return Ok((admitted.map(|l| Lsn(u64::from(l))), status));
+        }
+    }
+
+    /// Without a budget, a micro-batch reads every transaction that commits from `start` to
+    /// what the server has flushed, whose end is then the micro-batch's: the driver decodes
+    /// no more than it takes to find one transaction of the publication that commits after
+    /// `start` (the task decodes them all once, and the commit's advance once more, without
+    /// the output). `None` when there is none.
+    ///
+    /// An end that is not a transaction's keeps the same rule: a transaction belongs to the
+    /// micro-batch whose range holds the start of its commit record. The task's peek up to
+    /// `end` decodes every record that starts before it (waiting for the rest of one that
+    /// the server has not flushed whole yet), and the advance to `end` skips exactly those.
+    async fn pending_to_flushed(
+        &self,
+        client: &Client,
+        start: Lsn,
+        status: &slot::Status,
+    ) -> Result<Option<Lsn>, Failure> {
+        let capture = &self.capture;
+        let end = status.flushed;
+        if end <= start {
+            return Ok(None);
+        }
+        // A commit message of pgoutput: 'C', its flags, then the LSN of the commit record.
+        let statement = format!(
+            "SELECT count(*) FILTER (WHERE get_byte(data, 0) = 67 AND                     ('x' || encode(substring(data FROM 3 FOR 8), 'hex'))::bit(64)::bigint                     >= $4)::bigint,                     count(*)::bigint              FROM pg_logical_slot_peek_binary_changes($1, $2, $5, {PLUGIN_OPTIONS})"
+        );
+        let start_lsn = i64::try_from(start.0).unwrap_or(i64::MAX);
+        // The peek stops once it returned `limit` messages (after the transaction that
+        // reaches it): the transactions before `start`, which the slot holds until the
+        // previous micro-batch's commit, come first.
+        let mut limit: i32 = 1000;
+        loop {
+            let params: [&(dyn ToSql + Sync); 5] = [
+                &capture.slot,
+                &PgLsn::from(end.0),
+                &capture.publication_name(),
+                &start_lsn,
+                &limit,
+            ];
+            let failed = |e| Failure::Server("peek at the replication slot", e);
+            let row = client
+                .query_one(&statement, &params)
+                .await
+                .map_err(failed)?;
+            let after: i64 = row.try_get(0).map_err(failed)?;
+            let messages: i64 = row.try_get(1).map_err(failed)?;
+            if after > 0 {
+                return Ok(Some(end));
+            }
+            if messages < i64::from(limit) || limit == i32::MAX {
+                return Ok(None);
+            }
+            limit = limit.saturating_mul(8);
         }
     }
 
