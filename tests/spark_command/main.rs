@@ -311,6 +311,7 @@ fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
 
 #[test]
 fn a_local_cluster_reads_through_its_executors() {
+    let started = std::time::SystemTime::now();
     let out = spark_ok(&[
         "--cluster",
         "2",
@@ -320,6 +321,32 @@ fn a_local_cluster_reads_through_its_executors() {
         &format!("SELECT count(*) AS n, sum(id) AS s FROM native.{NAME}"),
     ]);
     assert!(out.contains("|100|4950|"), "{out}");
+    // The executors' logs (in $SPARK_HOME/work, which may be a shared pyspark's folder) are
+    // the user's alone.
+    let readable = readable_by_others_since(&secured::spark_home().join("work"), started);
+    assert!(readable.is_empty(), "others may read {readable:?}");
+}
+
+/// The files and folders under `dir` changed since `since` that other users may read.
+fn readable_by_others_since(dir: &Path, since: std::time::SystemTime) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let Ok(meta) = entry.path().symlink_metadata() else {
+                continue;
+            };
+            if meta.is_dir() {
+                dirs.push(entry.path());
+            }
+            let recent = meta.modified().is_ok_and(|m| m >= since);
+            if recent && meta.permissions().mode() & 0o044 != 0 {
+                found.push(entry.path());
+            }
+        }
+    }
+    found
 }
 
 #[test]

@@ -148,7 +148,7 @@ fn the_bridge_reads_the_source_through_a_view_and_listens_on_loopback_only() {
 }
 
 /// The Spark that the command runs, as it finds it: SPARK_HOME, else python3's pyspark.
-fn spark_home() -> PathBuf {
+pub(crate) fn spark_home() -> PathBuf {
     if let Some(home) = std::env::var_os("SPARK_HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(home);
     }

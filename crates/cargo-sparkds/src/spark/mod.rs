@@ -91,6 +91,14 @@ pub fn run(args: &SparkArgs) -> Result<ExitCode> {
         ));
     }
     let options = options(args)?;
+    // What Spark writes for the session (a local cluster's executor logs in $SPARK_HOME/work,
+    // which may be a shared pyspark's folder, the tables of the warehouse, its temporary files)
+    // is this user's alone: Spark creates them with the umask it inherits.
+    #[cfg(unix)]
+    // SAFETY: umask only sets this process's file mode creation mask, which the children inherit.
+    unsafe {
+        libc::umask(0o077);
+    }
     tools::check_java()?;
     let python = tools::python()?;
     let cache = Cache::open()?;
