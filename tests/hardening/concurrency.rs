@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
+use spark_datasource_abi::v1::{SPARK_DS_NO_EPOCH, SPARK_DS_WRITE_APPEND};
 use sparkds::arrow_array::cast::AsArray;
 use sparkds::arrow_array::types::Int64Type;
 use sparkds::arrow_array::{Array, RecordBatch};
-use spark_datasource_abi::v1::{SPARK_DS_NO_EPOCH, SPARK_DS_WRITE_APPEND};
 
 use crate::generated_input::{library, sample_batch, source_schema, NAME};
 use crate::helpers::build_dir;

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use spark_datasource_abi::v1::{SPARK_DS_NO_EPOCH, SPARK_DS_WRITE_APPEND, SPARK_DS_WRITE_TRUNCATE};
 use sparkds::arrow_array::cast::AsArray;
 use sparkds::arrow_array::types::Int64Type;
-use spark_datasource_abi::v1::{SPARK_DS_NO_EPOCH, SPARK_DS_WRITE_APPEND, SPARK_DS_WRITE_TRUNCATE};
 
 use crate::generated_input::{library_path, sample_batch, NAME};
 use crate::helpers::build_dir;

@@ -12,13 +12,13 @@ use std::sync::{Arc, OnceLock};
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
+use spark_datasource_abi::v1::{SPARK_DS_NO_EPOCH, SPARK_DS_WRITE_APPEND, SPARK_DS_WRITE_TRUNCATE};
 use sparkds::arrow_array::builder::{Int64Builder, StringBuilder};
 use sparkds::arrow_array::types::Int32Type;
 use sparkds::arrow_array::{
     Array, ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray, StructArray,
 };
 use sparkds::arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
-use spark_datasource_abi::v1::{SPARK_DS_NO_EPOCH, SPARK_DS_WRITE_APPEND, SPARK_DS_WRITE_TRUNCATE};
 
 use crate::helpers::{build_dir, generated_library};
 use crate::raw::{task, Raw};

@@ -8,15 +8,15 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::Path;
 use std::ptr;
 
+use spark_datasource_abi::v1::{
+    SparkDsCreateInfo, SparkDsHost, SparkDsInitFunction, SparkDsLibrary, SparkDsTaskContext,
+    SparkDsWriteInfo, SPARK_DS_ABI_VERSION,
+};
 use sparkds::arrow_array::ffi::{to_ffi, FFI_ArrowArray};
 use sparkds::arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use sparkds::arrow_array::{Array, RecordBatch, StructArray};
 use sparkds::arrow_schema::ffi::FFI_ArrowSchema;
 use sparkds::arrow_schema::{Schema, SchemaRef};
-use spark_datasource_abi::v1::{
-    SparkDsCreateInfo, SparkDsHost, SparkDsInitFunction, SparkDsLibrary, SparkDsTaskContext,
-    SparkDsWriteInfo, SPARK_DS_ABI_VERSION,
-};
 
 pub type Handle = *mut c_void;
 
@@ -91,8 +91,9 @@ impl Raw {
                 .unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display())),
         ));
         // SAFETY: `spark_ds_init` has the type of the header.
-        let init: SparkDsInitFunction = *unsafe { library.get::<SparkDsInitFunction>(b"spark_ds_init\0") }
-            .expect("the library exports spark_ds_init");
+        let init: SparkDsInitFunction =
+            *unsafe { library.get::<SparkDsInitFunction>(b"spark_ds_init\0") }
+                .expect("the library exports spark_ds_init");
         let host: &'static SparkDsHost = Box::leak(Box::new(SparkDsHost {
             size: std::mem::size_of::<SparkDsHost>() as i64,
             abi_version: SPARK_DS_ABI_VERSION,
@@ -472,13 +473,7 @@ impl Raw {
         array: &mut FFI_ArrowArray,
     ) -> Result<(), Failure> {
         // SAFETY: the schema is borrowed, the array moved; both are valid exports.
-        let rc = unsafe {
-            self.table.write.expect("write")(
-                writer,
-                ffi_schema(schema),
-                array,
-            )
-        };
+        let rc = unsafe { self.table.write.expect("write")(writer, ffi_schema(schema), array) };
         assert!(
             array.is_released(),
             "write returned {rc} without moving the batch (its release is not NULL): rule 11"
