@@ -20,7 +20,7 @@ mkdir -p "$work"
 rm -rf "$work/checkout" "$work/generated" "$work/rust_range"
 mkdir -p "$work/checkout"
 (cd "$root" && git ls-files -z --cached --others --exclude-standard |
-    xargs -0 -I{} cp --parents {} "$work/checkout/")
+    xargs -0 -I{} cp -P --parents {} "$work/checkout/")
 (cd "$work" && cargo generate --path "$work/checkout" --name generated --silent --vcs none \
     -d "sdk=path:$root" "$@" >/dev/null)
 

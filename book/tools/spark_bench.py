@@ -221,8 +221,8 @@ def worker_main(args):
     native = library.load()
     from contextlib import ExitStack
 
+    options = {"end": str(rows), "batch_rows": str(BATCH_ROWS), "num_partitions": "1"}
     with ExitStack() as handles:
-        options = {"end": str(rows), "batch_rows": str(BATCH_ROWS), "num_partitions": "1"}
         source, _ = handles.enter_context(native.source(options))
         arrow_schema = _datasource._to_arrow_schema(schema)
         exported = handles.enter_context(native.exported_schema(arrow_schema))
@@ -248,7 +248,7 @@ def worker_main(args):
 
     print(f"{rows:,} rows of id,label in batches of {BATCH_ROWS}, one partition, no Spark")
     bridge = timed("bridge: _read (what the worker runs)", lambda: _datasource._read(
-        library, schema, partition))
+        library, options, schema, partition))
     stream = timed("bridge: the stream alone", lambda: stream_batches(native, partition))
     pyarrow = timed("pyarrow source: read", lambda: sample_batches(0, rows))
     print(f"bridge over pyarrow source: {pyarrow / bridge:.2f}x the rate")

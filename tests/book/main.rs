@@ -317,7 +317,7 @@ fn the_tutorial_commands_run_as_written() {
         .arg(&script_path)
         .current_dir(scratch.path())
         .env("BOOK_SCRATCH", scratch.path())
-        .env("BOOK_PROJECT", tutorial::PROJECT)
+        .env("BOOK_PROJECTS", tutorial::PROJECTS.join(" "))
         .env("BOOK_PROJECT_TARGET", &project_target)
         // The reader's environment: no target directory or flags of this test suite.
         .env_remove("CARGO_TARGET_DIR")

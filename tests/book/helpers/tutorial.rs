@@ -11,7 +11,7 @@
 //! (`cargo sparkds` and cargo-insta, below).
 //!
 //! Three things differ from a reader's machine, all invisible to the commands:
-//! - The generated project's `target` directory is a symbolic link to `<repo>/target/generated`
+//! - Each generated project's `target` directory is a symbolic link to `<repo>/target/generated`
 //!   (the generated projects' target of the whole suite), made as soon as the project exists,
 //!   so that runs of this test, and the other groups' generated projects, share their builds.
 //! - `cargo sparkds` is this workspace's build of `cargo-sparkds` (what the tutorial's
@@ -26,6 +26,9 @@ use super::{book_target, chapters, fences, repo_root, Chapter};
 
 /// The name the tutorial gives its project (`cargo generate --name my_source`).
 pub const PROJECT: &str = "my_source";
+
+/// Every project the tutorial generates: `my_source`, then the HTTP API chapter's `my_api`.
+pub const PROJECTS: &[&str] = &[PROJECT, "my_api"];
 
 /// The name of the clean copy of this repository in the scratch directory.
 pub const CHECKOUT: &str = "spark-datasource-template";
@@ -61,10 +64,13 @@ pub fn script(blocks: &[Block]) -> String {
     let mut script = String::from(
         "set -euo pipefail\n\
          book_link_target() {\n  \
-           local project=\"$BOOK_SCRATCH/$BOOK_PROJECT\"\n  \
-           if [ -d \"$project\" ] && [ ! -e \"$project/target\" ]; then\n    \
-             ln -s \"$BOOK_PROJECT_TARGET\" \"$project/target\"\n  \
-           fi\n\
+           local name project\n  \
+           for name in $BOOK_PROJECTS; do\n    \
+             project=\"$BOOK_SCRATCH/$name\"\n    \
+             if [ -d \"$project\" ] && [ ! -e \"$project/target\" ]; then\n      \
+               ln -s \"$BOOK_PROJECT_TARGET\" \"$project/target\"\n    \
+             fi\n  \
+           done\n\
          }\n\
          cd \"$BOOK_SCRATCH\"\n",
     );
@@ -96,8 +102,10 @@ impl Scratch {
                 .parent()
                 .expect("the copy has a parent")
                 .to_path_buf();
-            // A project left by an earlier run of this test against the same copy.
-            let _ = std::fs::remove_dir_all(parent.join(PROJECT));
+            // The projects left by an earlier run of this test against the same copy.
+            for project in PROJECTS {
+                let _ = std::fs::remove_dir_all(parent.join(project));
+            }
             return Scratch::Shared(parent);
         }
         let scratch = tempfile::tempdir().expect("a temporary directory");
