@@ -107,7 +107,9 @@ fn url_credentials(value: &str) -> Option<Vec<String>> {
     let mut parts = Vec::new();
     let mut push = |part: &str| {
         if !part.is_empty() {
-            for part in [part.to_string(), percent_decoded(part)] {
+            // A password in a URL may be escaped (`%40` for `@`): both forms are scrubbed.
+            let decoded = percent_encoding::percent_decode_str(part).decode_utf8_lossy();
+            for part in [part.to_string(), decoded.into_owned()] {
                 if !parts.contains(&part) {
                     parts.push(part);
                 }
@@ -134,29 +136,6 @@ fn url_credentials(value: &str) -> Option<Vec<String>> {
     Some(parts)
 }
 
-/// `text` with its `%XX` escapes decoded (as UTF-8, lossily); other bytes as they are.
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
 
 #[cfg(test)]
 mod tests {

@@ -90,7 +90,9 @@ fn location(repository: &str) -> Result<Location> {
                 without_credentials(repository)
             )));
         }
-        return Ok(Location::Folder(PathBuf::from(percent_decoded(rest))));
+        // `%20` and the like of a file URL's path; a `%` without two hex digits is kept.
+        let path = percent_encoding::percent_decode_str(rest).decode_utf8_lossy();
+        return Ok(Location::Folder(PathBuf::from(path.as_ref())));
     }
     if repository.starts_with("https://") || repository.starts_with("http://") {
         return Ok(Location::Url(repository.trim_end_matches('/').to_string()));
@@ -104,30 +106,6 @@ fn location(repository: &str) -> Result<Location> {
     Ok(Location::Folder(PathBuf::from(repository)))
 }
 
-/// `%20` and the like of a file URL's path, decoded; a `%` not followed by two hex digits is
-/// kept.
-fn percent_decoded(path: &str) -> String {
-    let bytes = path.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                decoded.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                decoded.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&decoded).into_owned()
-}
 
 /// A URL as it may be printed: the user and password of `https://user:token@host/` left out.
 fn without_credentials(url: &str) -> String {
