@@ -125,7 +125,7 @@ mod tests {
             assert_eq!(rule_numbered(rule.number), Some(rule));
         }
         assert_eq!(rule_numbered(0), None);
-        assert_eq!(rule_numbered(32), None);
+        assert_eq!(rule_numbered(RULES.len() as u32 + 1), None);
     }
 
     #[test]
