@@ -34,6 +34,7 @@ from ._native import (
     NativeDataSourceError,
     TaskContext,
     load,
+    redacted_whole,
     redacting,
     scrub,
     secret_values,
@@ -861,10 +862,12 @@ class NativeDataSource(DataSource):
             # pyspark creates the stream writer again for each commit, in a fresh process, and
             # gives it no query ID: derive a stable one from what identifies the sink, so that it
             # is the same in every process and across restarts. The value of a secret option
-            # is left out (its key stays): the ID reaches the library, which may log or store it,
-            # and a hash of a password is a way to guess it.
-            secrets = set(secret_values(options, self._library.redaction))
-            shown = sorted((k, REDACTED if v in secrets else v) for k, v in options.items())
+            # is left out (its key stays), by Spark's rule for plans, a URL whole: the ID reaches
+            # the library, which may log or store it, and a hash of a password is a way to guess it.
+            patterns = self._library.redaction
+            shown = sorted(
+                (k, REDACTED if redacted_whole(k, v, patterns) else v) for k, v in options.items()
+            )
             identity = json.dumps([self._library.name, shown, schema.json()])
             query_id = str(uuid.uuid5(uuid.NAMESPACE_URL, "spark-native-bridge:" + identity))
         else:

@@ -635,6 +635,12 @@ def secret_values(options: Dict[str, str], patterns: Sequence[str] = REDACTION_P
     return sorted((s for s in secrets if s), key=len, reverse=True)
 
 
+def redacted_whole(key: str, value: str, patterns: Sequence[str] = REDACTION_PATTERNS) -> bool:
+    """Whether Spark shows this option as its redaction text in plans and UIs: its key or value
+    matches one of `patterns` or Spark's defaults, a `url` included (whole, unlike messages)."""
+    return any(p.search(key) or p.search(value) for p in _compiled(REDACTION_PATTERNS + tuple(patterns)))
+
+
 def _url_credentials(value: str) -> List[str]:
     """The credentials of the URL `value` (its user information, its password as written and
     decoded, the values of its parameters whose names are secret), or the whole value when it is
