@@ -136,7 +136,6 @@ fn url_credentials(value: &str) -> Option<Vec<String>> {
     Some(parts)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

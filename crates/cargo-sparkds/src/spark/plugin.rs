@@ -106,7 +106,6 @@ fn location(repository: &str) -> Result<Location> {
     Ok(Location::Folder(PathBuf::from(repository)))
 }
 
-
 /// A URL as it may be printed: the user and password of `https://user:token@host/` left out.
 fn without_credentials(url: &str) -> String {
     match url.split_once("://") {
