@@ -7,7 +7,7 @@
 //! - A column declared not null holds no null: that is the data source's bug, reported.
 //! - The batch has the schema the stream declared.
 
-use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
+use arrow_array::{Array, RecordBatch};
 use arrow_data::transform::MutableArrayData;
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field, Schema};
@@ -31,22 +31,28 @@ pub fn prepare_export(schema: &Schema, index: usize, batch: RecordBatch) -> Resu
     for (field, column) in schema.fields().iter().zip(batch.columns()) {
         check_nullability(index, field.name(), field, column.to_data())?;
     }
+    // The struct is built from the columns' data, not through `ArrayRef`s: `make_array`, which
+    // a copied column would need, brings every array type of arrow-array into the library.
     let columns = batch
         .columns()
         .iter()
         .map(|column| {
             let data = column.to_data();
-            Ok(if needs_copy(&data) {
-                arrow_array::make_array(compact(&data)?)
+            if needs_copy(&data) {
+                compact(&data)
             } else {
-                column.clone()
-            })
+                Ok(data)
+            }
         })
-        .collect::<Result<Vec<ArrayRef>>>()?;
+        .collect::<Result<Vec<ArrayData>>>()?;
     // The row count is carried over: a batch pruned to no column (`count(*)`) has only that.
-    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    let batch = RecordBatch::try_new_with_options(batch.schema(), columns, &options)?;
-    let data = StructArray::from(batch).into_data();
+    let builder = ArrayData::builder(DataType::Struct(batch.schema().fields().clone()))
+        .len(batch.num_rows())
+        .child_data(columns);
+    // SAFETY: the children are the batch's columns, or copies of the same type and length, and
+    // a record batch's columns have its row count and its fields' types; the struct has no
+    // nulls and no buffers.
+    let data = unsafe { builder.build_unchecked() };
     if cfg!(debug_assertions) {
         // Importers do not validate: in debug builds, prove the buffers hold what the arrays
         // say before Spark reads them.
@@ -110,7 +116,7 @@ fn compact(data: &ArrayData) -> Result<ArrayData> {
 mod tests {
     use std::sync::Arc;
 
-    use arrow_array::{Int64Array, StringArray};
+    use arrow_array::{Int64Array, RecordBatchOptions, StringArray, StructArray};
     use arrow_schema::SchemaRef;
 
     use super::*;
