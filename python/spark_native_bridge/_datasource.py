@@ -122,12 +122,7 @@ def _conform(batch, target, library: _Library, function: str):
         # Checked even when the schemas are equal: the schema does not say what the data holds.
         for column, field in zip(batch.columns, target):
             if not field.nullable and column.null_count > 0:
-                raise NativeDataSourceError(
-                    library.name,
-                    function,
-                    f"returned {column.null_count} nulls in column "
-                    f"`{field.name}`, which is not nullable",
-                )
+                raise _nulls_refused(library, function, column.null_count, field.name)
     if batch.schema.equals(target):
         return batch
     if batch.num_columns != len(target):
@@ -197,21 +192,41 @@ def _read(
 def _read_batches(
     library: _Library, schema: StructType, partition: NativePartition, checked: Sequence
 ) -> Iterator:
+    import pyarrow as pa
+
     native = library.load()
     target = _to_arrow_schema(schema)
+    # The columns whose nulls are refused, found once: each batch then costs one null count per
+    # such column.
+    not_null = [(i, field.name) for i, field in enumerate(target) if not field.nullable]
     task = TaskContext()
     reader = native.read(task, partition.state, partition.data)
     try:
+        # Every batch of an imported stream has the stream's schema: when it is Spark's, the
+        # batches are yielded as they come, with no comparison of schemas per batch.
+        exact = reader.schema.equals(target)
+        read_next = reader.read_next_batch
         index = 0
         while True:
             try:
-                batch = reader.read_next_batch()
+                batch = read_next()
             except StopIteration:
                 break
             except Exception as error:  # pyarrow's error carries the stream's get_last_error
                 raise NativeDataSourceError(library.name, "get_next", str(error)) from None
-            _check_structure(library, batch, index)
-            batch = _conform(batch, target, library, "read")
+            # The cheap checks of pyarrow's validate (a pass over the columns, not over their
+            # values): every column as long as the batch (rule 16).
+            try:
+                batch.validate()
+            except pa.ArrowInvalid as error:
+                raise _invalid_batch(library, index, error) from None
+            if exact:
+                for i, name in not_null:
+                    nulls = batch.column(i).null_count
+                    if nulls:
+                        raise _nulls_refused(library, "read", nulls, name)
+            else:
+                batch = _conform(batch, target, library, "read")
             if checked:
                 _check_rows(library, checked, batch, index)
             index += 1
@@ -225,20 +240,21 @@ def _read_batches(
         del task
 
 
-def _check_structure(library: _Library, batch, index: int) -> None:
-    """The cheap checks of pyarrow's validate (a pass over the columns, not over their values):
-    every column as long as the batch (rule 16)."""
-    import pyarrow as pa
+def _invalid_batch(library: _Library, index: int, error) -> NativeDataSourceError:
+    return NativeDataSourceError(
+        library.name,
+        "get_next",
+        f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: batch {index} is not valid Arrow: "
+        f"{error}",
+    )
 
-    try:
-        batch.validate()
-    except pa.ArrowInvalid as error:
-        raise NativeDataSourceError(
-            library.name,
-            "get_next",
-            f"INVALID_NATIVE_DATA_SOURCE_LIBRARY.CONFORMANCE: batch {index} is not valid Arrow: "
-            f"{error}",
-        ) from None
+
+def _nulls_refused(library: _Library, function: str, nulls: int, name: str):
+    return NativeDataSourceError(
+        library.name,
+        function,
+        f"returned {nulls} nulls in column `{name}`, which is not nullable",
+    )
 
 
 def _check_rows(library: _Library, checked: Sequence, batch, index: int) -> None:
