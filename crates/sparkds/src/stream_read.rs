@@ -4,17 +4,15 @@
 //! a new source and stream reader that resume from the last committed offset, as a query
 //! restarted from its checkpoint does.
 
-use std::ffi::c_void;
-
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
 use crate::calls::{
-    export_schema, required, run_read_tasks, schema_ptr, sink_call, sink_call_one, source_schema,
-    still_borrowed, ReadTasks,
+    export_schema, required, run_read_tasks, schema_ptr, source_schema, still_borrowed, ReadTasks,
 };
 use crate::error::{Error, Result, Violation};
 use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
+use crate::steps;
 
 /// A streaming read, as `spark.readStream.format(...).load()` runs it, for a number of
 /// micro-batches. Built by [`Library::stream_read`].
@@ -171,7 +169,7 @@ impl<'l> StreamRead<'l> {
         let context = format!("replay of micro-batch {index}");
         let (_, batches) = plan_and_read(
             self.library,
-            query.reader.ptr(),
+            &query.reader,
             &micro_batch.start,
             &micro_batch.end,
             &context,
@@ -206,15 +204,9 @@ impl<'l> StreamRead<'l> {
     /// A failure of the library, or a violation of a rule.
     pub fn run(self) -> Result<StreamReadOutcome> {
         let library = self.library;
-        let table = library.table();
         let (mut query, schema) = self.start()?;
         let capabilities = query.source.capabilities;
-        let initial = required(table.initial_offset, "initial_offset")?;
-        let initial_offset = sink_call_one(library, "initial_offset", None, |add, sink| {
-            // SAFETY: the reader is open; the sink is open for the call.
-            unsafe { initial(query.reader.ptr(), add, sink) }
-        })?;
-        let latest = required(table.latest_offset, "latest_offset")?;
+        let initial_offset = steps::initial_offset(library, &query.reader, None)?;
         let mut start = initial_offset.clone();
         let mut micro_batches = Vec::new();
         // Spark commits the end of a micro-batch when it plans the next one, so the last
@@ -230,16 +222,10 @@ impl<'l> StreamRead<'l> {
             }
             let context = format!("micro-batch {index}");
             let ctx = Some(context.as_str());
-            let reader = query.reader.ptr();
-            let end = sink_call_one(library, "latest_offset", ctx, |add, sink| {
-                // SAFETY: the reader is open; `start` is borrowed; the sink is open.
-                unsafe { latest(reader, start.as_ptr(), start.len() as i64, add, sink) }
-            })?;
-            if let (Some(commit), Some(done)) = (table.commit_offset, uncommitted.take()) {
-                library.call("commit_offset", ctx, || {
-                    // SAFETY: the reader is open; `done` is borrowed for the call.
-                    unsafe { commit(reader, done.as_ptr(), done.len() as i64) }
-                })?;
+            let reader = &query.reader;
+            let end = steps::latest_offset(library, reader, &start, ctx)?;
+            if let Some(done) = uncommitted.take() {
+                steps::commit_offset(library, reader, &done, ctx)?;
             }
             if end == start {
                 micro_batches.push(MicroBatch {
@@ -279,42 +265,16 @@ impl<'l> StreamRead<'l> {
 /// `serialize_stream_reader`, and one `read` task per partition.
 fn plan_and_read(
     library: &Library,
-    reader: *mut c_void,
+    reader: &Handle<'_>,
     start: &[u8],
     end: &[u8],
     context: &str,
     schema: &SchemaRef,
     index: usize,
 ) -> Result<(Vec<Vec<u8>>, Vec<RecordBatch>)> {
-    let table = library.table();
     let ctx = Some(context);
-    let plan = required(table.stream_partitions, "stream_partitions")?;
-    let partitions = sink_call(library, "stream_partitions", ctx, |add, sink| {
-        // SAFETY: the reader is open; the offsets are borrowed; the sink is open.
-        unsafe {
-            plan(
-                reader,
-                start.as_ptr(),
-                start.len() as i64,
-                end.as_ptr(),
-                end.len() as i64,
-                add,
-                sink,
-            )
-        }
-    })?;
-    let state = match table.serialize_stream_reader {
-        Some(serialize) => Some(sink_call_one(
-            library,
-            "serialize_stream_reader",
-            ctx,
-            |add, sink| {
-                // SAFETY: the reader is open; the sink is open for the call.
-                unsafe { serialize(reader, add, sink) }
-            },
-        )?),
-        None => None,
-    };
+    let partitions = steps::stream_partitions(library, reader, start, end, ctx)?;
+    let state = steps::serialize_stream_reader(library, reader, ctx)?;
     let prefix = format!("{context}, ");
     let results = run_read_tasks(
         library,

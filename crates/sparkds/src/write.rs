@@ -4,7 +4,7 @@
 //! borrowed), `commit_data_writer` or `abort_data_writer`, `close_data_writer`; then `commit` or
 //! `abort` with the messages of the tasks; per epoch for a streaming write.
 
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex, PoisonError};
@@ -20,6 +20,7 @@ use crate::calls::{
 };
 use crate::error::{Error, Result, Violation};
 use crate::library::{Handle, HandleKind, Library, Source};
+use crate::steps::{self, finish_write};
 use crate::task::Task;
 use spark_datasource_abi::arrow::ArrowArray;
 use spark_datasource_abi::v1::{self, SparkDsWriteInfo};
@@ -347,8 +348,8 @@ fn run_epoch(
     let results = run_write_tasks(library, state, schema, &context, epoch);
     let (messages, first_error) = messages_of(results);
     let ok = messages.iter().all(Option::is_some) && first_error.is_none();
-    let finish = commit_or_abort_fn(library, ok)?;
-    let call = commit_or_abort(library, writer, epoch_id, &context, &messages, finish);
+    let lent: Vec<Option<&[u8]>> = messages.iter().map(Option::as_deref).collect();
+    let call = finish_write(library, writer, ok, epoch_id, context.as_deref(), &lent);
     if let Some(e) = first_error {
         return Err(e);
     }
@@ -430,49 +431,6 @@ fn messages_of(results: Vec<Result<Option<Vec<u8>>>>) -> (Vec<Option<Vec<u8>>>, 
         }
     }
     (messages, first_error)
-}
-
-type FinishFn = unsafe extern "C" fn(*mut c_void, i64, *const *const u8, *const i64, i64) -> c_int;
-
-/// `commit` when every task committed, else `abort`: its name and the function.
-fn commit_or_abort_fn(library: &Library, ok: bool) -> Result<(&'static str, FinishFn)> {
-    let table = library.table();
-    Ok(if ok {
-        ("commit", required(table.commit, "commit")?)
-    } else {
-        ("abort", required(table.abort, "abort")?)
-    })
-}
-
-/// Calls `commit` or `abort` with the messages (NULL for the tasks that failed).
-fn commit_or_abort(
-    library: &Library,
-    writer: &Handle<'_>,
-    epoch_id: i64,
-    context: &Option<String>,
-    messages: &[Option<Vec<u8>>],
-    (function, f): (&'static str, FinishFn),
-) -> Result<()> {
-    let pointers: Vec<*const u8> = messages
-        .iter()
-        .map(|m| m.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()))
-        .collect();
-    let lengths: Vec<i64> = messages
-        .iter()
-        .map(|m| m.as_ref().map_or(0, |m| m.len() as i64))
-        .collect();
-    library.call(function, context.as_deref(), || {
-        // SAFETY: the writer is open; the message arrays are borrowed for the call.
-        unsafe {
-            f(
-                writer.ptr(),
-                epoch_id,
-                pointers.as_ptr(),
-                lengths.as_ptr(),
-                messages.len() as i64,
-            )
-        }
-    })
 }
 
 #[derive(Clone)]
@@ -592,27 +550,13 @@ fn finish_data_writer(
     result: Result<()>,
     fail: bool,
 ) -> Result<Option<Vec<u8>>> {
-    let table = library.table();
     if result.is_err() || fail {
-        let abort = required(table.abort_data_writer, "abort_data_writer")?;
-        let aborted = library.call("abort_data_writer", ctx, || {
-            // SAFETY: the data writer is open.
-            unsafe { abort(data_writer.ptr()) }
-        });
+        let aborted = steps::abort_data_writer(library, data_writer, ctx);
         result?;
         aborted?;
         Ok(None)
     } else {
-        let commit = required(table.commit_data_writer, "commit_data_writer")?;
-        Ok(Some(sink_call_one(
-            library,
-            "commit_data_writer",
-            ctx,
-            |add, sink| {
-                // SAFETY: the data writer is open; the sink is open for the call.
-                unsafe { commit(data_writer.ptr(), add, sink) }
-            },
-        )?))
+        steps::commit_data_writer(library, data_writer, ctx).map(Some)
     }
 }
 

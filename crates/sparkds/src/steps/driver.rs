@@ -483,25 +483,13 @@ pub struct StreamReader {
 }
 
 impl StreamReader {
-    fn one(&self, function: &'static str, f: Option<SinkFunction>) -> Result<Option<Vec<u8>>> {
-        let library = self.source.library;
-        let Some(f) = f else { return Ok(None) };
-        let reader = self.handle.ptr();
-        sink_call_one(library, function, None, |add, sink| {
-            // SAFETY: the reader is open; the sink is open for the call.
-            unsafe { f(reader, add, sink) }
-        })
-        .map(Some)
-    }
-
     /// `initial_offset`.
     ///
     /// # Errors
     ///
     /// The failure of `initial_offset`, or a violation of its sink.
     pub fn initial_offset(&self) -> Result<Vec<u8>> {
-        let f = required(self.source.library.table().initial_offset, "initial_offset")?;
-        Ok(self.one("initial_offset", Some(f))?.unwrap_or_default())
+        initial_offset(self.source.library, &self.handle, None)
     }
 
     /// `latest_offset` after `start`.
@@ -510,13 +498,7 @@ impl StreamReader {
     ///
     /// The failure of `latest_offset`, or a violation of its sink.
     pub fn latest_offset(&self, start: &[u8]) -> Result<Vec<u8>> {
-        let library = self.source.library;
-        let latest = required(library.table().latest_offset, "latest_offset")?;
-        let reader = self.handle.ptr();
-        sink_call_one(library, "latest_offset", None, |add, sink| {
-            // SAFETY: the reader is open; `start` is borrowed; the sink is open.
-            unsafe { latest(reader, start.as_ptr(), start.len() as i64, add, sink) }
-        })
+        latest_offset(self.source.library, &self.handle, start, None)
     }
 
     /// `stream_partitions` of the micro-batch after `start` up to `end`.
@@ -525,23 +507,7 @@ impl StreamReader {
     ///
     /// The failure of `stream_partitions`, or a violation of its sink.
     pub fn partitions(&self, start: &[u8], end: &[u8]) -> Result<Vec<Vec<u8>>> {
-        let library = self.source.library;
-        let plan = required(library.table().stream_partitions, "stream_partitions")?;
-        let reader = self.handle.ptr();
-        sink_call(library, "stream_partitions", None, |add, sink| {
-            // SAFETY: the reader is open; the offsets are borrowed; the sink is open.
-            unsafe {
-                plan(
-                    reader,
-                    start.as_ptr(),
-                    start.len() as i64,
-                    end.as_ptr(),
-                    end.len() as i64,
-                    add,
-                    sink,
-                )
-            }
-        })
+        stream_partitions(self.source.library, &self.handle, start, end, None)
     }
 
     /// `serialize_stream_reader`, or `None` when the library has none.
@@ -550,8 +516,7 @@ impl StreamReader {
     ///
     /// The failure of `serialize_stream_reader`, or a violation of its sink.
     pub fn serialize(&self) -> Result<Option<Vec<u8>>> {
-        let f = self.source.library.table().serialize_stream_reader;
-        self.one("serialize_stream_reader", f)
+        serialize_stream_reader(self.source.library, &self.handle, None)
     }
 
     /// `commit_offset` of `end`: false when the library has none.
@@ -560,17 +525,107 @@ impl StreamReader {
     ///
     /// The failure of `commit_offset`.
     pub fn commit_offset(&self, end: &[u8]) -> Result<bool> {
-        let library = self.source.library;
-        let Some(commit) = library.table().commit_offset else {
-            return Ok(false);
-        };
-        let reader = self.handle.ptr();
-        library.call("commit_offset", None, || {
-            // SAFETY: the reader is open; `end` is borrowed for the call.
-            unsafe { commit(reader, end.as_ptr(), end.len() as i64) }
-        })?;
-        Ok(true)
+        commit_offset(self.source.library, &self.handle, end, None)
     }
+}
+
+// The calls of a stream reader, with the context of their messages ("micro-batch 3"), for the
+// steps and the whole-protocol stream read.
+
+/// A function of the table that returns one byte array through a sink.
+fn sink_one(
+    library: &Library,
+    reader: &Handle<'_>,
+    function: &'static str,
+    f: SinkFunction,
+    context: Option<&str>,
+) -> Result<Vec<u8>> {
+    let reader = reader.ptr();
+    sink_call_one(library, function, context, |add, sink| {
+        // SAFETY: the reader is open; the sink is open for the call.
+        unsafe { f(reader, add, sink) }
+    })
+}
+
+/// `initial_offset`.
+pub(crate) fn initial_offset(
+    library: &Library,
+    reader: &Handle<'_>,
+    context: Option<&str>,
+) -> Result<Vec<u8>> {
+    let f = required(library.table().initial_offset, "initial_offset")?;
+    sink_one(library, reader, "initial_offset", f, context)
+}
+
+/// `latest_offset` after `start`.
+pub(crate) fn latest_offset(
+    library: &Library,
+    reader: &Handle<'_>,
+    start: &[u8],
+    context: Option<&str>,
+) -> Result<Vec<u8>> {
+    let latest = required(library.table().latest_offset, "latest_offset")?;
+    let reader = reader.ptr();
+    sink_call_one(library, "latest_offset", context, |add, sink| {
+        // SAFETY: the reader is open; `start` is borrowed; the sink is open.
+        unsafe { latest(reader, start.as_ptr(), start.len() as i64, add, sink) }
+    })
+}
+
+/// `stream_partitions` of the micro-batch after `start` up to `end`.
+pub(crate) fn stream_partitions(
+    library: &Library,
+    reader: &Handle<'_>,
+    start: &[u8],
+    end: &[u8],
+    context: Option<&str>,
+) -> Result<Vec<Vec<u8>>> {
+    let plan = required(library.table().stream_partitions, "stream_partitions")?;
+    let reader = reader.ptr();
+    sink_call(library, "stream_partitions", context, |add, sink| {
+        // SAFETY: the reader is open; the offsets are borrowed; the sink is open.
+        unsafe {
+            plan(
+                reader,
+                start.as_ptr(),
+                start.len() as i64,
+                end.as_ptr(),
+                end.len() as i64,
+                add,
+                sink,
+            )
+        }
+    })
+}
+
+/// `serialize_stream_reader`, or `None` when the library has none.
+pub(crate) fn serialize_stream_reader(
+    library: &Library,
+    reader: &Handle<'_>,
+    context: Option<&str>,
+) -> Result<Option<Vec<u8>>> {
+    let Some(f) = library.table().serialize_stream_reader else {
+        return Ok(None);
+    };
+    sink_one(library, reader, "serialize_stream_reader", f, context).map(Some)
+}
+
+/// `commit_offset` of `end`: false when the library has none.
+pub(crate) fn commit_offset(
+    library: &Library,
+    reader: &Handle<'_>,
+    end: &[u8],
+    context: Option<&str>,
+) -> Result<bool> {
+    let Some(commit) = library.table().commit_offset else {
+        return Ok(false);
+    };
+    let reader = reader.ptr();
+    library.call("commit_offset", context, || {
+        // SAFETY: the reader is open; `end` is borrowed for the call.
+        unsafe { commit(reader, end.as_ptr(), end.len() as i64) }
+    })?;
+    Ok(true)
 }
 
 /// A writer: what `create_writer` returned. Dropping it calls `close_writer`.
@@ -627,34 +682,55 @@ impl Writer {
         epoch_id: i64,
         messages: &[Option<&[u8]>],
     ) -> Result<()> {
-        let library = self.source.library;
-        let table = library.table();
-        let f = if function == "commit" {
-            required(table.commit, "commit")?
-        } else {
-            required(table.abort, "abort")?
-        };
-        let pointers: Vec<*const u8> = messages
-            .iter()
-            .map(|m| m.map_or(std::ptr::null(), <[u8]>::as_ptr))
-            .collect();
-        let lengths: Vec<i64> = messages
-            .iter()
-            .map(|m| m.map_or(0, |m| m.len() as i64))
-            .collect();
-        let writer = self.handle.ptr();
         let context = (epoch_id != v1::SPARK_DS_NO_EPOCH).then(|| format!("epoch {epoch_id}"));
-        library.call(function, context.as_deref(), || {
-            // SAFETY: the writer is open; the message arrays are borrowed for the call.
-            unsafe {
-                f(
-                    writer,
-                    epoch_id,
-                    pointers.as_ptr(),
-                    lengths.as_ptr(),
-                    messages.len() as i64,
-                )
-            }
-        })
+        let commit = function == "commit";
+        finish_write(
+            self.source.library,
+            &self.handle,
+            commit,
+            epoch_id,
+            context.as_deref(),
+            messages,
+        )
     }
+}
+
+/// `commit` (when `commit` is true) or `abort` of `epoch_id` on an open writer, with the
+/// messages of the tasks (`None` for those that did not commit): the one call of either in the
+/// host, for the steps and the whole-protocol write.
+pub(crate) fn finish_write(
+    library: &Library,
+    writer: &Handle<'_>,
+    commit: bool,
+    epoch_id: i64,
+    context: Option<&str>,
+    messages: &[Option<&[u8]>],
+) -> Result<()> {
+    let table = library.table();
+    let (function, f) = if commit {
+        ("commit", required(table.commit, "commit")?)
+    } else {
+        ("abort", required(table.abort, "abort")?)
+    };
+    let pointers: Vec<*const u8> = messages
+        .iter()
+        .map(|m| m.map_or(std::ptr::null(), <[u8]>::as_ptr))
+        .collect();
+    let lengths: Vec<i64> = messages
+        .iter()
+        .map(|m| m.map_or(0, |m| m.len() as i64))
+        .collect();
+    let writer = writer.ptr();
+    library.call(function, context, || {
+        // SAFETY: the writer is open; the message arrays are borrowed for the call.
+        unsafe {
+            f(
+                writer,
+                epoch_id,
+                pointers.as_ptr(),
+                lengths.as_ptr(),
+                messages.len() as i64,
+            )
+        }
+    })
 }

@@ -488,20 +488,7 @@ impl DataWriter {
     ///
     /// The failure of `commit_data_writer`, or a violation of its sink.
     pub fn commit(&mut self) -> Result<Vec<u8>> {
-        let commit = required(
-            self.library.table().commit_data_writer,
-            "commit_data_writer",
-        )?;
-        let writer = self.handle.ptr();
-        sink_call_one(
-            self.library,
-            "commit_data_writer",
-            Some(&self.context),
-            |add, sink| {
-                // SAFETY: the data writer is open; the sink is open for the call.
-                unsafe { commit(writer, add, sink) }
-            },
-        )
+        commit_data_writer(self.library, &self.handle, Some(&self.context))
     }
 
     /// `abort_data_writer`.
@@ -510,17 +497,39 @@ impl DataWriter {
     ///
     /// The failure of `abort_data_writer`.
     pub fn abort(&mut self) -> Result<()> {
-        let abort = required(self.library.table().abort_data_writer, "abort_data_writer")?;
-        let writer = self.handle.ptr();
-        self.library
-            .call("abort_data_writer", Some(&self.context), || {
-                // SAFETY: the data writer is open.
-                unsafe { abort(writer) }
-            })
+        abort_data_writer(self.library, &self.handle, Some(&self.context))
     }
 
     /// The task of the data writer.
     pub fn task(&self) -> &TaskContext {
         &self.task
     }
+}
+
+/// `commit_data_writer`: the task's commit message. For the steps and the whole-protocol write.
+pub(crate) fn commit_data_writer(
+    library: &Library,
+    data_writer: &Handle<'_>,
+    context: Option<&str>,
+) -> Result<Vec<u8>> {
+    let commit = required(library.table().commit_data_writer, "commit_data_writer")?;
+    let writer = data_writer.ptr();
+    sink_call_one(library, "commit_data_writer", context, |add, sink| {
+        // SAFETY: the data writer is open; the sink is open for the call.
+        unsafe { commit(writer, add, sink) }
+    })
+}
+
+/// `abort_data_writer`. For the steps and the whole-protocol write.
+pub(crate) fn abort_data_writer(
+    library: &Library,
+    data_writer: &Handle<'_>,
+    context: Option<&str>,
+) -> Result<()> {
+    let abort = required(library.table().abort_data_writer, "abort_data_writer")?;
+    let writer = data_writer.ptr();
+    library.call("abort_data_writer", context, || {
+        // SAFETY: the data writer is open.
+        unsafe { abort(writer) }
+    })
 }

@@ -43,7 +43,12 @@ mod driver;
 mod executor;
 
 pub use crate::task::TaskIds;
+pub(crate) use driver::{
+    commit_offset, finish_write, initial_offset, latest_offset, serialize_stream_reader,
+    stream_partitions,
+};
 pub use driver::{OpenSource, Pushdowns, Reader, StreamReader, Writer};
+pub(crate) use executor::{abort_data_writer, commit_data_writer};
 pub use executor::{Batch, DataWriter, PartitionStream, TaskContext};
 
 /// Which checks run besides the cheap ones, which always do.
