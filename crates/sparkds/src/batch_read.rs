@@ -10,12 +10,11 @@ use arrow_schema::SchemaRef;
 use spark_datasource_core::filters::Filter;
 
 use crate::calls::{
-    export_schema, prune, required, run_read_tasks, schema_ptr, sink_call, sink_call_one,
-    source_schema, still_borrowed, ReadTasks,
+    export_schema, prune, run_read_tasks, schema_ptr, source_schema, still_borrowed, ReadTasks,
 };
 use crate::error::{Error, Result};
-use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
-use crate::steps::Pushdowns;
+use crate::library::{Capabilities, Handle, Library, Source};
+use crate::steps::{self, Pushdowns};
 
 /// A batch read, as `spark.read.format(...).options(...).load()` runs it. Built by
 /// [`Library::batch_read`].
@@ -200,7 +199,7 @@ impl<'l> BatchRead<'l> {
         let library = self.library;
         let source = self.create_source()?;
         let schema = source_schema(library, &source, self.schema.clone())?;
-        let mut reader = create_reader(library, &source, &schema)?;
+        let mut reader = steps::open_reader(library, &source, &schema)?;
         let (mut filtering, mut pruning, mut limit_accepted) = self.push_down(&reader, &schema)?;
         let limit = |accepted| self.limit.map(|limit| (limit, accepted));
         let offered = pushdowns(&filtering, &pruning, limit(limit_accepted));
@@ -208,12 +207,12 @@ impl<'l> BatchRead<'l> {
             // Spark asks one reader while it optimizes the query and plans the partitions with
             // another, offered the same again: its answers must be the same (rule 32).
             drop(reader);
-            reader = create_reader(library, &source, &schema)?;
+            reader = steps::open_reader(library, &source, &schema)?;
             (filtering, pruning, limit_accepted) = self.push_down(&reader, &schema)?;
             offered.same_as(&pushdowns(&filtering, &pruning, limit(limit_accepted)))?;
         }
-        let partitions = plan_partitions(library, &reader)?;
-        let reader_state = serialize_reader(library, &reader)?;
+        let partitions = steps::reader_partitions(library, &reader)?;
+        let reader_state = steps::serialize_reader(library, &reader)?;
         let capabilities = source.capabilities;
         // The executors only get bytes: close the driver's handles first, as Spark may.
         drop(reader);
@@ -266,7 +265,7 @@ impl<'l> BatchRead<'l> {
     pub(crate) fn create_reader_only(self) -> Result<()> {
         let source = self.create_source()?;
         let schema = source_schema(self.library, &source, self.schema.clone())?;
-        create_reader(self.library, &source, &schema)?;
+        steps::open_reader(self.library, &source, &schema)?;
         Ok(())
     }
 
@@ -419,44 +418,6 @@ struct Pruning {
     /// The schema and columns the host projects after the read, for a library without
     /// `prune_columns`.
     projection: Option<(SchemaRef, Vec<usize>)>,
-}
-
-/// Creates the driver's reader (`create_reader`) of `schema`.
-fn create_reader<'l>(
-    library: &'l Library,
-    source: &Source<'l>,
-    schema: &SchemaRef,
-) -> Result<Handle<'l>> {
-    let ffi_schema = export_schema(schema)?;
-    let create_reader = required(library.table().create_reader, "create_reader")?;
-    let reader = library.open("create_reader", None, HandleKind::Reader, |reader| {
-        // SAFETY: the source is open, the schema is borrowed for the call, `reader` is valid
-        // for writes.
-        unsafe { create_reader(source.handle.ptr(), schema_ptr(&ffi_schema), reader) }
-    })?;
-    still_borrowed(&ffi_schema, "create_reader", None)?;
-    Ok(reader)
-}
-
-/// The bytes of each partition (`partitions`).
-fn plan_partitions(library: &Library, reader: &Handle<'_>) -> Result<Vec<Vec<u8>>> {
-    let partitions = required(library.table().partitions, "partitions")?;
-    sink_call(library, "partitions", None, |add, sink| {
-        // SAFETY: the reader is open; the sink is open for the call.
-        unsafe { partitions(reader.ptr(), add, sink) }
-    })
-}
-
-/// The reader's state for the executors (`serialize_reader`), when the library has it.
-fn serialize_reader(library: &Library, reader: &Handle<'_>) -> Result<Option<Vec<u8>>> {
-    let Some(serialize) = library.table().serialize_reader else {
-        return Ok(None);
-    };
-    sink_call_one(library, "serialize_reader", None, |add, sink| {
-        // SAFETY: the reader is open; the sink is open for the call.
-        unsafe { serialize(reader.ptr(), add, sink) }
-    })
-    .map(Some)
 }
 
 /// Projects the columns of a read whose library has no `prune_columns`, as Spark does.

@@ -7,11 +7,9 @@
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use crate::calls::{
-    export_schema, required, run_read_tasks, schema_ptr, source_schema, still_borrowed, ReadTasks,
-};
+use crate::calls::{run_read_tasks, source_schema, ReadTasks};
 use crate::error::{Error, Result, Violation};
-use crate::library::{Capabilities, Handle, HandleKind, Library, Source};
+use crate::library::{Capabilities, Handle, Library, Source};
 use crate::steps;
 
 /// A streaming read, as `spark.readStream.format(...).load()` runs it, for a number of
@@ -140,19 +138,7 @@ impl<'l> StreamRead<'l> {
             });
         }
         let schema = source_schema(library, &source, self.schema.clone())?;
-        let ffi = export_schema(&schema)?;
-        let create = required(library.table().create_stream_reader, "create_stream_reader")?;
-        let reader = library.open(
-            "create_stream_reader",
-            None,
-            HandleKind::StreamReader,
-            |reader| {
-                // SAFETY: the source is open; the schema is borrowed; `reader` is valid for
-                // writes.
-                unsafe { create(source.handle.ptr(), schema_ptr(&ffi), reader) }
-            },
-        )?;
-        still_borrowed(&ffi, "create_stream_reader", None)?;
+        let (reader, ffi) = steps::open_stream_reader(library, &source, &schema)?;
         Ok((
             Query {
                 reader,

@@ -15,9 +15,7 @@ use arrow_data::transform::MutableArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::SchemaRef;
 
-use crate::calls::{
-    export_schema, required, schema_ptr, sink_call_one, source_schema, still_borrowed,
-};
+use crate::calls::{export_schema, required, schema_ptr, source_schema, still_borrowed};
 use crate::error::{Error, Result, Violation};
 use crate::library::{Handle, HandleKind, Library, Source};
 use crate::steps::{self, finish_write};
@@ -233,7 +231,7 @@ impl<'l> WriteSpec<'l> {
         let source = self.create_source(streaming)?;
         let schema = self.write_schema(&source, &epochs)?;
         let writer = self.create_writer(&source, &schema, streaming)?;
-        let state = serialize_writer(library, &writer)?;
+        let state = steps::serialize_writer(library, &writer)?;
         let mut outcomes = Vec::new();
         for epoch in epochs {
             outcomes.push(run_epoch(
@@ -320,18 +318,6 @@ impl<'l> WriteSpec<'l> {
         still_borrowed(&ffi_schema, "create_writer", None)?;
         Ok(writer)
     }
-}
-
-/// The writer's state for the executors (`serialize_writer`), when the library has it.
-fn serialize_writer(library: &Library, writer: &Handle<'_>) -> Result<Option<Vec<u8>>> {
-    let Some(serialize) = library.table().serialize_writer else {
-        return Ok(None);
-    };
-    sink_call_one(library, "serialize_writer", None, |add, sink| {
-        // SAFETY: the writer is open; the sink is open for the call.
-        unsafe { serialize(writer.ptr(), add, sink) }
-    })
-    .map(Some)
 }
 
 /// One epoch (or the one job of a batch write): its tasks, each on its own thread, then

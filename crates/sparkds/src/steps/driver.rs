@@ -106,15 +106,7 @@ impl OpenSource {
         let caps = self.capabilities();
         self.need(caps.batch_read(), "SPARK_DS_BATCH_READ", "a batch read")?;
         let library = self.inner.library;
-        let create = required(library.table().create_reader, "create_reader")?;
-        let ffi = export_schema(&schema)?;
-        let source = self.inner.source.handle.ptr();
-        let handle = library.open("create_reader", None, HandleKind::Reader, |reader| {
-            // SAFETY: the source is open (held by `self`), the schema is borrowed for the
-            // call, `reader` is valid for writes.
-            unsafe { create(source, schema_ptr(&ffi), reader) }
-        })?;
-        still_borrowed(&ffi, "create_reader", None)?;
+        let handle = open_reader(library, &self.inner.source, &schema)?;
         Ok(Reader {
             handle,
             source: self.inner.clone(),
@@ -137,20 +129,7 @@ impl OpenSource {
             "a streaming read",
         )?;
         let library = self.inner.library;
-        let create = required(library.table().create_stream_reader, "create_stream_reader")?;
-        let ffi = export_schema(&schema)?;
-        let source = self.inner.source.handle.ptr();
-        let handle = library.open(
-            "create_stream_reader",
-            None,
-            HandleKind::StreamReader,
-            |reader| {
-                // SAFETY: the source is open, the schema is borrowed for the call, `reader` is
-                // valid for writes.
-                unsafe { create(source, schema_ptr(&ffi), reader) }
-            },
-        )?;
-        still_borrowed(&ffi, "create_stream_reader", None)?;
+        let (handle, _) = open_stream_reader(library, &self.inner.source, &schema)?;
         Ok(StreamReader {
             handle,
             source: self.inner.clone(),
@@ -444,13 +423,7 @@ impl Reader {
     ///
     /// The failure of `partitions`, or a violation of its sink (rule 10).
     pub fn partitions(&self) -> Result<Vec<Vec<u8>>> {
-        let library = self.source.library;
-        let partitions = required(library.table().partitions, "partitions")?;
-        let reader = self.handle.ptr();
-        sink_call(library, "partitions", None, |add, sink| {
-            // SAFETY: the reader is open; the sink is open for the call.
-            unsafe { partitions(reader, add, sink) }
-        })
+        reader_partitions(self.source.library, &self.handle)
     }
 
     /// `serialize_reader`: the state that `read` gets, or `None` when the library has none.
@@ -459,16 +432,7 @@ impl Reader {
     ///
     /// The failure of `serialize_reader`, or a violation of its sink.
     pub fn serialize(&self) -> Result<Option<Vec<u8>>> {
-        let library = self.source.library;
-        let Some(serialize) = library.table().serialize_reader else {
-            return Ok(None);
-        };
-        let reader = self.handle.ptr();
-        sink_call_one(library, "serialize_reader", None, |add, sink| {
-            // SAFETY: the reader is open; the sink is open for the call.
-            unsafe { serialize(reader, add, sink) }
-        })
-        .map(Some)
+        serialize_reader(self.source.library, &self.handle)
     }
 }
 
@@ -642,16 +606,7 @@ impl Writer {
     ///
     /// The failure of `serialize_writer`, or a violation of its sink.
     pub fn serialize(&self) -> Result<Option<Vec<u8>>> {
-        let library = self.source.library;
-        let Some(serialize) = library.table().serialize_writer else {
-            return Ok(None);
-        };
-        let writer = self.handle.ptr();
-        sink_call_one(library, "serialize_writer", None, |add, sink| {
-            // SAFETY: the writer is open; the sink is open for the call.
-            unsafe { serialize(writer, add, sink) }
-        })
-        .map(Some)
+        serialize_writer(self.source.library, &self.handle)
     }
 
     /// `commit` of `epoch_id` (`SPARK_DS_NO_EPOCH`, -1, for a batch write) with the commit
@@ -733,4 +688,84 @@ pub(crate) fn finish_write(
             )
         }
     })
+}
+
+/// `create_reader` of `schema` on an open source. For the steps and the whole-protocol read.
+pub(crate) fn open_reader<'l>(
+    library: &'l Library,
+    source: &Source<'l>,
+    schema: &SchemaRef,
+) -> Result<Handle<'l>> {
+    let create = required(library.table().create_reader, "create_reader")?;
+    let ffi = export_schema(schema)?;
+    let source = source.handle.ptr();
+    let handle = library.open("create_reader", None, HandleKind::Reader, |reader| {
+        // SAFETY: the source is open, the schema is borrowed for the call, `reader` is valid
+        // for writes.
+        unsafe { create(source, schema_ptr(&ffi), reader) }
+    })?;
+    still_borrowed(&ffi, "create_reader", None)?;
+    Ok(handle)
+}
+
+/// `create_stream_reader` of `schema` on an open source. For the steps and the whole-protocol
+/// stream read: the reader and the schema lent to the call, which the stream read keeps as
+/// long as the reader.
+pub(crate) fn open_stream_reader<'l>(
+    library: &'l Library,
+    source: &Source<'l>,
+    schema: &SchemaRef,
+) -> Result<(Handle<'l>, Box<arrow_schema::ffi::FFI_ArrowSchema>)> {
+    let create = required(library.table().create_stream_reader, "create_stream_reader")?;
+    let ffi = export_schema(schema)?;
+    let source = source.handle.ptr();
+    let handle = library.open(
+        "create_stream_reader",
+        None,
+        HandleKind::StreamReader,
+        |reader| {
+            // SAFETY: the source is open, the schema is borrowed for the call, `reader` is
+            // valid for writes.
+            unsafe { create(source, schema_ptr(&ffi), reader) }
+        },
+    )?;
+    still_borrowed(&ffi, "create_stream_reader", None)?;
+    Ok((handle, ffi))
+}
+
+/// `partitions`: the bytes of each partition, in order.
+pub(crate) fn reader_partitions(library: &Library, reader: &Handle<'_>) -> Result<Vec<Vec<u8>>> {
+    let partitions = required(library.table().partitions, "partitions")?;
+    let reader = reader.ptr();
+    sink_call(library, "partitions", None, |add, sink| {
+        // SAFETY: the reader is open; the sink is open for the call.
+        unsafe { partitions(reader, add, sink) }
+    })
+}
+
+/// `serialize_reader`: the state that `read` gets, or `None` when the library has none.
+pub(crate) fn serialize_reader(library: &Library, reader: &Handle<'_>) -> Result<Option<Vec<u8>>> {
+    let Some(serialize) = library.table().serialize_reader else {
+        return Ok(None);
+    };
+    let reader = reader.ptr();
+    sink_call_one(library, "serialize_reader", None, |add, sink| {
+        // SAFETY: the reader is open; the sink is open for the call.
+        unsafe { serialize(reader, add, sink) }
+    })
+    .map(Some)
+}
+
+/// `serialize_writer`: the state that each data writer gets, or `None` when the library has
+/// none.
+pub(crate) fn serialize_writer(library: &Library, writer: &Handle<'_>) -> Result<Option<Vec<u8>>> {
+    let Some(serialize) = library.table().serialize_writer else {
+        return Ok(None);
+    };
+    let writer = writer.ptr();
+    sink_call_one(library, "serialize_writer", None, |add, sink| {
+        // SAFETY: the writer is open; the sink is open for the call.
+        unsafe { serialize(writer, add, sink) }
+    })
+    .map(Some)
 }
