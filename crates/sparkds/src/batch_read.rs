@@ -3,15 +3,11 @@
 //! `prune_columns`, `push_limit`, `partitions`, `serialize_reader` and the closes; then one executor task per partition, on its own thread, that calls `read` with
 //! copies of the bytes only.
 
-use std::ffi::c_int;
-
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use spark_datasource_core::filters::Filter;
 
-use crate::calls::{
-    export_schema, prune, run_read_tasks, schema_ptr, source_schema, still_borrowed, ReadTasks,
-};
+use crate::calls::{prune, run_read_tasks, source_schema, ReadTasks};
 use crate::error::{Error, Result};
 use crate::library::{Capabilities, Handle, Library, Source};
 use crate::steps::{self, Pushdowns};
@@ -340,37 +336,22 @@ impl<'l> BatchRead<'l> {
             return Ok(pruning);
         };
         let (pruned_schema, indices) = prune(schema, columns)?;
-        let Some(prune_columns) = self.library.table().prune_columns else {
+        if steps::prune_columns(self.library, reader, &pruned_schema)? {
+            pruning.read_schema = pruned_schema;
+            pruning.pruned = true;
+        } else {
             pruning.projection = Some((pruned_schema, indices));
-            return Ok(pruning);
-        };
-        let required = export_schema(&pruned_schema)?;
-        self.library.call("prune_columns", None, || {
-            // SAFETY: the reader is open and the schema is borrowed for the call.
-            unsafe { prune_columns(reader.ptr(), schema_ptr(&required)) }
-        })?;
-        still_borrowed(&required, "prune_columns", None)?;
-        pruning.read_schema = pruned_schema;
-        pruning.pruned = true;
+        }
         Ok(pruning)
     }
 
     /// Offers the read's limit (`push_limit`), unless a filter was not accepted: whether the
     /// reader accepted it, `None` when it was not offered.
     fn push_limit(&self, reader: &Handle<'_>, every_filter_accepted: bool) -> Result<Option<bool>> {
-        let (Some(limit), Some(push_limit), true) = (
-            self.limit,
-            self.library.table().push_limit,
-            every_filter_accepted,
-        ) else {
-            return Ok(None);
-        };
-        let mut accepted: c_int = 0;
-        self.library.call("push_limit", None, || {
-            // SAFETY: the reader is open and `accepted` is valid for writes.
-            unsafe { push_limit(reader.ptr(), limit, &mut accepted) }
-        })?;
-        Ok(Some(accepted != 0))
+        match (self.limit, every_filter_accepted) {
+            (Some(limit), true) => steps::push_limit(self.library, reader, limit),
+            _ => Ok(None),
+        }
     }
 }
 

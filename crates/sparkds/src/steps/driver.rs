@@ -335,17 +335,7 @@ impl Reader {
                 "the limit is {limit}; a limit is 0 or more"
             )));
         }
-        let library = self.source.library;
-        let Some(push_limit) = library.table().push_limit else {
-            return Ok(false);
-        };
-        let mut accepted: c_int = 0;
-        let reader = self.handle.ptr();
-        library.call("push_limit", None, || {
-            // SAFETY: the reader is open and `accepted` is valid for writes.
-            unsafe { push_limit(reader, limit, &mut accepted) }
-        })?;
-        Ok(accepted != 0)
+        Ok(push_limit(self.source.library, &self.handle, limit)?.unwrap_or(false))
     }
 
     /// `prune_columns` with `required`, a subset of the reader's fields in any order: whether
@@ -379,17 +369,9 @@ impl Reader {
                 )));
             }
         }
-        let library = self.source.library;
-        let Some(prune_columns) = library.table().prune_columns else {
+        if !prune_columns(self.source.library, &self.handle, &required)? {
             return Ok(false);
-        };
-        let ffi = export_schema(&required)?;
-        let reader = self.handle.ptr();
-        library.call("prune_columns", None, || {
-            // SAFETY: the reader is open and the schema is borrowed for the call.
-            unsafe { prune_columns(reader, schema_ptr(&ffi)) }
-        })?;
-        still_borrowed(&ffi, "prune_columns", None)?;
+        }
         self.schema = required;
         Ok(true)
     }
@@ -768,4 +750,41 @@ pub(crate) fn serialize_writer(library: &Library, writer: &Handle<'_>) -> Result
         unsafe { serialize(writer, add, sink) }
     })
     .map(Some)
+}
+
+/// `push_limit`: whether the library accepted `limit`, `None` when it has no `push_limit`.
+pub(crate) fn push_limit(
+    library: &Library,
+    reader: &Handle<'_>,
+    limit: i64,
+) -> Result<Option<bool>> {
+    let Some(push_limit) = library.table().push_limit else {
+        return Ok(None);
+    };
+    let mut accepted: c_int = 0;
+    let reader = reader.ptr();
+    library.call("push_limit", None, || {
+        // SAFETY: the reader is open and `accepted` is valid for writes.
+        unsafe { push_limit(reader, limit, &mut accepted) }
+    })?;
+    Ok(Some(accepted != 0))
+}
+
+/// `prune_columns` with `required`: false when the library has no `prune_columns`.
+pub(crate) fn prune_columns(
+    library: &Library,
+    reader: &Handle<'_>,
+    required: &Schema,
+) -> Result<bool> {
+    let Some(prune_columns) = library.table().prune_columns else {
+        return Ok(false);
+    };
+    let ffi = export_schema(required)?;
+    let reader = reader.ptr();
+    library.call("prune_columns", None, || {
+        // SAFETY: the reader is open and the schema is borrowed for the call.
+        unsafe { prune_columns(reader, schema_ptr(&ffi)) }
+    })?;
+    still_borrowed(&ffi, "prune_columns", None)?;
+    Ok(true)
 }
