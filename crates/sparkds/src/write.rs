@@ -456,7 +456,7 @@ fn retry_task(library: &Library, task: WriteTask<'_>) -> Result<Option<Vec<u8>>>
 fn write_task(library: &Library, t: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
     let ctx = Some(t.context.as_str());
     let task = Task::attempt(t.stage, t.index, t.attempt);
-    let adopted = create_data_writer(library, &t, &task);
+    let adopted = steps::open_data_writer(library, &task, t.state, t.epoch_id, t.context.as_str());
     // Every task of the epoch holds its data writer open before any of them writes, as
     // concurrent executors do, so that a handle returned to two tasks at once is caught
     // (rule 21). Each task reaches this point exactly once, whatever happened above.
@@ -471,31 +471,6 @@ fn write_task(library: &Library, t: WriteTask<'_>) -> Result<Option<Vec<u8>>> {
     drop(data_writer);
     check_released_once(&exported, ctx)?;
     Ok(message)
-}
-
-/// The task's data writer, from `create_data_writer` with the task and the writer's state.
-fn create_data_writer<'l>(
-    library: &'l Library,
-    t: &WriteTask<'_>,
-    task: &Task,
-) -> Result<Handle<'l>> {
-    let table = library.table();
-    let (state_ptr, state_len) = match t.state {
-        Some(s) => (s.as_ptr(), s.len() as i64),
-        None => (std::ptr::null(), 0),
-    };
-    required(table.create_data_writer, "create_data_writer").and_then(|create| {
-        library.open(
-            "create_data_writer",
-            Some(t.context.as_str()),
-            HandleKind::DataWriter,
-            |handle| {
-                // SAFETY: the task and the state are borrowed for the call; `handle` is valid for
-                // writes.
-                unsafe { create(task.as_ptr(), state_ptr, state_len, t.epoch_id, handle) }
-            },
-        )
-    })
 }
 
 /// Writes the task's batches, one `write` each, until one fails: the result of the writes (the

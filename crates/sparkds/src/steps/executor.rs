@@ -371,23 +371,8 @@ impl DataWriter {
         epoch_id: i64,
         checks: Checks,
     ) -> Result<DataWriter> {
-        let create = required(library.table().create_data_writer, "create_data_writer")?;
         let context = format!("task {}", task.ids.partition_id);
-        let (state_ptr, state_len) = match state {
-            Some(s) => (s.as_ptr(), s.len() as i64),
-            None => (std::ptr::null(), 0),
-        };
-        let task_ptr = task.task.as_ptr();
-        let handle = library.open(
-            "create_data_writer",
-            Some(&context),
-            HandleKind::DataWriter,
-            |handle| {
-                // SAFETY: the task lives as long as the data writer (both in the value
-                // returned); the state is borrowed for the call; `handle` is valid for writes.
-                unsafe { create(task_ptr, state_ptr, state_len, epoch_id, handle) }
-            },
-        )?;
+        let handle = open_data_writer(library, &task.task, state, epoch_id, &context)?;
         let ffi_schema = export_schema(&schema)?;
         Ok(DataWriter {
             handle,
@@ -532,4 +517,31 @@ pub(crate) fn abort_data_writer(
         // SAFETY: the data writer is open.
         unsafe { abort(writer) }
     })
+}
+
+/// `create_data_writer` for `task` with the writer's `state`, in epoch `epoch_id`. For the steps
+/// and the whole-protocol write; the task must outlive the data writer.
+pub(crate) fn open_data_writer<'l>(
+    library: &'l Library,
+    task: &Task,
+    state: Option<&[u8]>,
+    epoch_id: i64,
+    context: &str,
+) -> Result<Handle<'l>> {
+    let create = required(library.table().create_data_writer, "create_data_writer")?;
+    let (state_ptr, state_len) = match state {
+        Some(s) => (s.as_ptr(), s.len() as i64),
+        None => (std::ptr::null(), 0),
+    };
+    let task_ptr = task.as_ptr();
+    library.open(
+        "create_data_writer",
+        Some(context),
+        HandleKind::DataWriter,
+        |handle| {
+            // SAFETY: the task outlives the data writer (the caller's promise); the state is
+            // borrowed for the call; `handle` is valid for writes.
+            unsafe { create(task_ptr, state_ptr, state_len, epoch_id, handle) }
+        },
+    )
 }
