@@ -483,17 +483,12 @@ fn write_batches(
     exported: &mut Vec<Arc<Tracker>>,
 ) -> Result<Result<()>> {
     let ctx = Some(t.context.as_str());
-    let write = required(library.table().write, "write")?;
     let mut result = Ok(());
     for batch in t.batches {
         let (mut array, tracker) = export_batch(batch)?;
         exported.push(tracker);
-        result = library
-            .call("write", ctx, || {
-                // SAFETY: the data writer is open; the schema is borrowed; the batch is moved to
-                // the library, which releases it (tracked by `tracked_release`).
-                unsafe { write(data_writer.ptr(), schema_ptr(schema), array.as_ffi()) }
-            })
+        // The batch is moved to the library, which releases it (tracked by `tracked_release`).
+        result = steps::write_batch(library, data_writer, schema, array.as_ffi(), ctx)
             .and_then(|()| still_borrowed(schema, "write", ctx));
         if result.is_err() {
             break;

@@ -440,16 +440,16 @@ impl DataWriter {
                     .map_err(|e| bad(format!("column `{column}` fails full validation: {e}")))?;
             }
         }
-        let write = required(self.library.table().write, "write")?;
         let mut array = FFI_ArrowArray::new(&batch);
         drop(batch);
-        let writer = self.handle.ptr();
-        let schema = schema_ptr(&self.ffi_schema);
-        let called = self.library.call("write", Some(&self.context), || {
-            // SAFETY: the data writer is open; the schema is borrowed; the batch is moved to
-            // the library, which takes it (marking `array` released) and releases it.
-            unsafe { write(writer, schema, &mut array) }
-        });
+        let context = Some(self.context.as_str());
+        let called = write_batch(
+            self.library,
+            &self.handle,
+            &self.ffi_schema,
+            &mut array,
+            context,
+        );
         let taken = array.is_released();
         // Dropping an array the library did not take releases it, so nothing leaks.
         drop(array);
@@ -544,4 +544,24 @@ pub(crate) fn open_data_writer<'l>(
             unsafe { create(task_ptr, state_ptr, state_len, epoch_id, handle) }
         },
     )
+}
+
+/// `write` on an open data writer: moves `batch` to the library, which takes it (marking it
+/// released) and releases it; `schema` is borrowed for the call. For the steps and the
+/// whole-protocol write.
+pub(crate) fn write_batch(
+    library: &Library,
+    data_writer: &Handle<'_>,
+    schema: &FFI_ArrowSchema,
+    batch: *mut FFI_ArrowArray,
+    context: Option<&str>,
+) -> Result<()> {
+    let write = required(library.table().write, "write")?;
+    let writer = data_writer.ptr();
+    let schema = schema_ptr(schema);
+    library.call("write", context, || {
+        // SAFETY: the data writer is open; the schema is borrowed; the batch is valid and
+        // moved to the library.
+        unsafe { write(writer, schema, batch) }
+    })
 }

@@ -49,7 +49,7 @@ pub(crate) use driver::{
     serialize_writer, stream_partitions,
 };
 pub use driver::{OpenSource, Pushdowns, Reader, StreamReader, Writer};
-pub(crate) use executor::{abort_data_writer, commit_data_writer, open_data_writer};
+pub(crate) use executor::{abort_data_writer, commit_data_writer, open_data_writer, write_batch};
 pub use executor::{Batch, DataWriter, PartitionStream, TaskContext};
 
 /// Which checks run besides the cheap ones, which always do.
