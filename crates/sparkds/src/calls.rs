@@ -6,7 +6,6 @@
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
-use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::RecordBatch;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{Schema, SchemaRef};
@@ -157,7 +156,6 @@ pub(crate) fn run_read_tasks(
     library: &Library,
     tasks: ReadTasks<'_>,
 ) -> Result<Vec<Vec<RecordBatch>>> {
-    let read = required(library.table().read, "read")?;
     let mut results = Vec::with_capacity(tasks.partitions.len());
     // A few tasks at a time, like the cores of an executor.
     for (chunk_index, chunk) in tasks.partitions.chunks(4).enumerate() {
@@ -172,7 +170,7 @@ pub(crate) fn run_read_tasks(
                     let state = tasks.state.map(<[u8]>::to_vec);
                     let tasks = &tasks;
                     scope.spawn(move || {
-                        read_one(library, read, tasks, index, &partition, state.as_deref())
+                        read_one(library, tasks, index, &partition, state.as_deref())
                     })
                 })
                 .collect();
@@ -192,15 +190,6 @@ pub(crate) fn run_read_tasks(
     Ok(results)
 }
 
-pub(crate) type ReadFn = unsafe extern "C" fn(
-    *const v1::SparkDsTaskContext,
-    *const u8,
-    i64,
-    *const u8,
-    i64,
-    *mut FFI_ArrowArrayStream,
-) -> c_int;
-
 /// Calls `read` for one partition: the stream it returns, which reads from `task`.
 ///
 /// # Errors
@@ -208,12 +197,12 @@ pub(crate) type ReadFn = unsafe extern "C" fn(
 /// When `read` fails or breaks a rule of its call.
 pub(crate) fn call_read(
     library: &Library,
-    read: ReadFn,
     task: &Task,
     state: Option<&[u8]>,
     partition: &[u8],
     context: &str,
 ) -> Result<Box<ArrowArrayStream>> {
+    let read = required(library.table().read, "read")?;
     let mut stream = Box::new(ArrowArrayStream::empty());
     let (state_ptr, state_len) = match state {
         Some(s) => (s.as_ptr(), s.len() as i64),
@@ -238,7 +227,6 @@ pub(crate) fn call_read(
 
 fn read_one(
     library: &Library,
-    read: ReadFn,
     tasks: &ReadTasks<'_>,
     index: usize,
     partition: &[u8],
@@ -246,7 +234,7 @@ fn read_one(
 ) -> Result<Vec<RecordBatch>> {
     let context = format!("{}partition {index}", tasks.context);
     let task = Task::new(tasks.stage, index);
-    let stream = call_read(library, read, &task, state, partition, &context)?;
+    let stream = call_read(library, &task, state, partition, &context)?;
     let kill = tasks.kill.filter(|(p, _)| *p == index).map(|(_, n)| n);
     let batches = import::read_stream(
         stream,

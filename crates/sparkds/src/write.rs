@@ -15,13 +15,13 @@ use arrow_data::transform::MutableArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::SchemaRef;
 
-use crate::calls::{export_schema, required, schema_ptr, source_schema, still_borrowed};
+use crate::calls::{export_schema, source_schema, still_borrowed};
 use crate::error::{Error, Result, Violation};
-use crate::library::{Handle, HandleKind, Library, Source};
+use crate::library::{Handle, Library, Source};
 use crate::steps::{self, finish_write};
 use crate::task::Task;
 use spark_datasource_abi::arrow::ArrowArray;
-use spark_datasource_abi::v1::{self, SparkDsWriteInfo};
+use spark_datasource_abi::v1;
 
 /// The write mode, `SparkDsWriteInfo.mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -295,27 +295,16 @@ impl<'l> WriteSpec<'l> {
         schema: &SchemaRef,
         streaming: bool,
     ) -> Result<Handle<'l>> {
-        let library = self.library;
-        let ffi_schema = export_schema(schema)?;
         let query_id = CString::new(query_id(streaming))
             .map_err(|_| Error::usage("the query id contains a NUL byte"))?;
-        let info = SparkDsWriteInfo {
-            size: std::mem::size_of::<SparkDsWriteInfo>() as i64,
-            schema: schema_ptr(&ffi_schema),
-            query_id: query_id.as_ptr(),
-            mode: match self.mode {
-                WriteMode::Append => v1::SPARK_DS_WRITE_APPEND,
-                WriteMode::Truncate => v1::SPARK_DS_WRITE_TRUNCATE,
-            },
-            streaming: i32::from(streaming),
-        };
-        let create_writer = required(library.table().create_writer, "create_writer")?;
-        let writer = library.open("create_writer", None, HandleKind::Writer, |writer| {
-            // SAFETY: the source is open; `info` and what it points to are borrowed for the
-            // call; `writer` is valid for writes.
-            unsafe { create_writer(source.handle.ptr(), &info, writer) }
-        })?;
-        still_borrowed(&ffi_schema, "create_writer", None)?;
+        let writer = steps::open_writer(
+            self.library,
+            source,
+            schema,
+            &query_id,
+            self.mode,
+            streaming,
+        )?;
         Ok(writer)
     }
 }

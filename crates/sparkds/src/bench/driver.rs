@@ -567,7 +567,6 @@ impl Driver<'_> {
     /// The executor side: one task after another, each reading its stream to the end.
     pub(super) fn read_tasks(&self, tasks: Tasks<'_>, counts: &mut Counts) -> Result<()> {
         let library = self.library;
-        let read = required(library.table().read, "read")?;
         for (index, partition) in tasks.partitions.iter().enumerate() {
             let task = Task::new(tasks.stage, index);
             let context = format!("{}partition {index}", tasks.prefix);
@@ -585,7 +584,7 @@ impl Driver<'_> {
             }
             // The task lives until the stream is released, at the end of this iteration.
             let stream = counts.in_library(|| {
-                crate::calls::call_read(library, read, &task, tasks.state, partition, &context)
+                crate::calls::call_read(library, &task, tasks.state, partition, &context)
             })?;
             let mut stream = Stream::adopt(stream, &context)?;
             let result = self.read_stream(

@@ -165,31 +165,20 @@ impl OpenSource {
             self.need(caps.truncate(), "SPARK_DS_TRUNCATE", "the truncate mode")?;
         }
         let library = self.inner.library;
-        let create = required(library.table().create_writer, "create_writer")?;
-        let ffi = export_schema(schema)?;
         let query_id = CString::new(query_id).map_err(|_| {
             Error::usage(format!(
                 "the query id `{}` contains a NUL byte; pass an id without one",
                 query_id.replace('\0', "\\0")
             ))
         })?;
-        let info = SparkDsWriteInfo {
-            size: std::mem::size_of::<SparkDsWriteInfo>() as i64,
-            schema: schema_ptr(&ffi),
-            query_id: query_id.as_ptr(),
-            mode: match mode {
-                WriteMode::Append => v1::SPARK_DS_WRITE_APPEND,
-                WriteMode::Truncate => v1::SPARK_DS_WRITE_TRUNCATE,
-            },
-            streaming: i32::from(streaming),
-        };
-        let source = self.inner.source.handle.ptr();
-        let handle = library.open("create_writer", None, HandleKind::Writer, |writer| {
-            // SAFETY: the source is open; `info` and what it points to are borrowed for the
-            // call; `writer` is valid for writes.
-            unsafe { create(source, &info, writer) }
-        })?;
-        still_borrowed(&ffi, "create_writer", None)?;
+        let handle = open_writer(
+            library,
+            &self.inner.source,
+            schema,
+            &query_id,
+            mode,
+            streaming,
+        )?;
         Ok(Writer {
             handle,
             source: self.inner.clone(),
@@ -787,4 +776,36 @@ pub(crate) fn prune_columns(
     })?;
     still_borrowed(&ffi, "prune_columns", None)?;
     Ok(true)
+}
+
+/// `create_writer` on an open source for data of `schema`, with the write's query id, mode and
+/// kind. For the steps and the whole-protocol write.
+pub(crate) fn open_writer<'l>(
+    library: &'l Library,
+    source: &Source<'l>,
+    schema: &Schema,
+    query_id: &std::ffi::CStr,
+    mode: WriteMode,
+    streaming: bool,
+) -> Result<Handle<'l>> {
+    let create = required(library.table().create_writer, "create_writer")?;
+    let ffi = export_schema(schema)?;
+    let info = SparkDsWriteInfo {
+        size: std::mem::size_of::<SparkDsWriteInfo>() as i64,
+        schema: schema_ptr(&ffi),
+        query_id: query_id.as_ptr(),
+        mode: match mode {
+            WriteMode::Append => v1::SPARK_DS_WRITE_APPEND,
+            WriteMode::Truncate => v1::SPARK_DS_WRITE_TRUNCATE,
+        },
+        streaming: i32::from(streaming),
+    };
+    let source = source.handle.ptr();
+    let handle = library.open("create_writer", None, HandleKind::Writer, |writer| {
+        // SAFETY: the source is open; `info` and what it points to are borrowed for the call;
+        // `writer` is valid for writes.
+        unsafe { create(source, &info, writer) }
+    })?;
+    still_borrowed(&ffi, "create_writer", None)?;
+    Ok(handle)
 }

@@ -120,9 +120,8 @@ impl PartitionStream {
         partition: &[u8],
         checks: Checks,
     ) -> Result<PartitionStream> {
-        let read = required(library.table().read, "read")?;
         let context = format!("partition {}", task.ids.partition_id);
-        let stream = call_read(library, read, &task.task, state, partition, &context)?;
+        let stream = call_read(library, &task.task, state, partition, &context)?;
         let violation = |rule: u32, message: String, context: &str| {
             Error::from(Violation::new("read", rule, message).within(Some(context)))
         };

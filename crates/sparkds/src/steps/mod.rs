@@ -39,14 +39,16 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(test)]
+mod call_sites;
 mod driver;
 mod executor;
 
 pub use crate::task::TaskIds;
 pub(crate) use driver::{
     commit_offset, finish_write, initial_offset, latest_offset, open_reader, open_stream_reader,
-    prune_columns, push_limit, reader_partitions, serialize_reader, serialize_stream_reader,
-    serialize_writer, stream_partitions,
+    open_writer, prune_columns, push_limit, reader_partitions, serialize_reader,
+    serialize_stream_reader, serialize_writer, stream_partitions,
 };
 pub use driver::{OpenSource, Pushdowns, Reader, StreamReader, Writer};
 pub(crate) use executor::{abort_data_writer, commit_data_writer, open_data_writer, write_batch};
