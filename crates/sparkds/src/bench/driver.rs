@@ -10,11 +10,12 @@ use arrow_array::{Array, RecordBatch, RecordBatchIterator, StructArray};
 use arrow_schema::{DataType, SchemaRef};
 
 use crate::calls::{
-    export_schema, required, schema_ptr, sink_call, sink_call_one, source_schema, still_borrowed,
+    export_schema, required, schema_ptr, sink_call_one, source_schema, still_borrowed,
 };
 use crate::error::{Error, Result};
 use crate::filters::Filter;
 use crate::library::{Handle, HandleKind, Library, Source};
+use crate::steps;
 use crate::task::Task;
 use spark_datasource_abi::v1::{self, SparkDsWriteInfo};
 
@@ -261,23 +262,8 @@ impl Driver<'_> {
     /// The partitions of a batch read, and the reader's state when the library serializes it.
     pub(super) fn plan_batch_read(&self, reader: &Handle<'_>, counts: &mut Counts) -> Result<Plan> {
         let library = self.library;
-        let table = library.table();
-        let partitions_fn = required(table.partitions, "partitions")?;
-        let partitions = counts.in_library(|| {
-            sink_call(library, "partitions", None, |add, sink| {
-                // SAFETY: the reader is open; the sink is open for the call.
-                unsafe { partitions_fn(reader.ptr(), add, sink) }
-            })
-        })?;
-        let state = match table.serialize_reader {
-            Some(serialize) => Some(counts.in_library(|| {
-                sink_call_one(library, "serialize_reader", None, |add, sink| {
-                    // SAFETY: the reader is open; the sink is open for the call.
-                    unsafe { serialize(reader.ptr(), add, sink) }
-                })
-            })?),
-            None => None,
-        };
+        let partitions = counts.in_library(|| steps::reader_partitions(library, reader))?;
+        let state = counts.in_library(|| steps::serialize_reader(library, reader))?;
         Ok((partitions, state))
     }
 
@@ -289,13 +275,8 @@ impl Driver<'_> {
         let start_time = Instant::now();
         let library = self.library;
         let stream = self.open_stream(&mut counts)?;
-        let initial = required(library.table().initial_offset, "initial_offset")?;
-        let mut start = counts.in_library(|| {
-            sink_call_one(library, "initial_offset", None, |add, sink| {
-                // SAFETY: the reader is open; the sink is open for the call.
-                unsafe { initial(stream.reader.ptr(), add, sink) }
-            })
-        })?;
+        let mut start =
+            counts.in_library(|| steps::initial_offset(library, &stream.reader, None))?;
         // Spark commits the end of a micro-batch when it plans the next one.
         let mut uncommitted: Option<Vec<u8>> = None;
         for index in 0..micro_batches {
@@ -325,21 +306,8 @@ impl Driver<'_> {
             Some(columns) => Some(crate::calls::prune(&schema, columns)?.1),
             None => None,
         };
-        let ffi_schema = export_schema(&schema)?;
-        let create = required(library.table().create_stream_reader, "create_stream_reader")?;
-        let reader = counts.in_library(|| {
-            library.open(
-                "create_stream_reader",
-                None,
-                HandleKind::StreamReader,
-                |reader| {
-                    // SAFETY: the source is open; the schema is borrowed; `reader` is valid for
-                    // writes.
-                    unsafe { create(source.handle.ptr(), schema_ptr(&ffi_schema), reader) }
-                },
-            )
-        })?;
-        still_borrowed(&ffi_schema, "create_stream_reader", None)?;
+        let (reader, _) =
+            counts.in_library(|| steps::open_stream_reader(library, &source, &schema))?;
         Ok(OpenStream {
             reader,
             _source: source,
@@ -358,54 +326,19 @@ impl Driver<'_> {
         uncommitted: Option<Vec<u8>>,
         counts: &mut Counts,
     ) -> Result<Vec<u8>> {
-        let (library, table, reader) = (self.library, self.library.table(), &stream.reader);
-        let latest = required(table.latest_offset, "latest_offset")?;
-        let plan = required(table.stream_partitions, "stream_partitions")?;
+        let (library, reader) = (self.library, &stream.reader);
         let context = format!("micro-batch {index}");
         let ctx = Some(context.as_str());
-        let end = counts.in_library(|| {
-            sink_call_one(library, "latest_offset", ctx, |add, sink| {
-                // SAFETY: the reader is open; `start` is borrowed; the sink is open.
-                unsafe { latest(reader.ptr(), start.as_ptr(), start.len() as i64, add, sink) }
-            })
-        })?;
-        if let (Some(commit), Some(done)) = (table.commit_offset, uncommitted) {
-            counts.in_library(|| {
-                library.call("commit_offset", ctx, || {
-                    // SAFETY: the reader is open; `done` is borrowed for the call.
-                    unsafe { commit(reader.ptr(), done.as_ptr(), done.len() as i64) }
-                })
-            })?;
+        let end = counts.in_library(|| steps::latest_offset(library, reader, start, ctx))?;
+        if let Some(done) = uncommitted {
+            counts.in_library(|| steps::commit_offset(library, reader, &done, ctx))?;
         }
         if end == start {
             return Ok(end);
         }
-        let partitions = counts.in_library(|| {
-            sink_call(library, "stream_partitions", ctx, |add, sink| {
-                let (start_length, end_length) = (start.len() as i64, end.len() as i64);
-                // SAFETY: the reader is open; the offsets are borrowed; the sink is open.
-                unsafe {
-                    plan(
-                        reader.ptr(),
-                        start.as_ptr(),
-                        start_length,
-                        end.as_ptr(),
-                        end_length,
-                        add,
-                        sink,
-                    )
-                }
-            })
-        })?;
-        let state = match table.serialize_stream_reader {
-            Some(serialize) => Some(counts.in_library(|| {
-                sink_call_one(library, "serialize_stream_reader", ctx, |add, sink| {
-                    // SAFETY: the reader is open; the sink is open for the call.
-                    unsafe { serialize(reader.ptr(), add, sink) }
-                })
-            })?),
-            None => None,
-        };
+        let partitions =
+            counts.in_library(|| steps::stream_partitions(library, reader, start, &end, ctx))?;
+        let state = counts.in_library(|| steps::serialize_stream_reader(library, reader, ctx))?;
         let tasks = Tasks {
             stage: i32::try_from(index).unwrap_or(i32::MAX),
             prefix: &format!("{context}, "),
