@@ -416,22 +416,9 @@ impl Driver<'_> {
         counts: &mut Counts,
     ) -> Result<()> {
         let library = self.library;
-        let commit = required(library.table().commit, "commit")?;
-        let pointers: Vec<*const u8> = messages.iter().map(|m| m.as_ptr()).collect();
-        let lengths: Vec<i64> = messages.iter().map(|m| m.len() as i64).collect();
+        let lent: Vec<Option<&[u8]>> = messages.iter().map(|m| Some(m.as_slice())).collect();
         counts.in_library(|| {
-            library.call("commit", None, || {
-                // SAFETY: the writer is open; the message arrays are borrowed for the call.
-                unsafe {
-                    commit(
-                        writer.ptr(),
-                        v1::SPARK_DS_NO_EPOCH,
-                        pointers.as_ptr(),
-                        lengths.as_ptr(),
-                        messages.len() as i64,
-                    )
-                }
-            })
+            steps::finish_write(library, writer, true, v1::SPARK_DS_NO_EPOCH, None, &lent)
         })
     }
 
@@ -447,52 +434,24 @@ impl Driver<'_> {
         counts: &mut Counts,
     ) -> Result<Vec<u8>> {
         let library = self.library;
-        let table = library.table();
         let ctx = Some(context);
-        let create = required(table.create_data_writer, "create_data_writer")?;
         let data_writer = counts.in_library(|| {
-            library.open(
-                "create_data_writer",
-                ctx,
-                HandleKind::DataWriter,
-                |handle| {
-                    // SAFETY: the task and the state are borrowed for the call; `handle` is valid
-                    // for writes.
-                    unsafe {
-                        create(
-                            task.as_ptr(),
-                            state.as_ptr(),
-                            state.len() as i64,
-                            v1::SPARK_DS_NO_EPOCH,
-                            handle,
-                        )
-                    }
-                },
-            )
+            steps::open_data_writer(library, task, Some(state), v1::SPARK_DS_NO_EPOCH, context)
         })?;
-        let write = required(table.write, "write")?;
         for batch in batches {
             let data = StructArray::from(batch).into_data();
             counts.rows += data.len() as u64;
             counts.batches += 1;
             counts.bytes += buffer_bytes(&data);
             let mut array = FFI_ArrowArray::new(&data);
+            // The batch is moved to the library, which releases it (arrow-rs's drop of `array`
+            // then finds it released).
             counts.in_library(|| {
-                library.call("write", ctx, || {
-                    // SAFETY: the data writer is open; the schema is borrowed; the batch is
-                    // moved to the library, which releases it (arrow-rs's drop of `array` then
-                    // finds it released).
-                    unsafe { write(data_writer.ptr(), schema_ptr(schema), &mut array) }
-                })
+                steps::write_batch(library, &data_writer, schema, &mut array, ctx)
             })?;
         }
-        let commit = required(table.commit_data_writer, "commit_data_writer")?;
-        let message = counts.in_library(|| {
-            sink_call_one(library, "commit_data_writer", ctx, |add, sink| {
-                // SAFETY: the data writer is open; the sink is open for the call.
-                unsafe { commit(data_writer.ptr(), add, sink) }
-            })
-        })?;
+        let message =
+            counts.in_library(|| steps::commit_data_writer(library, &data_writer, ctx))?;
         counts.in_library(|| drop(data_writer));
         Ok(message)
     }
