@@ -14,10 +14,11 @@ use crate::calls::{
 };
 use crate::error::{Error, Result};
 use crate::filters::Filter;
-use crate::library::{Handle, HandleKind, Library, Source};
+use crate::library::{Handle, Library, Source};
 use crate::steps;
 use crate::task::Task;
-use spark_datasource_abi::v1::{self, SparkDsWriteInfo};
+use crate::write::WriteMode;
+use spark_datasource_abi::v1;
 
 use super::counts::Counts;
 use super::in_process::{count, new_call};
@@ -65,32 +66,6 @@ pub(super) enum Mode {
     Unchecked,
     /// In process, through the library's `spark_ds_bench_v1`.
     InProcess(SparkDsBenchFunction),
-}
-
-pub(super) fn open_writer<'l>(
-    library: &'l Library,
-    source: &Source<'l>,
-    ffi_schema: &arrow_schema::ffi::FFI_ArrowSchema,
-    counts: &mut Counts,
-) -> Result<Handle<'l>> {
-    let query_id = CString::new("sparkds-bench").map_err(|_| Error::usage("a NUL byte"))?;
-    let info = SparkDsWriteInfo {
-        size: std::mem::size_of::<SparkDsWriteInfo>() as i64,
-        schema: schema_ptr(ffi_schema),
-        query_id: query_id.as_ptr(),
-        mode: v1::SPARK_DS_WRITE_APPEND,
-        streaming: 0,
-    };
-    let create_writer = required(library.table().create_writer, "create_writer")?;
-    let writer = counts.in_library(|| {
-        library.open("create_writer", None, HandleKind::Writer, |writer| {
-            // SAFETY: the source is open; `info` and what it points to are borrowed for the
-            // call; `writer` is valid for writes.
-            unsafe { create_writer(source.handle.ptr(), &info, writer) }
-        })
-    })?;
-    still_borrowed(ffi_schema, "create_writer", None)?;
-    Ok(writer)
 }
 
 /// One write task through the library's in-process reference (`spark_ds_bench_v1`): the
@@ -151,7 +126,6 @@ impl Driver<'_> {
         let mut counts = Counts::default();
         let start = Instant::now();
         let library = self.library;
-        let table = library.table();
         let source = counts.in_library(|| library.create(self.options))?;
         if !source.capabilities.batch_read() {
             return Err(Error::NotSupported {
@@ -160,16 +134,7 @@ impl Driver<'_> {
             });
         }
         let schema = counts.in_library(|| source_schema(library, &source, self.schema.clone()))?;
-        let ffi_schema = export_schema(&schema)?;
-        let create_reader = required(table.create_reader, "create_reader")?;
-        let reader = counts.in_library(|| {
-            library.open("create_reader", None, HandleKind::Reader, |reader| {
-                // SAFETY: the source is open, the schema is borrowed for the call, `reader` is
-                // valid for writes.
-                unsafe { create_reader(source.handle.ptr(), schema_ptr(&ffi_schema), reader) }
-            })
-        })?;
-        still_borrowed(&ffi_schema, "create_reader", None)?;
+        let reader = counts.in_library(|| steps::open_reader(library, &source, &schema))?;
         let accepted = self.push_filters(&reader, &mut counts)?;
         let (read_schema, kept) = self.prune_columns(&reader, &schema, &mut counts)?;
         let (partitions, state) = self.plan_batch_read(&reader, &mut counts)?;
@@ -374,7 +339,17 @@ impl Driver<'_> {
         let start = Instant::now();
         let source = counts.in_library(|| library.create(self.options))?;
         let ffi_schema = export_schema(&schema)?;
-        let writer = open_writer(library, &source, &ffi_schema, &mut counts)?;
+        let query_id = CString::new("sparkds-bench").map_err(|_| Error::usage("a NUL byte"))?;
+        let writer = counts.in_library(|| {
+            steps::open_writer(
+                library,
+                &source,
+                &schema,
+                &query_id,
+                WriteMode::Append,
+                false,
+            )
+        })?;
         let serialize = required(library.table().serialize_writer, "serialize_writer")?;
         let state = counts.in_library(|| {
             sink_call_one(library, "serialize_writer", None, |add, sink| {
