@@ -43,12 +43,9 @@ def log(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def built(variable, build):
-    return os.environ.get(variable) or build()
-
-
 def release_builds():
     """{name: path} of the jar and the libraries, release builds."""
+    from library_fixtures import given_or_built as built
     from template_projects import build_c_range, library_file
 
     target = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release")

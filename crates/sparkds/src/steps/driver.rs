@@ -467,18 +467,19 @@ impl StreamReader {
 // The calls of a stream reader, with the context of their messages ("micro-batch 3"), for the
 // steps and the whole-protocol stream read.
 
-/// A function of the table that returns one byte array through a sink.
+/// A function of the table that returns one byte array through a sink, called on an open
+/// handle (a reader, a stream reader or a writer).
 fn sink_one(
     library: &Library,
-    reader: &Handle<'_>,
+    handle: &Handle<'_>,
     function: &'static str,
     f: SinkFunction,
     context: Option<&str>,
 ) -> Result<Vec<u8>> {
-    let reader = reader.ptr();
+    let handle = handle.ptr();
     sink_call_one(library, function, context, |add, sink| {
-        // SAFETY: the reader is open; the sink is open for the call.
-        unsafe { f(reader, add, sink) }
+        // SAFETY: the handle is open; the sink is open for the call.
+        unsafe { f(handle, add, sink) }
     })
 }
 
@@ -716,29 +717,19 @@ pub(crate) fn reader_partitions(library: &Library, reader: &Handle<'_>) -> Resul
 
 /// `serialize_reader`: the state that `read` gets, or `None` when the library has none.
 pub(crate) fn serialize_reader(library: &Library, reader: &Handle<'_>) -> Result<Option<Vec<u8>>> {
-    let Some(serialize) = library.table().serialize_reader else {
+    let Some(f) = library.table().serialize_reader else {
         return Ok(None);
     };
-    let reader = reader.ptr();
-    sink_call_one(library, "serialize_reader", None, |add, sink| {
-        // SAFETY: the reader is open; the sink is open for the call.
-        unsafe { serialize(reader, add, sink) }
-    })
-    .map(Some)
+    sink_one(library, reader, "serialize_reader", f, None).map(Some)
 }
 
 /// `serialize_writer`: the state that each data writer gets, or `None` when the library has
 /// none.
 pub(crate) fn serialize_writer(library: &Library, writer: &Handle<'_>) -> Result<Option<Vec<u8>>> {
-    let Some(serialize) = library.table().serialize_writer else {
+    let Some(f) = library.table().serialize_writer else {
         return Ok(None);
     };
-    let writer = writer.ptr();
-    sink_call_one(library, "serialize_writer", None, |add, sink| {
-        // SAFETY: the writer is open; the sink is open for the call.
-        unsafe { serialize(writer, add, sink) }
-    })
-    .map(Some)
+    sink_one(library, writer, "serialize_writer", f, None).map(Some)
 }
 
 /// `push_limit`: whether the library accepted `limit`, `None` when it has no `push_limit`.
