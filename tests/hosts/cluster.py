@@ -203,7 +203,8 @@ class Cluster:
         """apps/<app> copied to the client host (the checkout is out of its reach)."""
         target = self.client.path("apps", app)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        shutil.copy(os.path.join(HERE, "apps", app), target)
+        for name in (app, "task_hosts.py"):  # the module the apps share, beside them
+            shutil.copy(os.path.join(HERE, "apps", name), self.client.path("apps", name))
         return target
 
     def submit(self, label: str, app: str, config: Dict, packages: List[str],
@@ -233,7 +234,7 @@ DAEMON = {
 
 # What every application of the test asks of the cluster: an executor of one core on each Worker
 # (two applications fit at once), both registered before the first job (its tasks then run on
-# both hosts), and a lost executor noticed in seconds.
+# both hosts).
 APP_CONF = {
     "spark.cores.max": "2",
     "spark.executor.cores": "1",
@@ -244,6 +245,12 @@ APP_CONF = {
     "spark.ui.enabled": "false",
     "spark.sql.shuffle.partitions": "4",
     "spark.log.level": "WARN",
+}
+
+# What the applications that lose a host on purpose (test_failures.py) add: the lost executor
+# noticed in seconds rather than minutes. The others keep Spark's timeouts, since on a loaded
+# machine a heartbeat 10 s late would lose a live executor and move its tasks to the other host.
+LOSS_CONF = {
     "spark.executor.heartbeatInterval": "1s",
     "spark.network.timeout": "10s",
     "spark.network.timeoutInterval": "2s",

@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 
+from cluster import LOSS_CONF
 from conftest import REPORT, ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "examples", "postgres", "tests", "spark"))
@@ -71,7 +72,8 @@ def test_the_cdc_stream_is_exactly_once_while_a_worker_host_is_cut_off(cluster, 
               "checkpoint": os.path.join(base, "checkpoint"), "status": os.path.join(base, "status.json"),
               "stop": os.path.join(base, "stop"),
               "options": {"slot": slot, "tables": table, "maxChangesPerTrigger": "300"}}
-    process = cluster.submit("cdc", "cdc_stream.py", config, [packages["postgres"]], background=True)
+    process = cluster.submit("cdc", "cdc_stream.py", config, [packages["postgres"]],
+                             conf=LOSS_CONF, background=True)
     ended = lambda: process.poll() is not None and f"the query ended:\n{client.log('cdc')[-6000:]}"  # noqa: E731
     sessions = [Session(pg, table, n, seed=45, pause=0.01) for n in range(2)]
     try:
@@ -118,7 +120,8 @@ def test_a_write_with_a_worker_killed_mid_task_leaves_no_partial_data(cluster, p
     config = {**postgres_connection, "parts": ["write"], "target": target, "rows": WRITE_ROWS,
               "partitions": 8}
     process = cluster.submit("write-killed", "postgres_app.py", config,
-                             [packages["postgres"], packages["c_range"]], background=True)
+                             [packages["postgres"], packages["c_range"]], conf=LOSS_CONF,
+                             background=True)
     visible = []
     # The rows that the COPY of a task on worker-2 has sent so far.
     copied = ("SELECT coalesce(max(p.tuples_processed), 0) FROM pg_stat_progress_copy p "

@@ -15,6 +15,7 @@ import time
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from task_hosts import task_hosts
 
 
 def read(session, rows):
@@ -23,11 +24,12 @@ def read(session, rows):
         .option("num_partitions", 8).load()
     )
     row = df.agg(F.count("*").alias("n"), F.sum("id").alias("total")).first()
-    hosts = df.select(F.expr("reflect('java.net.InetAddress', 'getLocalHost')").alias("h"))
+    hosts, reads = task_hosts(df)
     return {
         "count": row.n,
         "sum": row.total,
-        "hosts": sorted(r.h for r in hosts.distinct().collect()),
+        "hosts": hosts,
+        "reads": reads,
         "plan": df._explain_string(mode="simple"),
     }
 

@@ -11,11 +11,7 @@ import time
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-
-
-def host():
-    """The host that runs a task, evaluated in the task that reads the partition."""
-    return F.expr("reflect('java.net.InetAddress', 'getLocalHost')").alias("host")
+from task_hosts import task_hosts
 
 
 def native(spark, source, **options):
@@ -36,8 +32,8 @@ def plan(df):
 def read(spark, end):
     df = native(spark, "c_range", end=end, num_partitions=8)
     row = df.agg(F.count("*").alias("n"), F.sum("id").alias("total")).first()
-    hosts = sorted(r.host for r in df.select(host()).distinct().collect())
-    report(read={"count": row.n, "sum": row.total, "hosts": hosts, "plan": plan(df)})
+    hosts, reads = task_hosts(df)
+    report(read={"count": row.n, "sum": row.total, "hosts": hosts, "reads": reads, "plan": plan(df)})
 
 
 def filters(spark):

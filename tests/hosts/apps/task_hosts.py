@@ -1,0 +1,19 @@
+"""The hosts that ran a read's tasks, for the apps of this folder (the cluster copies it beside
+them)."""
+
+from pyspark.sql import functions as F
+
+
+def task_hosts(df, want: int = 2, reads: int = 3):
+    """The hosts whose executors read `df`'s partitions (`reflect(getLocalHost)`, evaluated in
+    the task that reads each one: `worker-1/10.x.y.z`), and how many reads that took. The read is
+    repeated, up to `reads` times, while its tasks ran on fewer than `want` hosts: on a loaded
+    machine an executor that registers late, or answers a heartbeat late, is offered none of a
+    short read's tasks. What the test asks is that each Worker reads the package; a repeated read
+    shows that as well, and a Worker that cannot read it still fails every time."""
+    host = F.expr("reflect('java.net.InetAddress', 'getLocalHost')").alias("host")
+    for attempt in range(1, reads + 1):
+        hosts = sorted(r.host for r in df.select(host).distinct().collect())
+        if len(hosts) >= want:
+            break
+    return hosts, attempt
