@@ -11,10 +11,13 @@
 //! - [`rows`]: batches built row by row from a client's values, and values of batches to bind.
 //! - [`write`](mod@write): the two-phase skeleton of an atomic write around the connector's stage,
 //!   publish and discard steps.
+//! - [`files`]: that skeleton for tables of files: a part file per task attempt, staged where
+//!   no reader looks, published by the connector's rename of a manifest ([`files::Manifest`]).
 //!
 //! The book's chapter "The connector kit" walks through a SQLite connector written on it
 //! (`examples/sqlite`).
 
+pub mod files;
 pub mod partitions;
 pub mod rows;
 pub mod schema;

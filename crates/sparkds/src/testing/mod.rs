@@ -254,6 +254,40 @@ pub fn message<T: std::fmt::Debug>(result: Result<T>) -> String {
     }
 }
 
+/// Every file under `root`, relative to it and in order, each with its text: what a write left,
+/// for a snapshot. A write that leaves nothing, staging included, lists as `""`.
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// std::fs::create_dir(dir.path().join("data"))?;
+/// std::fs::write(dir.path().join("data").join("a.jsonl"), "{\"id\":1}\n")?;
+/// assert_eq!(sparkds::testing::listing(dir.path()), "== data/a.jsonl\n{\"id\":1}");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn listing(root: &std::path::Path) -> String {
+    fn walk(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<String>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else if let Ok(relative) = path.strip_prefix(root) {
+                let name = relative.to_string_lossy().replace('\\', "/");
+                let content = std::fs::read_to_string(&path).unwrap_or_default();
+                out.push(format!("== {name}\n{}", content.trim_end()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.join("\n")
+}
+
 /// A variable that cargo sets when it runs a package's tests.
 fn package_variable(name: &str) -> Result<String> {
     std::env::var(name).map_err(|_| {

@@ -11,26 +11,16 @@
 //! from then on only the files the manifest lists are visible: publishing a write is one atomic
 //! rename of the manifest, so a reader sees all of a commit or none of it.
 
-use std::fs::{self, File};
-use std::io::{ErrorKind, Write as _};
+use std::fs;
+use std::io::ErrorKind;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use super::splits::SizedFile;
+use spark_datasource::kit::files::Manifest;
 use spark_datasource::{Error, Result};
 
 /// The file name of the manifest.
 pub const MANIFEST: &str = "_manifest.json";
-
-/// The files that a commit made visible.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
-    /// Incremented by every commit.
-    pub version: u64,
-    /// The visible data files, relative to the table's directory, in order.
-    pub files: Vec<String>,
-}
 
 /// The manifest of the table at `root`, or `None` where no write has committed yet.
 ///
@@ -38,17 +28,11 @@ pub struct Manifest {
 /// An unreadable or corrupt manifest.
 pub fn manifest(root: &Path) -> Result<Option<Manifest>> {
     let path = root.join(MANIFEST);
-    match fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-            Error::msg(format!(
-                "the manifest `{}` is not valid: {e}; it is written by this data source only: \
-                 remove it to read every file of the directory",
-                path.display()
-            ))
-        }),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(format!("cannot read `{}`", path.display()), e)),
-    }
+    Manifest::load(&path).map_err(|e| {
+        Error::msg(format!(
+            "{e}: remove it to read every file of the directory"
+        ))
+    })
 }
 
 /// The data files of a directory that no write committed to: the files with `extension`,
@@ -107,54 +91,4 @@ pub fn visible(root: &Path, extension: &str) -> Result<Vec<SizedFile>> {
             })
         })
         .collect()
-}
-
-/// Replaces the manifest of the table at `root` in one atomic rename.
-///
-/// # Errors
-/// A failure to write or rename.
-pub fn publish(root: &Path, manifest: &Manifest) -> Result<()> {
-    let temporary = root.join(format!("{MANIFEST}.tmp"));
-    let bytes = serde_json::to_vec_pretty(manifest)
-        .map_err(|e| Error::msg(format!("cannot encode the manifest: {e}")))?;
-    let mut file = File::create(&temporary)
-        .map_err(|e| Error::io(format!("cannot create `{}`", temporary.display()), e))?;
-    file.write_all(&bytes)
-        .and_then(|()| file.sync_all())
-        .map_err(|e| Error::io(format!("cannot write `{}`", temporary.display()), e))?;
-    rename(&temporary, &root.join(MANIFEST))
-}
-
-pub fn create_dir(path: &Path) -> Result<()> {
-    fs::create_dir_all(path)
-        .map_err(|e| Error::io(format!("cannot create `{}`", path.display()), e))
-}
-
-pub fn rename(from: &Path, to: &Path) -> Result<()> {
-    fs::rename(from, to).map_err(|e| {
-        Error::io(
-            format!("cannot move `{}` to `{}`", from.display(), to.display()),
-            e,
-        )
-    })
-}
-
-/// Removes a file; one that is already gone is fine.
-pub fn remove_file(path: &Path) -> Result<()> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != ErrorKind::NotFound => {
-            Err(Error::io(format!("cannot remove `{}`", path.display()), e))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Removes a directory and what it holds; one that is already gone is fine.
-pub fn remove_dir(path: &Path) -> Result<()> {
-    match fs::remove_dir_all(path) {
-        Err(e) if e.kind() != ErrorKind::NotFound => {
-            Err(Error::io(format!("cannot remove `{}`", path.display()), e))
-        }
-        _ => Ok(()),
-    }
 }

@@ -1,14 +1,12 @@
 //! Writes: `df.write.format(name).option("path", ...).save()` and `writeStream`. Tasks stage
 //! their files; only `commit` publishes them, in one step.
 
-use std::fs;
-use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 
-use sparkds::testing::{exports, message};
+use sparkds::testing::{exports, listing, message};
 
 use crate::library;
 
@@ -38,35 +36,6 @@ fn stable() -> insta::Settings {
     settings.add_filter(r"task-\d+", "task-[id]");
     settings.add_filter(r"sparkds-batch-write-\d+-\d+", "sparkds-batch-write-[id]");
     settings
-}
-
-/// Every file under `root` with its content, in order, for a snapshot.
-fn listing(root: &Path) -> String {
-    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
-        let mut entries: Vec<_> = fs::read_dir(dir)
-            .expect("readable")
-            .map(|e| e.expect("entry").path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                walk(&path, root, out);
-            } else {
-                let name = path
-                    .strip_prefix(root)
-                    .expect("under root")
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                let content = fs::read_to_string(&path).unwrap_or_default();
-                out.push(format!("== {name}\n{}", content.trim_end()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    if root.exists() {
-        walk(root, root, &mut out);
-    }
-    out.join("\n")
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use sparkds::arrow_array::{Int64Array, RecordBatch, StringArray};
 use sparkds::arrow_schema::{DataType, Field, Schema};
 
-use sparkds::testing::{library, message};
+use sparkds::testing::{library, listing, message};
 
 /// Events `ids`, with a null name for odd ids.
 fn events(ids: std::ops::Range<i64>) -> RecordBatch {
@@ -25,33 +25,6 @@ fn events(ids: std::ops::Range<i64>) -> RecordBatch {
         vec![Arc::new(Int64Array::from_iter_values(ids)), Arc::new(names)],
     )
     .expect("a valid batch")
-}
-
-/// Every file under `root` with its content, in order, for a snapshot.
-fn listing(root: &Path) -> String {
-    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
-        let mut entries: Vec<_> = fs::read_dir(dir)
-            .expect("readable")
-            .map(|e| e.expect("entry").path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                walk(&path, root, out);
-            } else {
-                let name = path
-                    .strip_prefix(root)
-                    .expect("under root")
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                let content = fs::read_to_string(&path).unwrap_or_default();
-                out.push(format!("== {name}\n{}", content.trim_end()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(root, root, &mut out);
-    out.join("\n")
 }
 
 fn path(dir: &Path) -> String {
