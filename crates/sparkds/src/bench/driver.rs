@@ -9,9 +9,7 @@ use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{Array, RecordBatch, RecordBatchIterator, StructArray};
 use arrow_schema::{DataType, SchemaRef};
 
-use crate::calls::{
-    export_schema, required, schema_ptr, sink_call_one, source_schema, still_borrowed,
-};
+use crate::calls::{export_schema, required, sink_call_one, source_schema};
 use crate::error::{Error, Result};
 use crate::filters::Filter;
 use crate::library::{Handle, Library, Source};
@@ -206,19 +204,10 @@ impl Driver<'_> {
         let mut kept = None;
         if let Some(columns) = self.columns {
             let (pruned, indices) = crate::calls::prune(schema, columns)?;
-            match library.table().prune_columns {
-                Some(prune_columns) => {
-                    let required = export_schema(&pruned)?;
-                    counts.in_library(|| {
-                        library.call("prune_columns", None, || {
-                            // SAFETY: the reader is open and the schema is borrowed for the call.
-                            unsafe { prune_columns(reader.ptr(), schema_ptr(&required)) }
-                        })
-                    })?;
-                    still_borrowed(&required, "prune_columns", None)?;
-                    read_schema = pruned;
-                }
-                None => kept = Some(indices),
+            if counts.in_library(|| steps::prune_columns(library, reader, &pruned))? {
+                read_schema = pruned;
+            } else {
+                kept = Some(indices);
             }
         }
         Ok((read_schema, kept))
@@ -350,13 +339,9 @@ impl Driver<'_> {
                 false,
             )
         })?;
-        let serialize = required(library.table().serialize_writer, "serialize_writer")?;
-        let state = counts.in_library(|| {
-            sink_call_one(library, "serialize_writer", None, |add, sink| {
-                // SAFETY: the writer is open; the sink is open for the call.
-                unsafe { serialize(writer.ptr(), add, sink) }
-            })
-        })?;
+        // `None` is a NULL `serialize_writer`, which `create` refused already (rule 4).
+        let state = counts.in_library(|| steps::serialize_writer(library, &writer))?;
+        let state = required(state, "serialize_writer")?;
         let tasks = spec.write_tasks as u64;
         let mut messages = Vec::new();
         for index in 0..spec.write_tasks {
