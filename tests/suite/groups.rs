@@ -85,7 +85,7 @@ fn test_binary(line: &str) -> Option<Group> {
         .as_array()?
         .iter()
         .any(|k| k == "lib" || k == "cdylib" || k == "rlib");
-    let name = if package == "template-tests" {
+    let name = if package == "suite" {
         target.to_string()
     } else if is_lib {
         package.clone()
@@ -173,7 +173,7 @@ fn shared_cache() -> (String, String) {
     )
 }
 
-/// The package's name in a package id: `path+file:///dir/tests#template-tests@0.1.0`, or
+/// The package's name in a package id: `path+file:///dir/tests#suite@0.1.0`, or
 /// `path+file:///dir/crates/sparkds#0.1.0` when the directory is named after the package.
 fn package_name(id: &str) -> Option<String> {
     let (url, fragment) = id.split_once('#')?;
@@ -189,8 +189,8 @@ mod tests {
 
     #[test]
     fn a_package_is_named_by_its_id_with_or_without_a_name_in_the_fragment() {
-        let named = "path+file:///work/tests#template-tests@0.1.0";
-        assert_eq!(package_name(named).as_deref(), Some("template-tests"));
+        let named = "path+file:///work/tests#suite@0.1.0";
+        assert_eq!(package_name(named).as_deref(), Some("suite"));
         let by_directory = "path+file:///work/crates/sparkds#0.1.0";
         assert_eq!(package_name(by_directory).as_deref(), Some("sparkds"));
         assert_eq!(package_name("registry+https://x/y"), None);
@@ -210,7 +210,7 @@ mod tests {
             .to_string()
         };
         let jvm = test_binary(&message(
-            "path+file:///work/tests#template-tests@0.1.0",
+            "path+file:///work/tests#suite@0.1.0",
             "jvm",
             "test",
         ))

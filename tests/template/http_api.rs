@@ -8,7 +8,7 @@ use sparkds::testing::http::{HttpServer, Request, Response};
 use super::{check, Generate};
 
 /// The token of the API served here.
-const TOKEN: &str = "token-of-the-template-tests";
+const TOKEN: &str = "token-of-the-suite";
 
 /// The items of the API, and the page size the check reads with: three pages.
 const ITEMS: u64 = 25;

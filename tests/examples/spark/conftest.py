@@ -38,7 +38,7 @@ from template_projects import library_file  # noqa: E402
 
 
 def target_dir() -> str:
-    """Where cargo builds the examples: the target directory that `cargo test -p template-tests
+    """Where cargo builds the examples: the target directory that `cargo test -p suite
     --test examples` gives, else `target/generated` (see examples_target in the harness's
     helpers), apart from the `target/` of a running `cargo test`."""
     return os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target", "generated")
