@@ -625,9 +625,7 @@ fn the_crates_publish_in_dependency_order_from_their_version_s_tag() {
             }
         }
     }
-    assert!(!order
-        .iter()
-        .any(|n| n == "sparkds-jni" || n == "suite"));
+    assert!(!order.iter().any(|n| n == "sparkds-jni" || n == "suite"));
     let version = VERSION;
     assert!(run(&["check-tag", &format!("v{version}")]).status.success());
     let refused = run(&["check-tag", "v99.0.0"]);
