@@ -578,7 +578,7 @@ fn jvm_plugin_runs(package: &Path, private: &Path) -> Result<(), String> {
     };
     let found =
         sparkds_jni::discovery::resolve("demo", &search, &|_, _| {}).map_err(|e| e.to_string())?;
-    match sparkds_jni::loaded::load_build(found.build, None, private, "4.3.0", |_| None) {
+    match found.build.load(None, private, "4.3.0", |_| None) {
         Err(e) if e.message.contains("cannot load the library") => Err(e.to_string()),
         _ => Ok(()),
     }

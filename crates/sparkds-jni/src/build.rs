@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::checksum::sha256_bytes;
 use crate::error::{Error, ErrorClass};
+use crate::stamp::Stamp;
 
 /// The largest library that is read: bounds what a hostile file or package entry makes this
 /// process allocate. `sparkds verify` accepts entries of at most 512 MiB.
@@ -67,6 +68,9 @@ pub struct Build {
     /// Lower-case hex, as `sha256sum` prints it.
     pub sha256: String,
     pub origin: Origin,
+    /// The stamp of the file the bytes were read from (the package's, for an entry), taken
+    /// before they were read: while the file keeps it, it holds these bytes.
+    pub stamp: Option<Stamp>,
 }
 
 impl std::fmt::Debug for Build {
@@ -75,6 +79,7 @@ impl std::fmt::Debug for Build {
             .field("bytes", &self.bytes.len())
             .field("sha256", &self.sha256)
             .field("origin", &self.origin)
+            .field("stamp", &self.stamp)
             .finish()
     }
 }
@@ -86,7 +91,13 @@ impl Build {
             sha256: sha256_bytes(&bytes),
             bytes,
             origin,
+            stamp: None,
         }
+    }
+
+    /// The same build, read from a file that had `stamp` before it was read.
+    pub fn stamped(self, stamp: Option<Stamp>) -> Build {
+        Build { stamp, ..self }
     }
 
     /// Reads the library file at `path`, once, opened as [`sparkds::open_regular`] opens it:

@@ -1,6 +1,7 @@
 //! SHA-256 in lower-case hex, as `sha256sum` prints it. Nothing is remembered between calls:
 //! a size, a modification time or an inode can be set or reused by whoever writes the file, so
-//! only the bytes themselves say which build a file holds.
+//! only the bytes themselves say which build a file holds (what spares reading an unchanged
+//! file again is its status-change time too, which only the kernel sets: see [`crate::stamp`]).
 
 use std::io::{self, Read};
 use std::path::Path;

@@ -3,13 +3,17 @@
 //! may provide a name), then the installed libraries by file name, in the native library path.
 //! A package's library is read from the package into memory (never extracted to a shared
 //! place), and every library is found as a [`Build`]: its bytes and their SHA-256, which is
-//! what gets loaded. On an executor, [`locate_build`] finds the driver's build by its checksum.
+//! what gets loaded; or, when the file it came from keeps the [`Stamp`] it had then, as the
+//! build this JVM loaded from there before, not read again. On an executor, [`locate_build`] finds the driver's build by its checksum.
 //! Only absolute directories of the library path are searched: a relative one (`.`, `bin`, an
 //! empty entry) would make the current directory of the process decide what runs.
 
+use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{Read, Seek};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{LazyLock, Mutex, PoisonError};
+use std::time::SystemTime;
 
 use spark_datasource_core::library_file::{is_valid_data_source_name, Os};
 use sparkds_package::{Manifest, Platform, ABI_VERSION, MANIFEST_NAME};
@@ -17,19 +21,95 @@ use zip::ZipArchive;
 
 use crate::build::{read_bounded, Build, Origin, MAX_LIBRARY_BYTES};
 use crate::error::{Error, ErrorClass, Result};
+use crate::loaded::{self, Loaded};
+use crate::stamp::Stamp;
 
 /// The largest manifest that a package may hold: bounds what an unreadable or hostile package
 /// makes this process allocate.
 const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 
 /// Where a library was found.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Found {
-    /// Its bytes, their SHA-256 and where they came from (a file, or a package's entry).
-    pub build: Build,
+    /// The build there: read now, or loaded before from the same, unchanged file.
+    pub build: Located,
     /// Where it was found, for messages: `session package <path>`, `configured package <path>`
     /// or `library path <dir>`.
     pub place: String,
+}
+
+/// The build that a place (a library file, or a package's entry) holds.
+#[derive(Debug)]
+pub enum Located {
+    /// Its bytes, read now, with their SHA-256.
+    Read(Build),
+    /// The build this JVM loaded from there, whose file still has the stamp it had then.
+    Loaded {
+        origin: Origin,
+        loaded: &'static Loaded,
+    },
+}
+
+impl Located {
+    pub fn origin(&self) -> &Origin {
+        match self {
+            Located::Read(build) => &build.origin,
+            Located::Loaded { origin, .. } => origin,
+        }
+    }
+
+    pub fn sha256(&self) -> &str {
+        match self {
+            Located::Read(build) => &build.sha256,
+            Located::Loaded { loaded, .. } => &loaded.sha256,
+        }
+    }
+
+    /// The loaded library: see [`loaded::load_build`] for the arguments, which a build loaded
+    /// before does not need.
+    ///
+    /// # Errors
+    ///
+    /// As [`loaded::load_build`].
+    pub fn load(
+        self,
+        sha256: Option<&str>,
+        private_base: &Path,
+        spark_version: &str,
+        log_for: impl FnOnce(&str) -> Option<sparkds::LogFunction>,
+    ) -> Result<&'static Loaded> {
+        match self {
+            Located::Read(build) => {
+                loaded::load_build(build, sha256, private_base, spark_version, log_for)
+            }
+            Located::Loaded { origin, loaded } => match sha256 {
+                Some(wanted) if !wanted.eq_ignore_ascii_case(&loaded.sha256) => Err(Error::new(
+                    ErrorClass::Replaced,
+                    format!(
+                        "the library {origin} has the SHA-256 {}, but the build {wanted} was asked for",
+                        loaded.sha256
+                    ),
+                )),
+                _ => Ok(loaded),
+            },
+        }
+    }
+
+    /// The build of `origin` when its file, open as `file`, is unchanged since this JVM loaded
+    /// it; else `read` reads it, stamped.
+    fn of<E>(
+        origin: Origin,
+        file: File,
+        read: impl FnOnce(File) -> std::result::Result<Vec<u8>, E>,
+    ) -> std::result::Result<Located, E> {
+        let stamp = Stamp::of(&file, SystemTime::now());
+        if let Some(loaded) = stamp.and_then(|s| loaded::unchanged(&origin, &s)) {
+            return Ok(Located::Loaded { origin, loaded });
+        }
+        Ok(Located::Read(
+            Build::new(read(file)?, origin).stamped(stamp),
+        ))
+    }
 }
 
 /// The places to search, in the order of the specification.
@@ -185,11 +265,20 @@ fn in_library_path(name: &str, search: &Search) -> Result<Option<Found>> {
         return Ok(None);
     };
     let path = dir.join(&file);
-    let build = Build::read_file(&path).map_err(|e| crate::build::unreadable(&path, &e))?;
+    let build = library_file(&path).map_err(|e| crate::build::unreadable(&path, &e))?;
     Ok(Some(Found {
         build,
         place: format!("library path {}", dir.display()),
     }))
+}
+
+/// The build of the library file at `path` (opened as [`sparkds::open_regular`] opens it).
+fn library_file(path: &Path) -> std::io::Result<Located> {
+    let file = sparkds::open_regular(path)?;
+    let what = path.display().to_string();
+    Located::of(Origin::File(path.to_path_buf()), file, |file| {
+        read_bounded(file, &what)
+    })
 }
 
 /// Nothing provides `name`: a package that lists it but cannot provide it says why, else the
@@ -365,13 +454,17 @@ fn provider(
     Ok(Some(entry.clone()))
 }
 
-/// Opens a package (without waiting on a named pipe, and only a regular file: see
-/// [`sparkds::open_regular`]) and checks its structure as `sparkds verify` does, so that a
-/// hostile package (a zip bomb, thousands of entries, colliding or overlapping entries) is
-/// refused before anything is decompressed. What is checked is what is read: the same open
-/// file.
-fn open_archive(package: &Path) -> std::result::Result<ZipArchive<File>, String> {
-    let mut file = sparkds::open_regular(package).map_err(|e| format!("cannot open it: {e}"))?;
+/// Opens a package without waiting on a named pipe, and only a regular file: see
+/// [`sparkds::open_regular`].
+fn open_package(package: &Path) -> std::result::Result<File, String> {
+    sparkds::open_regular(package).map_err(|e| format!("cannot open it: {e}"))
+}
+
+/// The zip archive of an open package, after its structure is checked as `sparkds verify`
+/// checks it, so that a hostile package (a zip bomb, thousands of entries, colliding or
+/// overlapping entries) is refused before anything is decompressed. What is checked is what is
+/// read: the same open file.
+fn checked_archive(mut file: File) -> std::result::Result<ZipArchive<File>, String> {
     let findings = sparkds_package::verify::check_open_structure(
         &mut file,
         &sparkds_package::verify::Limits::default(),
@@ -387,8 +480,22 @@ fn open_archive(package: &Path) -> std::result::Result<ZipArchive<File>, String>
     ZipArchive::new(file).map_err(|e| format!("it is not a zip archive: {e}"))
 }
 
+/// The manifest of each package read, with the package's stamp then: a query does not check
+/// and parse again a package that is unchanged (see [`Stamp`]).
+static MANIFESTS: LazyLock<Mutex<HashMap<PathBuf, (Stamp, Manifest)>>> =
+    LazyLock::new(Mutex::default);
+
 fn read_manifest(package: &Path) -> std::result::Result<Manifest, String> {
-    let mut archive = open_archive(package)?;
+    let file = open_package(package)?;
+    let stamp = Stamp::of(&file, SystemTime::now());
+    let known = |manifests: &HashMap<PathBuf, (Stamp, Manifest)>| {
+        let (then, manifest) = manifests.get(package)?;
+        (Some(*then) == stamp).then(|| manifest.clone())
+    };
+    if let Some(manifest) = known(&MANIFESTS.lock().unwrap_or_else(PoisonError::into_inner)) {
+        return Ok(manifest);
+    }
+    let mut archive = checked_archive(file)?;
     let entry = archive
         .by_name(MANIFEST_NAME)
         .map_err(|_| format!("it has no {MANIFEST_NAME} at its root"))?;
@@ -397,7 +504,15 @@ fn read_manifest(package: &Path) -> std::result::Result<Manifest, String> {
         .take(MAX_MANIFEST_BYTES)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read its manifest: {e}"))?;
-    Manifest::parse(&bytes).map_err(|e| format!("its manifest is not valid: {e}"))
+    let manifest =
+        Manifest::parse(&bytes).map_err(|e| format!("its manifest is not valid: {e}"))?;
+    if let Some(stamp) = stamp {
+        MANIFESTS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(package.to_path_buf(), (stamp, manifest.clone()));
+    }
+    Ok(manifest)
 }
 
 /// Why an entry name could point outside the package's root, if it could: such a manifest is
@@ -424,27 +539,27 @@ fn unsafe_entry(name: &str) -> Option<&'static str> {
     None
 }
 
-/// Reads the library `entry` of `package` into memory, after the checks of [`open_archive`].
-fn read_entry(package: &Path, entry: &str) -> std::result::Result<Build, String> {
-    let mut archive = open_archive(package)?;
-    let file = archive.by_name(entry).map_err(|_| {
-        format!("the manifest names the library `{entry}`, which the package does not hold")
-    })?;
-    if file.size() > MAX_LIBRARY_BYTES {
-        return Err(format!(
-            "the library `{entry}` is {} bytes, more than the {MAX_LIBRARY_BYTES} a library may have",
-            file.size()
-        ));
-    }
-    let bytes = read_bounded(file, &format!("the library `{entry}`"))
-        .map_err(|e| format!("cannot read the library `{entry}`: {e}"))?;
-    Ok(Build::new(
-        bytes,
-        Origin::Package {
-            package: package.to_path_buf(),
-            entry: entry.to_string(),
-        },
-    ))
+/// The library `entry` of `package`: read into memory after the checks of [`checked_archive`],
+/// unless the package is unchanged since this JVM loaded that entry.
+fn read_entry(package: &Path, entry: &str) -> std::result::Result<Located, String> {
+    let origin = Origin::Package {
+        package: package.to_path_buf(),
+        entry: entry.to_string(),
+    };
+    Located::of(origin, open_package(package)?, |file| {
+        let mut archive = checked_archive(file)?;
+        let file = archive.by_name(entry).map_err(|_| {
+            format!("the manifest names the library `{entry}`, which the package does not hold")
+        })?;
+        if file.size() > MAX_LIBRARY_BYTES {
+            return Err(format!(
+                "the library `{entry}` is {} bytes, more than the {MAX_LIBRARY_BYTES} a library may have",
+                file.size()
+            ));
+        }
+        read_bounded(file, &format!("the library `{entry}`"))
+            .map_err(|e| format!("cannot read the library `{entry}`: {e}"))
+    })
 }
 
 /// Where an executor looks for the driver's build.
@@ -471,16 +586,16 @@ pub struct DriverBuild {
 /// # Errors
 ///
 /// NOT_FOUND, naming the driver's checksum and every candidate seen with its own.
-pub fn locate_build(wanted: &DriverBuild, library_dirs: &[PathBuf]) -> Result<Build> {
+pub fn locate_build(wanted: &DriverBuild, library_dirs: &[PathBuf]) -> Result<Located> {
     let name = data_source_name(&wanted.name)?;
     let sha256 = wanted.sha256.to_ascii_lowercase();
     let mut seen = Vec::new();
-    let mut consider = |candidate: std::result::Result<Build, String>,
+    let mut consider = |candidate: std::result::Result<Located, String>,
                         what: &dyn Fn() -> String| {
         match candidate {
-            Ok(build) if build.sha256 == sha256 => Some(build),
+            Ok(build) if build.sha256() == sha256 => Some(build),
             Ok(build) => {
-                seen.push(format!("{} (SHA-256 {})", build.origin, build.sha256));
+                seen.push(format!("{} (SHA-256 {})", build.origin(), build.sha256()));
                 None
             }
             Err(reason) => {
@@ -507,7 +622,7 @@ pub fn locate_build(wanted: &DriverBuild, library_dirs: &[PathBuf]) -> Result<Bu
         .into_iter()
         .chain(absolute_dirs(library_dirs).map(|d| d.join(&file)));
     for path in files.filter(|p| p.exists()) {
-        let build = Build::read_file(&path).map_err(|e| format!("unreadable: {e}"));
+        let build = library_file(&path).map_err(|e| format!("unreadable: {e}"));
         if let Some(build) = consider(build, &|| path.display().to_string()) {
             return Ok(build);
         }

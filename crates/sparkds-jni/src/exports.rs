@@ -157,10 +157,12 @@ native! {
         let found = discovery::resolve(&name, &search, &|level, message| {
             jvm::log(&log_name, level, message);
         })?;
-        let origin = found.build.origin.clone();
-        // Loaded now, from the bytes that were hashed: the checksum returned is what runs.
-        let loaded =
-            loaded::load_build(found.build, None, &private_dir, &version, crate::library_log)?;
+        let origin = found.build.origin().clone();
+        // Loaded now, from the bytes that were hashed (or before, from the same unchanged
+        // file): the checksum returned is what runs.
+        let loaded = found
+            .build
+            .load(None, &private_dir, &version, crate::library_log)?;
         let path = origin.path().display().to_string();
         let entry = origin.entry().unwrap_or_default();
         jvm::new_strings(env, &[&path, &loaded.sha256, &found.place, entry])
@@ -196,8 +198,7 @@ native! {
         let private_dir = PathBuf::from(jvm::string(env, &private_dir, "privateDir")?);
         let version = jvm::string(env, &spark_version, "sparkVersion")?;
         let build = discovery::locate_build(&wanted, &dirs)?;
-        let loaded = loaded::load_build(
-            build,
+        let loaded = build.load(
             Some(&wanted.sha256),
             &private_dir,
             &version,

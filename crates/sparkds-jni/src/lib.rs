@@ -22,6 +22,7 @@ mod jvm;
 pub mod loaded;
 pub mod ops;
 pub mod private_copy;
+pub mod stamp;
 
 use std::ffi::c_void;
 

@@ -3,7 +3,8 @@
 //! the driver registers is the checksum of what runs. Each place a build came from (a library
 //! file, or a package's entry) is remembered with its checksum: another build found there later
 //! is REPLACED, since mixing two builds in one application would hand one build the partitions
-//! and states of the other.
+//! and states of the other. A place whose file keeps the [`Stamp`] it had when its build was
+//! read is not read again ([`unchanged`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use sparkds::{HostOptions, Library, LogFunction};
 use crate::build::{Build, Origin};
 use crate::error::{Error, ErrorClass, Result};
 use crate::private_copy::PrivateCopy;
+use crate::stamp::Stamp;
 
 /// A library loaded by this JVM, never unloaded.
 #[derive(Debug)]
@@ -33,6 +35,8 @@ struct Registry {
     by_sha256: HashMap<String, &'static Loaded>,
     /// The checksum of the build loaded from each place.
     by_origin: HashMap<Origin, String>,
+    /// The stamp of each place's file when its build was read, with that build's checksum.
+    by_stamp: HashMap<Origin, (Stamp, String)>,
 }
 
 static LOADED: Mutex<Option<Registry>> = Mutex::new(None);
@@ -45,6 +49,18 @@ pub fn by_checksum(sha256: &str) -> Option<&'static Loaded> {
     registry
         .as_ref()
         .and_then(|r| r.by_sha256.get(&sha256.to_ascii_lowercase()).copied())
+}
+
+/// The build this JVM loaded from `origin` when the file there still has `stamp`, the stamp it
+/// had when that build was read: the cache that spares the driver reading and hashing a library
+/// (or a package) for every query.
+pub fn unchanged(origin: &Origin, stamp: &Stamp) -> Option<&'static Loaded> {
+    let registry = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
+    let registry = registry.as_ref()?;
+    let (then, sha256) = registry.by_stamp.get(origin)?;
+    (then == stamp)
+        .then(|| registry.by_sha256.get(sha256).copied())
+        .flatten()
 }
 
 /// Reads the library at `path` and loads it as [`load_build`] does, its private copy in the
@@ -107,6 +123,11 @@ pub fn load_build(
                 build.origin, build.sha256
             )));
         }
+    }
+    if let Some(stamp) = build.stamp {
+        registry
+            .by_stamp
+            .insert(build.origin.clone(), (stamp, build.sha256.clone()));
     }
     if let Some(known) = registry.by_sha256.get(&build.sha256).copied() {
         registry

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use spark_datasource_core::library_file::Os;
 use sparkds_jni::build::Origin;
-use sparkds_jni::discovery::{self, DriverBuild, Search};
+use sparkds_jni::discovery::{self, DriverBuild, Located, Search};
 use sparkds_jni::error::ErrorClass;
 use sparkds_package::write::{write_package, PackageSpec};
 use sparkds_package::Platform;
@@ -62,6 +62,57 @@ fn search(_dir: &Path) -> Search {
 fn quiet(_: i32, _: &str) {}
 
 #[test]
+fn an_unchanged_library_or_package_is_not_read_again_and_a_changed_one_is() {
+    let dir = fresh_dir("unchanged");
+    let lib_dir = dir.join("lib");
+    let path = installed(&lib_dir, "c_range");
+    let package_path = package(&dir, "c.sparkpkg", "c_range");
+    // Only a file that has not changed for a while is trusted by its stamp.
+    std::thread::sleep(sparkds_jni::stamp::SETTLED + std::time::Duration::from_millis(200));
+    let installed_only = Search {
+        library_dirs: vec![lib_dir.clone()],
+        ..Search::default()
+    };
+    let in_package = Search {
+        session_packages: vec![package_path.clone()],
+        ..Search::default()
+    };
+    for s in [&installed_only, &in_package] {
+        let resolve = || discovery::resolve("c_range", s, &quiet).expect("found");
+        let first = resolve();
+        assert!(matches!(first.build, Located::Read(_)), "{first:?}");
+        let loaded = first
+            .build
+            .load(None, &dir, "4.3.0", sparkds_jni::library_log)
+            .expect("loads");
+        // Loaded and unchanged: not read again, the same build.
+        let again = resolve();
+        match &again.build {
+            Located::Loaded { loaded: known, .. } => assert!(std::ptr::eq(*known, loaded)),
+            other @ Located::Read(_) => panic!("read again: {other:?}"),
+        }
+        assert_eq!(again.place, first.place);
+    }
+
+    // Written again, with the same bytes: read again (and, just written, read every time).
+    std::fs::copy(c_range(), &path).expect("copied");
+    let found = discovery::resolve("c_range", &installed_only, &quiet).expect("found");
+    assert!(matches!(found.build, Located::Read(_)), "{found:?}");
+    found
+        .build
+        .load(None, &dir, "4.3.0", sparkds_jni::library_log)
+        .expect("the same build");
+    // Another build there: read, and refused as a replacement.
+    std::fs::write(&path, b"another build").expect("replaced");
+    let found = discovery::resolve("c_range", &installed_only, &quiet).expect("found");
+    let e = found
+        .build
+        .load(None, &dir, "4.3.0", sparkds_jni::library_log)
+        .expect_err("replaced");
+    assert_eq!(e.class, ErrorClass::Replaced, "{e}");
+}
+
+#[test]
 fn session_packages_come_first_the_last_added_winning_then_configured_then_installed() {
     let dir = fresh_dir("precedence");
     let first = package(&dir, "c-1.0.sparkpkg", "c_range");
@@ -74,10 +125,10 @@ fn session_packages_come_first_the_last_added_winning_then_configured_then_insta
     let mut s = search(&dir);
     s.library_dirs = vec![dir.join("empty"), lib_dir.clone()];
     let found = discovery::resolve("c_range", &s, &quiet).expect("installed");
-    assert_eq!(found.build.origin, Origin::File(installed_path));
+    assert_eq!(found.build.origin(), &Origin::File(installed_path));
     assert_eq!(found.place, format!("library path {}", lib_dir.display()));
     let c_range_sum = sparkds_jni::checksum::sha256_file(c_range()).expect("sum");
-    assert_eq!(found.build.sha256, c_range_sum);
+    assert_eq!(found.build.sha256(), c_range_sum);
 
     // A configured directory of packages wins over the installed library.
     s.configured_packages = vec![configured.clone()];
@@ -88,7 +139,7 @@ fn session_packages_come_first_the_last_added_winning_then_configured_then_insta
     );
     // Read from the package, never extracted: the checksum is the entry's.
     assert_eq!(
-        found.build.origin,
+        *found.build.origin(),
         Origin::Package {
             package: configured_package.clone(),
             entry: format!(
@@ -98,13 +149,13 @@ fn session_packages_come_first_the_last_added_winning_then_configured_then_insta
             ),
         }
     );
-    assert_eq!(found.build.sha256, c_range_sum);
+    assert_eq!(found.build.sha256(), c_range_sum);
 
     // The session's packages win, the last added first.
     s.session_packages = vec![first.clone(), second.clone()];
     let found = discovery::resolve("c_range", &s, &quiet).expect("session");
     assert_eq!(found.place, format!("session package {}", second.display()));
-    assert_eq!(found.build.origin.path(), second);
+    assert_eq!(found.build.origin().path(), second);
 }
 
 #[test]
@@ -299,14 +350,14 @@ fn an_executor_finds_the_drivers_build_by_its_checksum_or_names_the_builds_it_ha
     // The driver's path has the build: it wins.
     let build =
         discovery::locate_build(&wanted(&driver), std::slice::from_ref(&elsewhere)).expect("found");
-    assert_eq!(build.origin, Origin::File(driver.clone()));
+    assert_eq!(build.origin(), &Origin::File(driver.clone()));
     // Not at the driver's path: the library path.
     let gone = dir
         .join("gone")
         .join(Os::current().library_file_name("c_range"));
     let build =
         discovery::locate_build(&wanted(&gone), std::slice::from_ref(&elsewhere)).expect("found");
-    assert_eq!(build.origin, Origin::File(node.clone()));
+    assert_eq!(build.origin(), &Origin::File(node.clone()));
     // Another build at the driver's path and in the library path: refused, naming both
     // checksums.
     std::fs::write(&node, b"another build").expect("replaced");
@@ -344,13 +395,13 @@ fn an_executor_takes_the_drivers_package_build_from_its_session_copy() {
     };
     let build = discovery::locate_build(&wanted, &[]).expect("from the copy");
     assert_eq!(
-        build.origin,
+        *build.origin(),
         Origin::Package {
             package: copy.clone(),
             entry: entry.clone()
         }
     );
-    assert_eq!(build.sha256, sum);
+    assert_eq!(build.sha256(), sum);
     // A session copy holding another build is not taken.
     let other = package(&dir, "other.sparkpkg", "c_range");
     let other_package = dir.join("other-copy.sparkpkg");
