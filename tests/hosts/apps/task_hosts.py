@@ -19,6 +19,7 @@ def task_hosts(df, want: int = 2, reads: int = 3):
         hosts = sorted(r.host for r in df.select(host).distinct().collect())
         if len(hosts) >= want:
             break
+        time.sleep(2)  # what held the other executor back (a pause, a late start) may pass
     if len(hosts) < want:
         # What the Master had given the application: both executors on one Worker is the
         # cluster's placement, not the read's.
