@@ -46,8 +46,9 @@ def on_both_workers(hosts, log=""):
     `worker-1/10.x.y.z`) are both Workers, and nothing else. On failure, what the driver's `log`
     says of tasks and executors: a task lost on one host, or an executor removed."""
     said = [line for line in log.splitlines()
-            if re.search(r"Lost task|[Ee]xecutor .*(lost|removed|exited)|Removed executor|exclud", line)]
-    assert sorted(h.split("/")[0] for h in hosts) == ["worker-1", "worker-2"], (hosts, said[-20:])
+            if re.search(r"Lost task|[Ee]xecutor .*(lost|removed|exited)|Removed executor|exclud"
+                         r"|[Ww]orker|Launching executor", line)]
+    assert sorted(h.split("/")[0] for h in hosts) == ["worker-1", "worker-2"], (hosts, said[-30:])
 
 
 def driver_copy(plan, package):
@@ -103,7 +104,9 @@ def test_c_range_is_read_on_both_workers_from_the_package_spark_gave_them(c_rang
     seen, log, _ = c_range_app
     read = seen["read"]
     assert (read["count"], read["sum"]) == (C_RANGE_ROWS, C_RANGE_ROWS * (C_RANGE_ROWS - 1) // 2)
-    on_both_workers(read["hosts"], log)
+    master = [line for line in cluster.master.log("master").splitlines()
+              if re.search(r"[Ww]orker|[Ee]xecutor|app-", line)]
+    on_both_workers(read["hosts"], log + "\n" + "\n".join(master))
     # The plugin came by Ivy from the client's Maven repository (`--repositories`: repo-1).
     assert re.search(r"found dev\.sparkds#spark-native-datasource-4\.3_2\.13;\S+ in repo-1", log), log[:3000]
     assert "GET /dev/sparkds/spark-native-datasource-4.3_2.13/" in cluster.client.log("maven-repository")
