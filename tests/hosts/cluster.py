@@ -226,9 +226,9 @@ class Cluster:
 
 # The daemons' settings of the test, apart from the listings: a small heap. The Master keeps
 # Spark's 60 s before it drops a Worker whose heartbeats stopped: with 10 s, a Worker starved of
-# CPU on a loaded machine was dropped and took in again, and an application that started in
-# between got both its executors on the other Worker. A killed Worker is dropped at once (its
-# connection closes), and a cut-off one needs not be: its executor's loss is the driver's
+# CPU on a loaded machine could be dropped and taken in again, an application starting in between
+# getting both its executors on the other Worker. A killed Worker is dropped at once (its
+# connection closes), and a cut-off one need not be: its executor's loss is the driver's
 # (LOSS_CONF).
 DAEMON = {
     "SPARK_DAEMON_MEMORY": "384m",

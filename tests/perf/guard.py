@@ -121,7 +121,8 @@ def pairs(spark, builds, scratch, postgres):
     bridge_rows = 2_000_000
     found["plugin_vs_bridge"] = (
         lambda: noop(c_range(bridge_rows, batch_rows=str(BATCH_ROWS))),
-        lambda: noop(spark.read.format(bridge).options(end=str(bridge_rows), batch_rows=str(BATCH_ROWS)).load()),
+        lambda: noop(spark.read.format(bridge).options(
+            end=str(bridge_rows), batch_rows=str(BATCH_ROWS)).load()),
     )
     # A pushed needle in 1e11 rows against Spark's floor: the same query (the same condition,
     # which Spark evaluates, and aggregates) over a two-task spark.range of the 1,000 rows that

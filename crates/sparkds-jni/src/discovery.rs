@@ -4,7 +4,8 @@
 //! A package's library is read from the package into memory (never extracted to a shared
 //! place), and every library is found as a [`Build`]: its bytes and their SHA-256, which is
 //! what gets loaded; or, when the file it came from keeps the [`Stamp`] it had then, as the
-//! build this JVM loaded from there before, not read again. On an executor, [`locate_build`] finds the driver's build by its checksum.
+//! build this JVM loaded from there before, not read again. On an executor, [`locate_build`]
+//! finds the driver's build by its checksum.
 //! Only absolute directories of the library path are searched: a relative one (`.`, `bin`, an
 //! empty entry) would make the current directory of the process decide what runs.
 

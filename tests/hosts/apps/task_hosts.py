@@ -42,8 +42,8 @@ def executor_hosts(spark, want: int, timeout: float = 60):
     started = time.monotonic()
     replaced = False
     while True:
-        executors = {e.host(): e for e in context.statusTracker().getExecutorInfos()}
-        hosts = sorted(h for h in executors if h != driver)
+        infos = context.statusTracker().getExecutorInfos()
+        hosts = sorted({e.host() for e in infos} - {driver})
         waited = time.monotonic() - started
         if len(hosts) >= want or waited > timeout:
             return hosts
