@@ -25,6 +25,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use super::copy_out::{Detach, Layer};
 use super::guard::{Binding, Guarded, GuardedTls, Policy, Socket, DEFAULT_MIN_ITERATIONS};
 use super::tls::{connector, ClientCert, RootCert, SslMode};
 
@@ -32,6 +33,12 @@ use super::tls::{connector, ClientCert, RootCert, SslMode};
 pub type ClientConnection = tokio_postgres::Connection<
     Socket,
     Guarded<<MakeRustlsConnect as MakeTlsConnect<Socket>>::Stream>,
+>;
+
+/// A connection of the client whose stream a read can take (`copy_out`).
+pub type DetachableConnection = tokio_postgres::Connection<
+    Layer<Socket>,
+    Guarded<Layer<<MakeRustlsConnect as MakeTlsConnect<Layer<Socket>>>::Stream>>,
 >;
 
 /// The default port of PostgreSQL.
@@ -210,6 +217,25 @@ impl Connection {
         self.try_connect(application_name)
             .await
             .map_err(|failed| failed.error)
+    }
+
+    /// [`Connection::connect_async`] on streams that `detach` can take from under the client,
+    /// for a read that reads its COPY off the stream itself (see `copy_out`).
+    ///
+    /// # Errors
+    /// As [`Connection::connect`].
+    pub async fn connect_detachable(
+        &self,
+        application_name: &str,
+        detach: &Detach,
+    ) -> Result<(Client, DetachableConnection)> {
+        self.connect_with(
+            application_name,
+            |socket| detach.layer(socket),
+            |tls| detach.tls(tls),
+        )
+        .await
+        .map_err(|failed| failed.error)
     }
 
     /// [`Connection::connect_async`], saying whether a failure may pass: a server that

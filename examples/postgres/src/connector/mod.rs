@@ -20,6 +20,7 @@
 mod binary;
 pub mod cdc;
 mod connect;
+mod copy_out;
 mod guard;
 mod read;
 mod sql;

@@ -21,7 +21,6 @@ use std::time::Duration;
 
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::{Schema, SchemaRef};
-use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use spark_datasource::filters::{Filter, Literal};
 use spark_datasource::kit::partitions::RangePartition;
@@ -33,6 +32,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::binary::{CopyDecoder, Decoder, ReadError};
 use super::connect::describe;
+use super::copy_out::{CopyError, CopyOut, Detach, Duplex};
 use super::sql::{self, quote, Bindings, ColumnInfo, MAX_PARAMS};
 use super::time::{local_zone, parse_date, parse_timestamp};
 use super::types::{self, Kind};
@@ -484,62 +484,83 @@ struct Task {
 }
 
 impl Task {
-    /// Reads on a runtime of this thread that drives the connection and the COPY together:
-    /// a wake-up decodes every message that arrived, rather than entering a runtime per row.
+    /// Reads on a runtime of this thread. The client opens the connection, binds the values
+    /// and, for a read of no column, counts the rows, with the connection driven beside the
+    /// work; then the COPY reads straight off the connection's stream (`copy_out`).
     fn run(self, out: &BatchSender) -> Result<()> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| Error::io("cannot start the runtime of a read", e))?;
         runtime.block_on(async {
+            let detach = Detach::default();
             let (client, mut connection) = self
                 .settings
                 .connection
-                .connect_async("sparkds-read")
+                .connect_detachable("sparkds-read", &detach)
                 .await?;
-            drive(&mut connection, self.copy(&client, out), out)
+            let prepare = async {
+                self.bind(&client).await?;
+                if self.count {
+                    self.count(&client, out).await?;
+                }
+                Ok::<_, Error>(())
+            };
+            drive(&mut connection, prepare, out)
                 .await
                 .map_err(|failure| match failure {
                     Driven::Failed(error) => error,
-                    Driven::Connection(e) => self.failed(&e),
-                    Driven::Closed => Error::msg(format!(
-                        "reading {} failed: the server closed the connection",
-                        self.settings.relation.describe()
-                    )),
-                })
+                    Driven::Connection(e) => self.failed(&describe(&e)),
+                    Driven::Closed => self.failed("the server closed the connection"),
+                })?;
+            if self.count {
+                return Ok(());
+            }
+            // The client waits for nothing now (see `bind`): the stream is the COPY's.
+            drop((client, connection));
+            let stream = detach.take().ok_or_else(|| {
+                Error::msg("reading failed: the connection's stream cannot be taken")
+            })?;
+            self.copy(stream, out).await
         })
     }
 
-    /// Binds the values, runs the COPY and decodes its rows into batches of `fetchsize` rows
-    /// or `batchBytes` bytes.
-    async fn copy(&self, client: &tokio_postgres::Client, out: &BatchSender) -> Result<()> {
-        let relation = self.settings.relation.describe();
-        if !self.bindings.is_empty() {
-            client
-                .query(&self.bindings.statement, &self.bindings.values())
-                .await
-                .map_err(|e| {
-                    let zone = match &self.bindings.zone {
-                        Some(zone) => format!(
-                            " and the time zone `{zone}` (this machine's: TZ, /etc/timezone \
-                             or /etc/localtime), in which a timestamp reads as an instant"
-                        ),
-                        None => String::new(),
-                    };
-                    Error::msg(format!(
-                        "cannot bind the values of the filters{zone}: {}",
-                        describe(&e)
-                    ))
-                })?;
+    /// Binds the values of the filters and the time zone, if any, and waits until the server
+    /// is ready for the COPY: an empty query's answer comes after every message of the
+    /// bindings, so the client has read them all and the server sends nothing more.
+    async fn bind(&self, client: &tokio_postgres::Client) -> Result<()> {
+        if self.bindings.is_empty() {
+            return Ok(());
         }
-        if self.count {
-            return self.count(client, out).await;
-        }
-        let stream = client
-            .copy_out(&self.statement)
+        client
+            .query(&self.bindings.statement, &self.bindings.values())
             .await
-            .map_err(|e| Error::msg(format!("cannot read {relation}: {}", describe(&e))))?;
-        let mut stream = pin!(stream);
+            .map_err(|e| {
+                let zone = match &self.bindings.zone {
+                    Some(zone) => format!(
+                        " and the time zone `{zone}` (this machine's: TZ, /etc/timezone \
+                         or /etc/localtime), in which a timestamp reads as an instant"
+                    ),
+                    None => String::new(),
+                };
+                Error::msg(format!(
+                    "cannot bind the values of the filters{zone}: {}",
+                    describe(&e)
+                ))
+            })?;
+        client
+            .batch_execute("")
+            .await
+            .map_err(|e| self.failed(&describe(&e)))
+    }
+
+    /// Runs the COPY on `stream` and decodes its rows into batches of `fetchsize` rows or
+    /// `batchBytes` bytes.
+    async fn copy(&self, stream: Box<dyn Duplex>, out: &BatchSender) -> Result<()> {
+        let relation = self.settings.relation.describe();
+        let mut copy = CopyOut::start(stream, &self.statement, || out.is_cancelled(), CANCEL_CHECK)
+            .await
+            .map_err(|e| self.copy_failed(e))?;
         // ANCHOR: budget
         let mut decoder = CopyDecoder::new(self.settings.batch_size);
         let mut decoders: Vec<Decoder> =
@@ -554,9 +575,19 @@ impl Task {
             // An error once Spark stopped reading: the read returns it, and nobody reads it.
             out.send(batch)
         };
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| self.failed(&e))?;
-            let mut input: &[u8] = &chunk;
+        let mut started = false;
+        loop {
+            let chunk = match copy.next().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                // The statement's own error, before any row: it could not run.
+                Err(CopyError::Server(e)) if !started => {
+                    return Err(Error::msg(format!("cannot read {relation}: {e}")))
+                }
+                Err(e) => return Err(self.copy_failed(e)),
+            };
+            started = true;
+            let mut input: &[u8] = chunk;
             loop {
                 match decoder.decode(input, &mut decoders) {
                     Ok(true) => send(&mut decoders, decoder.take_batch())?,
@@ -566,6 +597,7 @@ impl Task {
                 input = &[];
             }
         }
+        copy.close().await;
         if let Err(error) = decoder.finish() {
             return Err(self.read_error(error).await);
         }
@@ -642,12 +674,19 @@ impl Task {
     }
 
     /// The error of a read that the client or the server stopped: the server's message.
-    fn failed(&self, error: &tokio_postgres::Error) -> Error {
+    fn failed(&self, why: &str) -> Error {
         Error::msg(format!(
-            "reading {} failed: {}",
-            self.settings.relation.describe(),
-            describe(error)
+            "reading {} failed: {why}",
+            self.settings.relation.describe()
         ))
+    }
+
+    /// [`Task::failed`] for the COPY's own errors.
+    fn copy_failed(&self, error: CopyError) -> Error {
+        match error {
+            CopyError::Cancelled => Error::Cancelled,
+            error => self.failed(&error.to_string()),
+        }
     }
 }
 

@@ -1,14 +1,17 @@
 //! The SQL of a read, on the kit's `WHERE` (`spark_datasource::kit::sql`): identifiers quoted,
-//! and the values of pushed filters and partition bounds bound, never written into the text.
+//! and the values of pushed filters and partition bounds either written as constants whose
+//! text is exact (integers, booleans, decimals, dates, timestamps: `inline`) or bound, never
+//! written into the text as a string that an escape could change.
 //! What is PostgreSQL's own here: how values reach a COPY, and which comparisons it evaluates
 //! as Spark does (`exact`).
 //!
 //! `COPY (SELECT ...) TO STDOUT` takes no parameters (PostgreSQL plans COPY's query without
-//! a parameter list), so a read binds each value with `$n` to `set_config('sparkds.p<n>', ...)`
-//! in the same session, and the query's placeholder reads it back once, as an initplan:
-//! `(SELECT current_setting('sparkds.p<n>')::<type>)`. The value crosses as a typed binary
-//! parameter and is rendered to text by the server itself, whose renderings of these types
-//! read back exactly (`extra_float_digits=3`, ISO dates, hex bytea: see `connect.rs`).
+//! a parameter list), so a read binds each other value (texts, bytes, floating-point numbers)
+//! with `$n` to `set_config('sparkds.p<n>', ...)` in the same session, and the query's
+//! placeholder reads it back once, as an initplan: `(SELECT current_setting('sparkds.p<n>')::
+//! <type>)`. The value crosses as a typed binary parameter and is rendered to text by the
+//! server itself, whose renderings of these types read back exactly (`extra_float_digits=3`,
+//! ISO dates, hex bytea: see `connect.rs`).
 
 use std::error::Error as StdError;
 
@@ -18,12 +21,12 @@ use spark_datasource::filters::Literal;
 use spark_datasource::kit::sql::{Dialect, Op, Query, Term};
 use tokio_postgres::types::{IsNull, ToSql, Type};
 
-use super::time::{date_to_postgres, timestamp_to_postgres};
+use super::time::{date_literal, date_to_postgres, timestamp_literal, timestamp_to_postgres};
 use super::types::Kind;
 
-/// The values that one read binds, at most: each is a column of the statement that binds
-/// them, where PostgreSQL allows 1,664 (`MaxTupleAttributeNumber`). A filter past it is left
-/// to Spark.
+/// The values that one read binds or writes as constants, at most: each bound one is a column
+/// of the statement that binds them, where PostgreSQL allows 1,664 (`MaxTupleAttributeNumber`).
+/// A filter past it is left to Spark.
 pub const MAX_PARAMS: usize = 1_600;
 
 /// `name` as a quoted identifier.
@@ -46,7 +49,32 @@ fn placeholder(n: usize, value: &Literal) -> String {
     match value {
         Literal::Null => "NULL".to_string(),
         _ if value.is_null() => format!("NULL::{ty}"),
-        _ => format!("(SELECT current_setting('sparkds.p{n}')::{ty})"),
+        _ => inline(value)
+            .unwrap_or_else(|| format!("(SELECT current_setting('sparkds.p{n}')::{ty})")),
+    }
+}
+
+/// A value written into the statement as a constant of its type, where its text is exact
+/// and holds no character that a string literal escapes: integers, booleans, decimals, dates
+/// and timestamps. The planner then knows the value: bound (a subquery on a setting, once per
+/// statement), a partition's bounds read as unknown, and a quarter of a table was planned as
+/// 15,000 rows, in parallel workers whose hand-over cost more than the scan. Texts, bytes and
+/// floating-point values are bound.
+fn inline(value: &Literal) -> Option<String> {
+    match value {
+        Literal::Boolean(Some(v)) => Some(v.to_string()),
+        Literal::Decimal128 {
+            value: Some(v),
+            scale,
+            ..
+        } => Some(format!("'{}'::numeric", decimal_text(*v, *scale))),
+        Literal::Date32(Some(days)) => date_literal(*days),
+        Literal::Timestamp(Some(micros)) => timestamp_literal(*micros, true),
+        Literal::TimestampNtz(Some(micros)) => timestamp_literal(*micros, false),
+        Literal::Int8(_) | Literal::Int16(_) | Literal::Int32(_) | Literal::Int64(_) => {
+            value.as_i64().map(|v| format!("'{v}'::int8"))
+        }
+        _ => None,
     }
 }
 
@@ -142,7 +170,8 @@ impl Bindings {
     pub fn new(values: &[Literal], zone: Option<String>) -> Bindings {
         let mut settings = Vec::new();
         let mut params = Vec::new();
-        for (i, value) in values.iter().enumerate().filter(|(_, v)| !v.is_null()) {
+        let bound = |value: &Literal| !value.is_null() && inline(value).is_none();
+        for (i, value) in values.iter().enumerate().filter(|(_, v)| bound(v)) {
             params.push(Param(value.clone()));
             let (n, ty) = (params.len(), bound_as(value));
             let setting = format!("set_config('sparkds.p{}', ${n}::{ty}::text, false)", i + 1);

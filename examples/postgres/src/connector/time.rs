@@ -86,6 +86,42 @@ pub fn timestamp_out_of_range(micros: i64) -> String {
     )
 }
 
+/// A Spark date as a literal of PostgreSQL's SQL, `'yyyy-mm-dd[ BC]'::date`; `None` where
+/// PostgreSQL holds no such date.
+pub fn date_literal(days: i32) -> Option<String> {
+    date_to_postgres(days)?;
+    Some(format!("'{}'::date", civil(i64::from(days), 0)))
+}
+
+/// A Spark timestamp as a literal of PostgreSQL's SQL: `'yyyy-mm-dd hh:mm:ss.ffffff[ BC]'` as a
+/// `timestamp`, or with the offset `+00` as a `timestamptz` (`zoned`), which reads the same
+/// instant in any time zone; `None` where PostgreSQL holds no such instant.
+pub fn timestamp_literal(micros: i64, zoned: bool) -> Option<String> {
+    timestamp_to_postgres(micros)?;
+    let (days, within) = (
+        micros.div_euclid(MICROS_PER_DAY),
+        micros.rem_euclid(MICROS_PER_DAY),
+    );
+    let date = civil(days, 0);
+    let (date, era) = match date.strip_suffix(" BC") {
+        Some(date) => (date, " BC"),
+        None => (date.as_str(), ""),
+    };
+    let seconds = within / 1_000_000;
+    let (offset, ty) = if zoned {
+        ("+00", "timestamptz")
+    } else {
+        ("", "timestamp")
+    };
+    Some(format!(
+        "'{date} {:02}:{:02}:{:02}.{:06}{offset}{era}'::{ty}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60,
+        within % 1_000_000
+    ))
+}
+
 /// `yyyy-mm-dd hh:mm:ss[.ffffff]` of microseconds since 1970-01-01.
 fn instant(micros: i128) -> String {
     let day = i128::from(MICROS_PER_DAY);

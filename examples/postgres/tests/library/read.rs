@@ -517,3 +517,97 @@ fn a_filter_that_would_bind_too_many_values_is_left_to_spark() -> sparkds::Resul
     assert_eq!(read.num_rows(), 6);
     Ok(())
 }
+
+/// The value of row `row` of `array` as a literal of its Spark type.
+fn literal_at(array: &dyn sparkds::arrow_array::Array, row: usize) -> Literal {
+    use sparkds::arrow_array::types::{Decimal128Type, TimestampMicrosecondType};
+    use sparkds::arrow_schema::{DataType, TimeUnit};
+    if array.is_null(row) {
+        return Literal::Null;
+    }
+    match array.data_type() {
+        DataType::Int64 => Literal::Int64(Some(array.as_primitive::<Int64Type>().value(row))),
+        DataType::Boolean => Literal::Boolean(Some(array.as_boolean().value(row))),
+        DataType::Date32 => Literal::Date32(Some(array.as_primitive::<Date32Type>().value(row))),
+        DataType::Decimal128(precision, scale) => Literal::Decimal128 {
+            value: Some(array.as_primitive::<Decimal128Type>().value(row)),
+            precision: *precision,
+            scale: u8::try_from(*scale).expect("a scale of 0 to 38"),
+        },
+        DataType::Timestamp(TimeUnit::Microsecond, zone) => {
+            let micros = array.as_primitive::<TimestampMicrosecondType>().value(row);
+            match zone {
+                Some(_) => Literal::Timestamp(Some(micros)),
+                None => Literal::TimestampNtz(Some(micros)),
+            }
+        }
+        other => panic!("no literal of {other} in this test"),
+    }
+}
+
+#[test]
+fn values_at_the_ends_of_each_type_written_as_constants_find_their_rows() -> sparkds::Result<()> {
+    // Integers, booleans, decimals, dates and timestamps are written into the statement as
+    // constants (the planner then knows them): each value that a read returns, pushed back as
+    // `column = value`, finds exactly the rows that hold it, BC dates and the last instants
+    // included.
+    let t = table("constants");
+    sql(&format!(
+        "CREATE TABLE {t} (id int, big bigint, amount numeric(38,6), flag boolean, day date, \
+           ts timestamp, tz timestamptz); \
+         INSERT INTO {t} VALUES \
+           (1, -9223372036854775808, -99999999999999999999999999999999.999999, true, \
+            '4714-11-24 BC', '4714-11-24 00:00 BC', '4714-11-24 00:00+00 BC'), \
+           (2, 9223372036854775807, 0.000001, false, '0044-03-15 BC', \
+            '0044-03-15 12:34:56.789012 BC', '0044-03-15 12:34:56.789012+00 BC'), \
+           (3, 0, -0.5, NULL, '9999-12-31', '9999-12-31 23:59:59.999999', \
+            '9999-12-31 23:59:59.999999+00'), \
+           (4, -1, 12.5, true, '5874897-12-31', '294247-01-10 04:00:54.775807', \
+            '294247-01-10 04:00:54.775807+00');"
+    ));
+    for ntz in ["false", "true"] {
+        let options = with(options(&t), &[("preferTimestampNTZ", ntz)]);
+        let all = concat(
+            &library()?
+                .batch_read()
+                .options(options.clone())
+                .run()?
+                .batches(),
+        );
+        assert_eq!(all.num_rows(), 4);
+        let ids = all.column_by_name("id").expect("id");
+        for column in ["big", "amount", "flag", "day", "ts", "tz"] {
+            let array = all.column_by_name(column).expect("the column");
+            for row in 0..all.num_rows() {
+                let literal = literal_at(array.as_ref(), row);
+                if literal.is_null() {
+                    continue;
+                }
+                let expected: Vec<String> = (0..all.num_rows())
+                    .filter(|&other| literal_at(array.as_ref(), other) == literal)
+                    .map(|other| format!("{:?}", ids.slice(other, 1)))
+                    .collect();
+                let read = library()?
+                    .batch_read()
+                    .options(options.clone())
+                    .filters(vec![Filter::Eq(col(column), lit(literal.clone()))])
+                    .run()?;
+                assert_eq!(
+                    read.filters_accepted,
+                    Some(vec![true]),
+                    "{column} = {literal:?}"
+                );
+                let found = concat(&[vec![all.slice(0, 0)], read.batches()].concat());
+                let found_ids = found.column_by_name("id").expect("id");
+                let found: Vec<String> = (0..found.num_rows())
+                    .map(|r| format!("{:?}", found_ids.slice(r, 1)))
+                    .collect();
+                assert_eq!(
+                    found, expected,
+                    "{column} = {literal:?} (preferTimestampNTZ {ntz})"
+                );
+            }
+        }
+    }
+    Ok(())
+}
