@@ -229,13 +229,26 @@ impl Connection {
         application_name: &str,
         detach: &Detach,
     ) -> Result<(Client, DetachableConnection)> {
+        self.try_connect_detachable(application_name, detach)
+            .await
+            .map_err(|failed| failed.error)
+    }
+
+    /// [`Connection::connect_detachable`], saying whether a failure may pass.
+    ///
+    /// # Errors
+    /// As [`Connection::connect`].
+    pub async fn try_connect_detachable(
+        &self,
+        application_name: &str,
+        detach: &Detach,
+    ) -> std::result::Result<(Client, DetachableConnection), ConnectError> {
         self.connect_with(
             application_name,
             |socket| detach.layer(socket),
             |tls| detach.tls(tls),
         )
         .await
-        .map_err(|failed| failed.error)
     }
 
     /// [`Connection::connect_async`], saying whether a failure may pass: a server that
@@ -717,7 +730,8 @@ pub fn is_transient(error: &tokio_postgres::Error) -> bool {
     false
 }
 
-fn is_transient_io(error: &std::io::Error) -> bool {
+/// [`is_transient`] of an error of the socket.
+pub fn is_transient_io(error: &std::io::Error) -> bool {
     use std::io::ErrorKind;
     matches!(
         error.kind(),

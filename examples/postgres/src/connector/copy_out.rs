@@ -21,6 +21,8 @@ use futures_util::TryFutureExt;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio_postgres::tls::{ChannelBinding, TlsConnect, TlsStream};
 
+use super::connect::is_transient_io;
+
 /// A connection's stream, once taken from the client.
 pub trait Duplex: AsyncRead + AsyncWrite + Unpin + Send {}
 
@@ -158,8 +160,9 @@ const READ_SIZE: usize = 256 * 1024;
 /// Why a COPY read stopped.
 #[derive(Debug)]
 pub enum CopyError {
-    /// The server's error: severity, message, and detail and hint where given.
-    Server(String),
+    /// The server's error: its SQLSTATE, and its severity, message, and detail and hint where
+    /// given.
+    Server { code: String, text: String },
     /// The connection failed.
     Io(io::Error),
     /// The server closed the connection.
@@ -170,11 +173,32 @@ pub enum CopyError {
     Cancelled,
 }
 
+impl CopyError {
+    /// Whether trying again on a new connection may succeed, as `connect::is_transient` says
+    /// of the client's errors: the server shuts down or restarts, or the connection broke.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            CopyError::Server { code, .. } => {
+                ["57P01", "57P02", "57P03"].contains(&code.as_str()) || code.starts_with("08")
+            }
+            CopyError::Io(e) => is_transient_io(e),
+            CopyError::Closed => true,
+            CopyError::Protocol(_) | CopyError::Cancelled => false,
+        }
+    }
+
+    /// Whether the server's error is that another session uses the object (a replication
+    /// slot), SQLSTATE 55006.
+    pub fn is_in_use(&self) -> bool {
+        matches!(self, CopyError::Server { code, .. } if code == "55006")
+    }
+}
+
 impl std::fmt::Display for CopyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             // As the client says them (`connect::describe`).
-            CopyError::Server(text) => f.write_str(text),
+            CopyError::Server { text, .. } => f.write_str(text),
             CopyError::Io(e) => write!(f, "error communicating with the server: {e}"),
             CopyError::Closed => f.write_str("connection closed"),
             CopyError::Protocol(why) => write!(f, "the server broke the protocol: {why}"),
@@ -198,7 +222,7 @@ pub struct CopyOut<F> {
     /// The server said `CopyOutResponse`.
     copying: bool,
     /// The server's first error, reported once it is ready for a new query.
-    error: Option<String>,
+    error: Option<CopyError>,
     done: bool,
 }
 
@@ -255,7 +279,7 @@ impl<F: Fn() -> bool> CopyOut<F> {
             }
             if self.done {
                 return match self.error.take() {
-                    Some(error) => Err(CopyError::Server(error)),
+                    Some(error) => Err(error),
                     None if !self.copying => Err(CopyError::Protocol(
                         "the statement sent no COPY data".into(),
                     )),
@@ -360,18 +384,20 @@ impl<F: Fn() -> bool> CopyOut<F> {
     }
 }
 
-/// An `ErrorResponse` as `connect::describe` says the client's: `SEVERITY: message (detail);
-/// hint: hint`.
-fn server_error(body: &[u8]) -> String {
+/// An `ErrorResponse`, its text as `connect::describe` says the client's: `SEVERITY: message
+/// (detail); hint: hint`.
+fn server_error(body: &[u8]) -> CopyError {
     let (mut severity, mut message, mut detail, mut hint) =
         ("ERROR".into(), String::new(), None, None);
+    let mut code = String::new();
     for field in body.split(|&b| b == 0) {
-        let Some((&code, value)) = field.split_first() else {
+        let Some((&field_type, value)) = field.split_first() else {
             continue;
         };
         let value = String::from_utf8_lossy(value).into_owned();
-        match code {
+        match field_type {
             b'S' => severity = value,
+            b'C' => code = value,
             b'M' => message = value,
             b'D' => detail = Some(value),
             b'H' => hint = Some(value),
@@ -385,5 +411,5 @@ fn server_error(body: &[u8]) -> String {
     if let Some(hint) = hint {
         text.push_str(&format!("; hint: {hint}"));
     }
-    text
+    CopyError::Server { code, text }
 }

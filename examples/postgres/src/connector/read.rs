@@ -34,12 +34,12 @@ use super::binary::{CopyDecoder, Decoder, ReadError};
 use super::connect::describe;
 use super::copy_out::{CopyError, CopyOut, Detach, Duplex};
 use super::sql::{self, quote, Bindings, ColumnInfo, MAX_PARAMS};
-use super::time::{local_zone, parse_date, parse_timestamp};
+use super::time::{is_utc, local_zone, parse_date, parse_timestamp};
 use super::types::{self, Kind};
 use super::{Settings, Source};
 
 /// How often a thread that waits on the server checks whether Spark still reads.
-const CANCEL_CHECK: Duration = Duration::from_millis(100);
+pub const CANCEL_CHECK: Duration = Duration::from_millis(100);
 
 /// The options of a partitioned read, as the query gave them.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -310,23 +310,6 @@ impl Reader {
     }
 }
 
-/// Whether the time zone `zone` is UTC under one of its names in the time zone database.
-fn is_utc(zone: &str) -> bool {
-    let name = zone.strip_prefix("Etc/").unwrap_or(zone);
-    [
-        "UTC",
-        "UCT",
-        "Universal",
-        "Zulu",
-        "GMT",
-        "GMT0",
-        "GMT+0",
-        "GMT-0",
-        "Greenwich",
-    ]
-    .contains(&name)
-}
-
 impl BatchReader for Reader {
     type Partition = RangePartition;
 
@@ -581,8 +564,8 @@ impl Task {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
                 // The statement's own error, before any row: it could not run.
-                Err(CopyError::Server(e)) if !started => {
-                    return Err(Error::msg(format!("cannot read {relation}: {e}")))
+                Err(CopyError::Server { text, .. }) if !started => {
+                    return Err(Error::msg(format!("cannot read {relation}: {text}")))
                 }
                 Err(e) => return Err(self.copy_failed(e)),
             };

@@ -320,40 +320,88 @@ mod tests {
     }
 
     #[test]
-    fn a_comparison_reads_its_value_back_from_the_session() {
-        let (accepted, query) = render(&[Filter::Gt(10i64.into(), col("id"))], true);
-        assert_eq!(accepted, [true]);
+    fn a_text_reads_its_value_back_from_the_session_and_an_integer_is_a_constant() {
+        let filters = [
+            Filter::Gt(10i64.into(), col("id")),
+            Filter::Lt(col("name"), "b'\\".into()),
+        ];
+        let (accepted, query) = render(&filters, true);
+        assert_eq!(accepted, [true, true]);
         assert_eq!(
             query.sql,
-            " WHERE (\"id\" < (SELECT current_setting('sparkds.p1')::int8))"
+            " WHERE (\"id\" < '10'::int8) AND \
+             (\"name\" COLLATE \"C\" < (SELECT current_setting('sparkds.p2')::text))"
         );
         let bindings = Bindings::new(&query.params, None);
         assert_eq!(bindings.params.len(), 1);
         assert_eq!(
             bindings.statement,
-            "SELECT set_config('sparkds.p1', $1::int8::text, false)"
+            "SELECT set_config('sparkds.p2', $1::text::text, false)"
         );
+    }
+
+    #[test]
+    fn values_whose_text_is_exact_are_constants_of_their_type() {
+        let cases = [
+            (
+                Literal::Int64(Some(i64::MIN)),
+                "'-9223372036854775808'::int8",
+            ),
+            (Literal::Int32(Some(-7)), "'-7'::int8"),
+            (Literal::Boolean(Some(false)), "false"),
+            (
+                Literal::Decimal128 {
+                    value: Some(-12345),
+                    precision: 10,
+                    scale: 3,
+                },
+                "'-12.345'::numeric",
+            ),
+            (Literal::Date32(Some(0)), "'1970-01-01'::date"),
+            (Literal::Date32(Some(-719_163)), "'0001-12-31 BC'::date"),
+            (
+                Literal::TimestampNtz(Some(1_704_103_200_000_001)),
+                "'2024-01-01 10:00:00.000001'::timestamp",
+            ),
+            (
+                Literal::Timestamp(Some(-62_135_596_800_000_000 - 1)),
+                "'0001-12-31 23:59:59.999999+00 BC'::timestamptz",
+            ),
+        ];
+        for (literal, constant) in cases {
+            assert_eq!(inline(&literal).as_deref(), Some(constant), "{literal:?}");
+        }
+        // Past PostgreSQL's range, a date is bound (and then refused by `is_bindable`).
+        assert_eq!(inline(&Literal::Date32(Some(i32::MIN))), None);
+        for bound in [
+            Literal::Utf8(Some("x".into())),
+            Literal::Binary(Some(vec![1])),
+            Literal::Float64(Some(0.1)),
+        ] {
+            assert_eq!(inline(&bound), None, "{bound:?}");
+        }
     }
 
     #[test]
     fn nulls_are_written_and_the_others_bound_in_order_with_the_time_zone() {
         let filter = Filter::In(
-            col("id"),
+            col("name"),
             vec![
-                Value::Literal(Literal::Int64(None)),
-                3i64.into(),
+                Value::Literal(Literal::Utf8(None)),
+                "c".into(),
                 Value::Literal(Literal::Null),
             ],
         );
         let (_, query) = render(&[filter], true);
         assert_eq!(
             query.sql,
-            " WHERE (\"id\" IN (NULL::int8, (SELECT current_setting('sparkds.p2')::int8), NULL))"
+            " WHERE (\"name\" COLLATE \"C\" IN (NULL::text, \
+             (SELECT current_setting('sparkds.p2')::text), NULL))"
         );
         let bindings = Bindings::new(&query.params, Some("Europe/Paris".into()));
         assert_eq!(
             bindings.statement,
-            "SELECT set_config('sparkds.p2', $1::int8::text, false), \
+            "SELECT set_config('sparkds.p2', $1::text::text, false), \
              set_config('TimeZone', $2::text, false)"
         );
         assert_eq!(bindings.values().len(), 2);

@@ -237,6 +237,23 @@ pub fn local_zone() -> String {
         .unwrap_or_else(|| "UTC".to_string())
 }
 
+/// Whether the time zone `zone` is UTC under one of its names in the time zone database.
+pub fn is_utc(zone: &str) -> bool {
+    let name = zone.strip_prefix("Etc/").unwrap_or(zone);
+    [
+        "UTC",
+        "UCT",
+        "Universal",
+        "Zulu",
+        "GMT",
+        "GMT0",
+        "GMT+0",
+        "GMT-0",
+        "Greenwich",
+    ]
+    .contains(&name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

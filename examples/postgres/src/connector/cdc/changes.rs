@@ -30,7 +30,7 @@ use tokio_postgres::types::Type;
 
 use super::super::binary::{BatchSize, Decoder};
 use super::super::time::timestamp_from_postgres;
-use super::super::types::read_kind;
+use super::super::types::{read_kind, Kind};
 use super::convert::Converter;
 use super::pgoutput::{self, Lsn, Message, OldRow, Relation, Tuple, Value};
 use super::slot::Failure;
@@ -387,14 +387,20 @@ impl Builder {
 }
 
 impl Side {
-    fn new(table: &Table) -> Side {
+    /// The builders of `table`'s columns. In UTC (`utc`), a `timestamp` that reads as an
+    /// instant is its wall clock as it is, in the same binary form as the `timestamptz` that the
+    /// server would convert it to: it is decoded as it comes, as a batch read selects it
+    /// without the conversion there.
+    fn new(table: &Table, utc: bool) -> Side {
         Side {
             builders: table
                 .columns
                 .iter()
                 .map(|c| match c.kind.expression("x") {
-                    Some(_) => Builder::Deferred(BinaryBuilder::new()),
-                    None => Builder::Decoded(Decoder::new(&c.kind)),
+                    Some(_) if !(utc && matches!(c.kind, Kind::LocalTimestamp)) => {
+                        Builder::Deferred(BinaryBuilder::new())
+                    }
+                    _ => Builder::Decoded(Decoder::new(&c.kind)),
                 })
                 .collect(),
             valid: Vec::new(),
@@ -438,8 +444,9 @@ impl Side {
 }
 
 impl Rows {
-    /// The builders of batches of `schema` (see `super::schema`), for `tables`.
-    pub fn new(schema: SchemaRef, tables: &[Table], size: BatchSize) -> Self {
+    /// The builders of batches of `schema` (see `super::schema`), for `tables`; `utc` when a
+    /// `timestamp` that reads as an instant reads in UTC (see [`Side::new`]).
+    pub fn new(schema: SchemaRef, tables: &[Table], size: BatchSize, utc: bool) -> Self {
         Rows {
             schema,
             size,
@@ -457,8 +464,8 @@ impl Rows {
             tables: tables
                 .iter()
                 .map(|t| TableRows {
-                    after: Side::new(t),
-                    before: Side::new(t),
+                    after: Side::new(t, utc),
+                    before: Side::new(t, utc),
                     positions: Vec::new(),
                 })
                 .collect(),

@@ -18,6 +18,7 @@ use tokio_postgres::types::PgLsn;
 use tokio_postgres::Client;
 
 use super::super::connect::{describe, is_transient, ConnectError, Connection, Session};
+use super::super::copy_out::CopyError;
 use super::pgoutput::Lsn;
 use super::Capture;
 
@@ -36,6 +37,8 @@ const BUSY_WAIT: Duration = Duration::from_secs(10);
 pub enum Failure {
     /// The server's or the connection's error, with what was being done.
     Server(&'static str, tokio_postgres::Error),
+    /// The same, of a COPY read off the connection's stream (`copy_out`).
+    Copy(&'static str, CopyError),
     /// A connection that could not be opened, and whether it may open later.
     Unreachable(Error, bool),
     /// An error of the stream, final.
@@ -59,6 +62,7 @@ impl Failure {
     pub fn is_transient(&self) -> bool {
         match self {
             Failure::Server(_, e) => is_transient(e),
+            Failure::Copy(_, e) => e.is_transient(),
             Failure::Unreachable(_, transient) => *transient,
             Failure::Stream(_) => false,
         }
@@ -66,25 +70,29 @@ impl Failure {
 
     /// Whether another session holds the slot.
     fn is_busy(&self) -> bool {
-        matches!(self, Failure::Server(_, e) if e.code() == Some(&SqlState::OBJECT_IN_USE))
+        match self {
+            Failure::Server(_, e) => e.code() == Some(&SqlState::OBJECT_IN_USE),
+            Failure::Copy(_, e) => e.is_in_use(),
+            _ => false,
+        }
     }
 
     /// The error for Spark.
     pub fn into_error(self, slot: &str) -> Error {
-        match self {
-            Failure::Stream(error) | Failure::Unreachable(error, _) => error,
-            Failure::Server(what, e) => {
-                let why = describe(&e);
-                if e.code() == Some(&SqlState::OBJECT_IN_USE) {
-                    return Error::msg(format!(
-                        "cannot {what}: {why}. Another consumer uses the replication slot \
-                         `{slot}` (see pg_replication_slots.active_pid); a slot serves one \
-                         stream"
-                    ));
-                }
-                Error::msg(format!("cannot {what} (replication slot `{slot}`): {why}"))
-            }
+        let busy = self.is_busy();
+        let (what, why) = match self {
+            Failure::Stream(error) | Failure::Unreachable(error, _) => return error,
+            Failure::Copy(_, CopyError::Cancelled) => return Error::Cancelled,
+            Failure::Server(what, e) => (what, describe(&e)),
+            Failure::Copy(what, e) => (what, e.to_string()),
+        };
+        if busy {
+            return Error::msg(format!(
+                "cannot {what}: {why}. Another consumer uses the replication slot `{slot}` (see \
+                 pg_replication_slots.active_pid); a slot serves one stream"
+            ));
         }
+        Error::msg(format!("cannot {what} (replication slot `{slot}`): {why}"))
     }
 }
 

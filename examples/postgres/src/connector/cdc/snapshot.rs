@@ -24,6 +24,7 @@ use tokio_postgres::{Client, SimpleQueryMessage};
 use super::super::binary::{BatchSize, CopyDecoder, Decoder, ReadError};
 use super::super::connect::Connection;
 use super::super::sql::quote;
+use super::super::time::is_utc;
 use super::changes::{Meta, Rows};
 use super::pgoutput::Lsn;
 use super::replication;
@@ -170,7 +171,8 @@ impl SnapshotRead<'_> {
             .iter()
             .map(|c| Decoder::new(&c.kind))
             .collect();
-        let mut rows = Rows::new(schema.clone(), tables, size);
+        let utc = self.zone.is_some_and(is_utc);
+        let mut rows = Rows::new(schema.clone(), tables, size, utc);
         let mut seq = 0i64;
         let value_error = |error: ReadError| -> Failure {
             match error {

@@ -25,8 +25,8 @@ use std::cell::Cell;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use arrow_array::cast::AsArray;
 use arrow_schema::SchemaRef;
-use futures_util::StreamExt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use spark_datasource::{
     log, BatchSender, Batches, Error, Producer, Result, StreamRead, StreamReader, TaskContext,
@@ -34,11 +34,13 @@ use spark_datasource::{
 use tokio_postgres::types::{PgLsn, ToSql};
 use tokio_postgres::Client;
 
-use super::super::binary::BatchSize;
+use super::super::binary::{BatchSize, CopyDecoder, Decoder, ReadError};
 use super::super::connect::{describe, Connection, Session};
-use super::super::read::{drive, Driven};
+use super::super::copy_out::{CopyError, CopyOut, Detach, Duplex};
+use super::super::read::{drive, Driven, CANCEL_CHECK};
 use super::super::sql::quote;
-use super::super::time::local_zone;
+use super::super::time::{is_utc, local_zone};
+use super::super::types::Kind;
 use super::super::Source;
 use super::changes::{Decoding, Rows};
 use super::convert::Converter;
@@ -622,13 +624,18 @@ impl Task {
         })
     }
 
+    /// One try at the partition: a snapshot is read through the client; changes are read by
+    /// a COPY of the slot's peek off the connection's stream (`copy_out`), once the client
+    /// took the slot's lock and checked the slot.
     async fn attempt(&self, out: &BatchSender, sent: &Cell<bool>) -> Result<(), Failure> {
-        let (client, mut connection) = self.connection.try_connect("sparkds-stream-read").await?;
+        let detach = Detach::default();
+        let (client, mut connection) = self
+            .connection
+            .try_connect_detachable("sparkds-stream-read", &detach)
+            .await?;
         let work = async {
             match &self.partition {
-                Partition::Changes { start, end } => {
-                    self.changes(&client, *start, *end, out, sent).await
-                }
+                Partition::Changes { start, .. } => self.lock(&client, *start).await,
                 Partition::Snapshot {
                     snapshot,
                     table,
@@ -648,58 +655,136 @@ impl Task {
             }
         };
         match drive(&mut connection, work, out).await {
-            Ok(()) => Ok(()),
-            Err(Driven::Failed(failure)) => Err(failure),
-            Err(Driven::Connection(e)) => Err(Failure::Server("read the changes", e)),
-            Err(Driven::Closed) => Err(Failure::Unreachable(
-                Error::msg("the server closed the connection while the task read the changes"),
-                true,
-            )),
+            Ok(()) => {}
+            Err(Driven::Failed(failure)) => return Err(failure),
+            Err(Driven::Connection(e)) => return Err(Failure::Server("read the changes", e)),
+            Err(Driven::Closed) => {
+                return Err(Failure::Unreachable(
+                    Error::msg("the server closed the connection while the task read the changes"),
+                    true,
+                ))
+            }
         }
+        let Partition::Changes { start, end } = &self.partition else {
+            return Ok(());
+        };
+        // The client waits for nothing now (see `lock`): the stream is the COPY's.
+        drop((client, connection));
+        let stream = detach.take().ok_or_else(|| {
+            Failure::Stream(Error::msg(
+                "reading the changes failed: the connection's stream cannot be taken",
+            ))
+        })?;
+        self.changes(stream, *start, *end, out, sent).await
     }
 
-    /// Peeks at the slot up to `end` and sends the rows of the transactions after `start`.
+    /// Takes the slot's lock in a transaction that lasts until the connection closes, checks
+    /// that the slot still holds the changes after `start`, and waits until the server is
+    /// ready for the COPY: an empty query's answer comes after every message before it.
+    async fn lock(&self, client: &Client, start: Lsn) -> Result<(), Failure> {
+        let slot_name = &self.capture.slot;
+        slot::lock(client, slot_name).await?;
+        slot::usable(client, slot_name, start).await?;
+        client
+            .batch_execute("")
+            .await
+            .map_err(|e| Failure::Server("peek at the replication slot", e))
+    }
+
+    /// Peeks at the slot up to `end`, with a COPY on `stream`, and sends the rows of the
+    /// transactions after `start`. The slot's lock ends with the connection.
     async fn changes(
         &self,
-        client: &Client,
+        stream: Box<dyn Duplex>,
         start: Lsn,
         end: Lsn,
         out: &BatchSender,
         sent: &Cell<bool>,
     ) -> Result<(), Failure> {
-        let slot_name = &self.capture.slot;
-        slot::lock(client, slot_name).await?;
-        slot::usable(client, slot_name, start).await?;
+        const WHAT: &str = "peek at the replication slot";
+        // COPY takes no parameters: the slot's name, an LSN and the publication's name, as
+        // string literals (`E''`, whose escapes hold whatever standard_conforming_strings is).
         let statement = format!(
-            "SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2, NULL, {PLUGIN_OPTIONS})"
+            "COPY (SELECT data FROM pg_logical_slot_peek_binary_changes({}, '{end}'::pg_lsn, \
+             NULL, {})) TO STDOUT (FORMAT binary)",
+            string_literal(&self.capture.slot),
+            PLUGIN_OPTIONS.replace("$3", &string_literal(self.capture.publication_name())),
         );
-        let params: [&(dyn ToSql + Sync); 3] = [
-            slot_name,
-            &PgLsn::from(end.0),
-            &self.capture.publication_name(),
-        ];
-        let failed = |e| Failure::Server("peek at the replication slot", e);
-        let stream = client.query_raw(&statement, params).await.map_err(failed)?;
-        let mut stream = std::pin::pin!(stream);
+        let failed = |e: CopyError| match e {
+            CopyError::Cancelled => Failure::Stream(Error::Cancelled),
+            e => Failure::Copy(WHAT, e),
+        };
+        let mut copy = CopyOut::start(stream, &statement, || out.is_cancelled(), CANCEL_CHECK)
+            .await
+            .map_err(failed)?;
         let mut decoding = Decoding::new(&self.tables, start, end, self.schema_lsn);
-        let mut rows = Rows::new(self.schema.clone(), &self.tables, self.size);
+        let utc = self.zone.as_deref().is_some_and(is_utc);
+        let mut rows = Rows::new(self.schema.clone(), &self.tables, self.size, utc);
         let mut converter = Converter::new(&self.connection, self.zone.as_deref());
-        while let Some(row) = stream.next().await {
-            let row = row.map_err(failed)?;
-            let data: &[u8] = row.try_get(0).map_err(failed)?;
-            decoding.message(data, &mut rows)?;
-            if rows.full() {
-                out.send(rows.finish(&mut converter).await?)?;
-                sent.set(true);
+        // The peek's one `bytea` column, decoded from COPY's binary rows a thousand at a time.
+        let mut copied = CopyDecoder::new(BatchSize {
+            rows: 1024,
+            bytes: 1 << 24,
+        });
+        let mut data = [Decoder::new(&Kind::Bytes)];
+        let format = |e: ReadError| {
+            let why = match e {
+                ReadError::Format(why) => why,
+                ReadError::Value { why, .. } => why,
+            };
+            Failure::Stream(Error::msg(format!("reading the changes failed: {why}")))
+        };
+        let messages = async |data: &mut [Decoder; 1],
+                              decoding: &mut Decoding,
+                              rows: &mut Rows,
+                              converter: &mut Converter|
+               -> Result<(), Failure> {
+            let array = data[0].finish();
+            let Some(messages) = array.as_binary_opt::<i32>() else {
+                return Err(Failure::Stream(Error::msg(
+                    "reading the changes failed: the peek's column is not bytes",
+                )));
+            };
+            for message in messages.iter().flatten() {
+                decoding.message(message, rows)?;
+                if rows.full() {
+                    out.send(rows.finish(converter).await?)?;
+                    sent.set(true);
+                }
+            }
+            Ok(())
+        };
+        while let Some(chunk) = copy.next().await.map_err(failed)? {
+            let mut input = chunk;
+            loop {
+                match copied.decode(input, &mut data) {
+                    Ok(true) => {
+                        copied.take_batch();
+                        messages(&mut data, &mut decoding, &mut rows, &mut converter).await?;
+                    }
+                    Ok(false) => break,
+                    Err(e) => return Err(format(e)),
+                }
+                input = &[];
             }
         }
+        copy.close().await;
+        copied.finish().map_err(format)?;
+        copied.take_batch();
+        messages(&mut data, &mut decoding, &mut rows, &mut converter).await?;
         decoding.finish()?;
         if !rows.is_empty() {
             out.send(rows.finish(&mut converter).await?)?;
             sent.set(true);
         }
-        slot::unlock(client).await
+        Ok(())
     }
+}
+
+/// `text` as a string literal that reads back as it is whatever `standard_conforming_strings`
+/// says: `E'...'`, its backslashes and quotes doubled.
+fn string_literal(text: &str) -> String {
+    format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
 }
 
 #[cfg(test)]
