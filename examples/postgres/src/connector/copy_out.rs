@@ -413,3 +413,158 @@ fn server_error(body: &[u8]) -> CopyError {
     }
     CopyError::Server { code, text }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server's message: its tag, its length and its body.
+    fn message(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut bytes = vec![tag];
+        bytes.extend_from_slice(&u32::try_from(body.len() + 4).unwrap_or(0).to_be_bytes());
+        bytes.extend_from_slice(body);
+        bytes
+    }
+
+    fn error_response(code: &str, text: &str) -> Vec<u8> {
+        let mut body = Vec::new();
+        for (field, value) in [
+            (b'S', "ERROR"),
+            (b'C', code),
+            (b'M', text),
+            (b'H', "try again"),
+        ] {
+            body.push(field);
+            body.extend_from_slice(value.as_bytes());
+            body.push(0);
+        }
+        body.push(0);
+        message(b'E', &body)
+    }
+
+    /// Runs a COPY against a server that answers `answer`, written `chunk` bytes at a time;
+    /// the data read, or the error, and what the server received.
+    fn run(
+        answer: Vec<u8>,
+        chunk: usize,
+        cancelled: bool,
+    ) -> (Result<Vec<u8>, CopyError>, Vec<u8>) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            let (client, mut server) = tokio::io::duplex(64);
+            let serve = tokio::spawn(async move {
+                let mut received = vec![0; 5 + "COPY t".len() + 1];
+                server.read_exact(&mut received).await.expect("the query");
+                for part in answer.chunks(chunk) {
+                    if server.write_all(part).await.is_err() {
+                        break;
+                    }
+                }
+                received
+            });
+            let read = async {
+                let stream: Box<dyn Duplex> = Box::new(client);
+                let mut copy =
+                    CopyOut::start(stream, "COPY t", || cancelled, Duration::from_millis(10))
+                        .await?;
+                let mut data = Vec::new();
+                while let Some(bytes) = copy.next().await? {
+                    data.extend_from_slice(bytes);
+                }
+                Ok(data)
+            };
+            let result = read.await;
+            let received = serve.await.expect("the server");
+            (result, received)
+        })
+    }
+
+    fn copy(rows: &[&[u8]]) -> Vec<u8> {
+        let mut bytes = message(b'H', &[1, 0, 0]);
+        for row in rows {
+            bytes.extend(message(b'N', b"Snotice\0\0"));
+            bytes.extend(message(b'd', row));
+        }
+        bytes.extend(message(b'c', b""));
+        bytes.extend(message(b'C', b"COPY 2\0"));
+        bytes.extend(message(b'Z', b"I"));
+        bytes
+    }
+
+    #[test]
+    fn rows_arrive_whole_however_the_server_splits_them_and_the_query_is_a_simple_one() {
+        let rows: [&[u8]; 3] = [b"first row", b"", &[7; 300]];
+        let expected: Vec<u8> = rows.concat();
+        for chunk in [1, 3, 7, 64, 10_000] {
+            let (data, received) = run(copy(&rows), chunk, false);
+            assert_eq!(data.ok(), Some(expected.clone()), "chunks of {chunk}");
+            let mut query = vec![b'Q', 0, 0, 0, 11];
+            query.extend_from_slice(b"COPY t\0");
+            assert_eq!(received, query);
+        }
+    }
+
+    #[test]
+    fn the_servers_error_keeps_its_code_and_reads_as_the_clients() {
+        let mut answer = error_response("55006", "replication slot \"s\" is active");
+        answer.extend(message(b'Z', b"I"));
+        let (data, _) = run(answer, 5, false);
+        let error = data.err().expect("an error");
+        assert!(error.is_in_use() && !error.is_transient());
+        assert_eq!(
+            error.to_string(),
+            "ERROR: replication slot \"s\" is active; hint: try again"
+        );
+        // After rows: the error still comes, once the server is ready again.
+        let mut answer = message(b'H', &[1, 0, 0]);
+        answer.extend(message(b'd', b"row"));
+        answer.extend(error_response("57P01", "terminating connection"));
+        answer.extend(message(b'Z', b"I"));
+        let error = run(answer, 2, false).0.err().expect("an error");
+        assert!(error.is_transient(), "{error}");
+    }
+
+    #[test]
+    fn what_the_protocol_does_not_allow_fails_the_read_never_a_panic() {
+        let no_copy = [message(b'C', b"SELECT 1\0"), message(b'Z', b"I")].concat();
+        let mut data_row = message(b'H', &[1, 0, 0]);
+        data_row.extend(message(b'D', &[0, 0]));
+        let short = vec![b'H', 0, 0, 0, 3];
+        let huge = vec![b'N', 0xff, 0xff, 0xff, 0xff];
+        for (answer, why) in [
+            (no_copy, "sent no COPY data"),
+            (data_row, "a message `D` during a COPY"),
+            (short, "a message of length 3"),
+            (huge, "of 4294967295 bytes"),
+        ] {
+            let error = run(answer, 4, false).0.err().expect("an error").to_string();
+            assert!(error.contains(why), "{error}");
+        }
+        // The server goes away in the middle of a row.
+        let mut cut = message(b'H', &[1, 0, 0]);
+        cut.extend(&message(b'd', b"a row")[..7]);
+        let error = run(cut, 4, false).0.err().expect("an error");
+        assert!(matches!(error, CopyError::Closed) && error.is_transient());
+    }
+
+    #[test]
+    fn a_read_that_whoever_reads_stopped_ends_while_the_server_is_silent() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let error = runtime.block_on(async {
+            // A server that never answers, and is kept open.
+            let (client, _server) = tokio::io::duplex(64);
+            let stream: Box<dyn Duplex> = Box::new(client);
+            let mut copy = CopyOut::start(stream, "COPY t", || true, Duration::from_millis(5))
+                .await
+                .expect("the query fits the pipe");
+            copy.next().await.err()
+        });
+        assert!(matches!(error, Some(CopyError::Cancelled)));
+    }
+}
