@@ -512,7 +512,7 @@ mod tests {
         let mut answer = error_response("55006", "replication slot \"s\" is active");
         answer.extend(message(b'Z', b"I"));
         let (data, _) = run(answer, 5, false);
-        let error = data.err().expect("an error");
+        let error = data.expect_err("an error");
         assert!(error.is_in_use() && !error.is_transient());
         assert_eq!(
             error.to_string(),
@@ -523,7 +523,7 @@ mod tests {
         answer.extend(message(b'd', b"row"));
         answer.extend(error_response("57P01", "terminating connection"));
         answer.extend(message(b'Z', b"I"));
-        let error = run(answer, 2, false).0.err().expect("an error");
+        let error = run(answer, 2, false).0.expect_err("an error");
         assert!(error.is_transient(), "{error}");
     }
 
@@ -540,13 +540,13 @@ mod tests {
             (short, "a message of length 3"),
             (huge, "of 4294967295 bytes"),
         ] {
-            let error = run(answer, 4, false).0.err().expect("an error").to_string();
+            let error = run(answer, 4, false).0.expect_err("an error").to_string();
             assert!(error.contains(why), "{error}");
         }
         // The server goes away in the middle of a row.
         let mut cut = message(b'H', &[1, 0, 0]);
         cut.extend(&message(b'd', b"a row")[..7]);
-        let error = run(cut, 4, false).0.err().expect("an error");
+        let error = run(cut, 4, false).0.expect_err("an error");
         assert!(matches!(error, CopyError::Closed) && error.is_transient());
     }
 
