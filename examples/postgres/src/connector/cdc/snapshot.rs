@@ -13,16 +13,16 @@
 //! connection closed with the query): the tasks then fail with a message that says so.
 
 use std::cell::Cell;
-use std::pin::pin;
 
 use arrow_schema::SchemaRef;
-use futures_util::StreamExt;
 use spark_datasource::{BatchSender, Error};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
 use super::super::binary::{BatchSize, CopyDecoder, Decoder, ReadError};
 use super::super::connect::Connection;
+use super::super::copy_out::{CopyError, CopyOut, Duplex};
+use super::super::read::CANCEL_CHECK;
 use super::super::sql::quote;
 use super::super::time::is_utc;
 use super::changes::{Meta, Rows};
@@ -103,18 +103,11 @@ pub struct SnapshotRead<'a> {
 }
 
 impl SnapshotRead<'_> {
-    /// Reads the table in the snapshot, each column selected as a batch read selects it
-    /// (`Kind::select`), and sends its rows.
-    pub async fn run(
-        &self,
-        client: &Client,
-        out: &BatchSender,
-        sent: &Cell<bool>,
-    ) -> Result<(), Failure> {
-        let (snapshot, tables, table, lsn) = (self.snapshot, self.tables, self.table, self.lsn);
-        let (schema, size) = (self.schema, self.size);
-        let captured = &tables[table];
-        let qualified = captured.qualified();
+    /// Starts the transaction of the snapshot on `client`, in the read's time zone. The
+    /// client then waits for nothing (a batch of statements answers once the server is ready),
+    /// so the COPY can take the stream ([`SnapshotRead::read`]).
+    pub async fn begin(&self, client: &Client) -> Result<(), Failure> {
+        let snapshot = self.snapshot;
         // PostgreSQL's snapshot names are hexadecimal digits and dashes: safe in SQL text.
         if snapshot.is_empty() || !snapshot.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
             return Err(Error::msg(format!("`{snapshot}` is not the name of a snapshot")).into());
@@ -151,6 +144,23 @@ impl SnapshotRead<'_> {
             }
             return Err(Failure::Server("import the initial snapshot", e));
         }
+        Ok(())
+    }
+
+    /// Reads the table in the snapshot that [`SnapshotRead::begin`] started, with a COPY on
+    /// `stream` (the connection's, taken from the client), each column selected as a batch
+    /// read selects it (`Kind::select`), and sends its rows. The transaction, read only, ends
+    /// with the connection.
+    pub async fn read(
+        &self,
+        stream: Box<dyn Duplex>,
+        out: &BatchSender,
+        sent: &Cell<bool>,
+    ) -> Result<(), Failure> {
+        let (tables, table, lsn) = (self.tables, self.table, self.lsn);
+        let (schema, size) = (self.schema, self.size);
+        let captured = &tables[table];
+        let qualified = captured.qualified();
         let columns: Vec<String> = captured
             .columns
             .iter()
@@ -162,9 +172,13 @@ impl SnapshotRead<'_> {
             quote(&captured.namespace),
             quote(&captured.name)
         );
-        let failed = |e| Failure::Server("read the initial snapshot", e);
-        let stream = client.copy_out(&statement).await.map_err(failed)?;
-        let mut stream = pin!(stream);
+        let failed = |e: CopyError| match e {
+            CopyError::Cancelled => Failure::Stream(Error::Cancelled),
+            e => Failure::Copy("read the initial snapshot", e),
+        };
+        let mut stream = CopyOut::start(stream, &statement, || out.is_cancelled(), CANCEL_CHECK)
+            .await
+            .map_err(failed)?;
         let mut copy = CopyDecoder::new(size);
         let mut decoders: Vec<Decoder> = captured
             .columns
@@ -202,23 +216,20 @@ impl SnapshotRead<'_> {
             sent.set(true);
             Ok(())
         };
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(failed)?;
-            let mut input: &[u8] = &chunk;
+        while let Some(chunk) = stream.next().await.map_err(failed)? {
+            let mut input: &[u8] = chunk;
             while copy.decode(input, &mut decoders).map_err(value_error)? {
                 let count = copy.take_batch();
                 send(&mut decoders, count)?;
                 input = &[];
             }
         }
+        stream.close().await;
         copy.finish().map_err(value_error)?;
         let count = copy.take_batch();
         if count > 0 {
             send(&mut decoders, count)?;
         }
-        client
-            .batch_execute("COMMIT")
-            .await
-            .map_err(|e| Failure::Server("end the snapshot's transaction", e))
+        Ok(())
     }
 }

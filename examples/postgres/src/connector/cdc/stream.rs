@@ -46,7 +46,7 @@ use super::changes::{Decoding, Rows};
 use super::convert::Converter;
 use super::pgoutput::Lsn;
 use super::slot::{self, Driver, Failure, PLUGIN_OPTIONS};
-use super::snapshot::Export;
+use super::snapshot::{Export, SnapshotRead};
 use super::{catalog, schema, Capture, Publication, Table};
 
 /// A position in the stream.
@@ -624,34 +624,20 @@ impl Task {
         })
     }
 
-    /// One try at the partition: a snapshot is read through the client; changes are read by
-    /// a COPY of the slot's peek off the connection's stream (`copy_out`), once the client
-    /// took the slot's lock and checked the slot.
+    /// One try at the partition: the client opens the connection and starts the read (the
+    /// snapshot's transaction, or the slot's lock); then a COPY reads off the connection's
+    /// stream (`copy_out`): the table in the snapshot, or the slot's peek.
     async fn attempt(&self, out: &BatchSender, sent: &Cell<bool>) -> Result<(), Failure> {
         let detach = Detach::default();
         let (client, mut connection) = self
             .connection
             .try_connect_detachable("sparkds-stream-read", &detach)
             .await?;
+        let read = self.read();
         let work = async {
-            match &self.partition {
-                Partition::Changes { start, .. } => self.lock(&client, *start).await,
-                Partition::Snapshot {
-                    snapshot,
-                    table,
-                    lsn,
-                } => {
-                    let read = super::snapshot::SnapshotRead {
-                        snapshot,
-                        tables: &self.tables,
-                        table: *table,
-                        lsn: *lsn,
-                        zone: self.zone.as_deref(),
-                        schema: &self.schema,
-                        size: self.size,
-                    };
-                    read.run(&client, out, sent).await
-                }
+            match &read {
+                Read::Snapshot(snapshot) => snapshot.begin(&client).await,
+                Read::Changes { start, .. } => self.lock(&client, *start).await,
             }
         };
         match drive(&mut connection, work, out).await {
@@ -665,17 +651,41 @@ impl Task {
                 ))
             }
         }
-        let Partition::Changes { start, end } = &self.partition else {
-            return Ok(());
-        };
-        // The client waits for nothing now (see `lock`): the stream is the COPY's.
+        // The client waits for nothing now (see `lock` and `SnapshotRead::begin`): the stream
+        // is the COPY's.
         drop((client, connection));
         let stream = detach.take().ok_or_else(|| {
             Failure::Stream(Error::msg(
                 "reading the changes failed: the connection's stream cannot be taken",
             ))
         })?;
-        self.changes(stream, *start, *end, out, sent).await
+        match read {
+            Read::Snapshot(snapshot) => snapshot.read(stream, out, sent).await,
+            Read::Changes { start, end } => self.changes(stream, start, end, out, sent).await,
+        }
+    }
+
+    /// What the partition reads.
+    fn read(&self) -> Read<'_> {
+        match &self.partition {
+            Partition::Changes { start, end } => Read::Changes {
+                start: *start,
+                end: *end,
+            },
+            Partition::Snapshot {
+                snapshot,
+                table,
+                lsn,
+            } => Read::Snapshot(SnapshotRead {
+                snapshot,
+                tables: &self.tables,
+                table: *table,
+                lsn: *lsn,
+                zone: self.zone.as_deref(),
+                schema: &self.schema,
+                size: self.size,
+            }),
+        }
     }
 
     /// Takes the slot's lock in a transaction that lasts until the connection closes, checks
@@ -779,6 +789,12 @@ impl Task {
         }
         Ok(())
     }
+}
+
+/// What a task reads: a table in the initial snapshot, or the changes between two offsets.
+enum Read<'a> {
+    Snapshot(SnapshotRead<'a>),
+    Changes { start: Lsn, end: Lsn },
 }
 
 /// `text` as a string literal that reads back as it is whatever `standard_conforming_strings`
