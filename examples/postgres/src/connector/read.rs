@@ -501,9 +501,9 @@ impl Task {
             }
             // The client waits for nothing now (see `bind`): the stream is the COPY's.
             drop((client, connection));
-            let stream = detach.take().ok_or_else(|| {
-                Error::msg("reading failed: the connection's stream cannot be taken")
-            })?;
+            let stream = detach
+                .take()
+                .ok_or_else(|| self.failed("the connection's stream cannot be taken"))?;
             self.copy(stream, out).await
         })
     }
