@@ -550,19 +550,20 @@ fn values_at_the_ends_of_each_type_written_as_constants_find_their_rows() -> spa
     // Integers, booleans, decimals, dates and timestamps are written into the statement as
     // constants (the planner then knows them): each value that a read returns, pushed back as
     // `column = value`, finds exactly the rows that hold it, BC dates and the last instants
-    // included.
+    // included (each `timestamp` a day inside PostgreSQL's first and Spark's last instant, as
+    // a read in any time zone holds them).
     let t = table("constants");
     sql(&format!(
         "CREATE TABLE {t} (id int, big bigint, amount numeric(38,6), flag boolean, day date, \
            ts timestamp, tz timestamptz); \
          INSERT INTO {t} VALUES \
            (1, -9223372036854775808, -99999999999999999999999999999999.999999, true, \
-            '4714-11-24 BC', '4714-11-24 00:00 BC', '4714-11-24 00:00+00 BC'), \
+            '4714-11-24 BC', '4714-11-25 00:00 BC', '4714-11-24 00:00+00 BC'), \
            (2, 9223372036854775807, 0.000001, false, '0044-03-15 BC', \
             '0044-03-15 12:34:56.789012 BC', '0044-03-15 12:34:56.789012+00 BC'), \
            (3, 0, -0.5, NULL, '9999-12-31', '9999-12-31 23:59:59.999999', \
             '9999-12-31 23:59:59.999999+00'), \
-           (4, -1, 12.5, true, '5874897-12-31', '294247-01-10 04:00:54.775807', \
+           (4, -1, 12.5, true, '5874897-12-31', '294247-01-09 04:00:54.775807', \
             '294247-01-10 04:00:54.775807+00');"
     ));
     for ntz in ["false", "true"] {

@@ -25,6 +25,7 @@ use super::super::copy_out::{CopyError, CopyOut, Duplex};
 use super::super::read::CANCEL_CHECK;
 use super::super::sql::quote;
 use super::super::time::is_utc;
+use super::super::types::Kind;
 use super::changes::{Meta, Rows};
 use super::pgoutput::Lsn;
 use super::replication;
@@ -161,10 +162,16 @@ impl SnapshotRead<'_> {
         let (schema, size) = (self.schema, self.size);
         let captured = &tables[table];
         let qualified = captured.qualified();
+        // As a batch read selects them: a `timestamp` read as an instant is converted by the
+        // server in the read's time zone, but in UTC, where its wall clock is the instant.
+        let utc = self.zone.is_some_and(is_utc);
         let columns: Vec<String> = captured
             .columns
             .iter()
-            .map(|c| c.kind.select(&quote(&c.name)))
+            .map(|c| match c.kind {
+                Kind::LocalTimestamp if utc => quote(&c.name),
+                ref kind => kind.select(&quote(&c.name)),
+            })
             .collect();
         let statement = format!(
             "COPY (SELECT {} FROM {}.{}) TO STDOUT (FORMAT binary)",
@@ -185,7 +192,6 @@ impl SnapshotRead<'_> {
             .iter()
             .map(|c| Decoder::new(&c.kind))
             .collect();
-        let utc = self.zone.is_some_and(is_utc);
         let mut rows = Rows::new(schema.clone(), tables, size, utc);
         let mut seq = 0i64;
         let value_error = |error: ReadError| -> Failure {
