@@ -415,3 +415,56 @@ fn the_table_of_a_write_is_one_name_resolved_once() -> sparkds::Result<()> {
     assert_eq!(ids_of(&format!("\"{t}\"")), [1, 1]);
     Ok(())
 }
+
+/// East of UTC, PostgreSQL's first day in a `timestamp` read as an instant is before the first
+/// instant that the server converts to: the read fails naming the column and the way out, and
+/// reads with `preferTimestampNTZ`. A read's time zone is the machine's (`TZ`), so the test
+/// runs again in a process of its own in Asia/Kolkata.
+#[test]
+fn east_of_utc_postgresqls_first_day_fails_naming_the_column_and_the_way_out() -> sparkds::Result<()>
+{
+    const CHILD: &str = "SPARKDS_POSTGRES_TEST_IN_KOLKATA";
+    if std::env::var_os(CHILD).is_none() {
+        let name =
+            "integrity::east_of_utc_postgresqls_first_day_fails_naming_the_column_and_the_way_out";
+        let failed = |e: std::io::Error| sparkds::Error::usage(format!("the child test: {e}"));
+        let output = std::process::Command::new(std::env::current_exe().map_err(failed)?)
+            .args(["--exact", name, "--test-threads", "1"])
+            .env("TZ", "Asia/Kolkata")
+            .env(CHILD, "1")
+            .output()
+            .map_err(failed)?;
+        let shown = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && shown.contains("1 passed"),
+            "{shown}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        return Ok(());
+    }
+    let t = table("first_day");
+    sql(&format!(
+        "CREATE TABLE {t} (id int PRIMARY KEY, ts timestamp); \
+         INSERT INTO {t} VALUES (1, '4714-11-24 02:00 BC'), (2, '2024-01-01 00:00');"
+    ));
+    let error = library()?
+        .batch_read()
+        .options(options(&t))
+        .run()
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        error.contains(
+            "ERROR: timestamp out of range. A `timestamp` read as an instant in the \
+                        time zone `Asia/Kolkata` (`ts`)"
+        ) && error.contains("preferTimestampNTZ set to true"),
+        "{error}"
+    );
+    let read = library()?
+        .batch_read()
+        .options(with(options(&t), &[("preferTimestampNTZ", "true")]))
+        .run()?;
+    assert_eq!(read.num_rows(), 2);
+    Ok(())
+}
