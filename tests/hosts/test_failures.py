@@ -119,8 +119,13 @@ def test_a_write_with_a_worker_killed_mid_task_leaves_no_partial_data(cluster, p
     target = "killed_write"
     config = {**postgres_connection, "parts": ["write"], "target": target, "rows": WRITE_ROWS,
               "partitions": 8}
+    # An executor of two cores fits a Worker (two cores) once, so the write's two executors are
+    # one on each host, whatever the Master knew of worker-2, cut off by the test before, when
+    # the write was submitted: the driver waits for both before its job (APP_CONF). With
+    # executors of one core, both could go to worker-1 and the write never touch worker-2.
+    conf = {**LOSS_CONF, "spark.executor.cores": "2", "spark.cores.max": "4"}
     process = cluster.submit("write-killed", "postgres_app.py", config,
-                             [packages["postgres"], packages["c_range"]], conf=LOSS_CONF,
+                             [packages["postgres"], packages["c_range"]], conf=conf,
                              background=True)
     visible = []
     # The rows that the COPY of a task on worker-2 has sent so far.
@@ -135,7 +140,9 @@ def test_a_write_with_a_worker_killed_mid_task_leaves_no_partial_data(cluster, p
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
-    ended = lambda: process.poll() is not None and f"the write ended first:\n{cluster.client.log('write-killed')[-4000:]}"  # noqa: E731
+    ended = lambda: process.poll() is not None and (  # noqa: E731
+        f"the write ended first:\n{cluster.client.log('write-killed')[-4000:]}\n"
+        f"the Master's last lines:\n{cluster.master.log('master')[-3000:]}")
     staged = wait(lambda: int(pg.psql(copied, args=["-t", "-A"]).strip() or 0),
                   "rows of a COPY from worker-2", 240, ended)
     worker.kill_all()
