@@ -117,6 +117,16 @@ def test_the_cdc_stream_is_exactly_once_while_a_worker_host_is_cut_off(cluster, 
 def test_a_write_with_a_worker_killed_mid_task_leaves_no_partial_data(cluster, packages, pg, postgres_connection):
     worker = cluster.network["worker-2"]
     target = "killed_write"
+    # worker-2's Worker, cut off by the test before, may still be in and out of the Master's
+    # books (its heartbeats refused as from an unregistered Worker, its executors killed when
+    # it registers again): the host restarts it, as a machine back from an outage would, and
+    # the write starts once the Master has registered the new one.
+    registrations = lambda: len([r for r in cluster.registered() if worker.name in r])  # noqa: E731
+    before = registrations()
+    worker.kill_all()
+    cluster.start_worker(worker)
+    wait(lambda: registrations() > before, "worker-2's Worker registered again", 120,
+         shown=lambda: cluster.master.log("master")[-3000:])
     config = {**postgres_connection, "parts": ["write"], "target": target, "rows": WRITE_ROWS,
               "partitions": 8}
     # An executor of two cores fits a Worker (two cores) once, so the write's two executors are
