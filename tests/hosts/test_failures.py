@@ -19,9 +19,9 @@ from cdc_support import Session, check_exactly_once, create_table, source_rows, 
 WRITE_ROWS = 3_000_000
 
 
-def wait(condition, what, timeout=120, failed=lambda: None, shown=lambda: ""):
-    """The first true value of `condition()`; fails when `failed()` says why, or after `timeout`
-    seconds, with what `shown()` gives."""
+def wait(condition, what, timeout=120, failed=lambda: None, shown=lambda: "", pause=0.2):
+    """The first true value of `condition()`, asked every `pause` seconds; fails when `failed()`
+    says why, or after `timeout` seconds, with what `shown()` gives."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         why = failed()
@@ -29,7 +29,7 @@ def wait(condition, what, timeout=120, failed=lambda: None, shown=lambda: ""):
         value = condition()
         if value:
             return value
-        time.sleep(0.2)
+        time.sleep(pause)
     raise AssertionError(f"{what}: not within {timeout} s\n{shown()}")
 
 
@@ -153,8 +153,11 @@ def test_a_write_with_a_worker_killed_mid_task_leaves_no_partial_data(cluster, p
     ended = lambda: process.poll() is not None and (  # noqa: E731
         f"the write ended first:\n{cluster.client.log('write-killed')[-4000:]}\n"
         f"the Master's last lines:\n{cluster.master.log('master')[-3000:]}")
+    # Asked without a pause (each psql takes tens of milliseconds): a task's COPY lasts a few
+    # tenths of a second on a warm machine, which a poll every 0.2 s besides psql's own time
+    # could miss.
     staged = wait(lambda: int(pg.psql(copied, args=["-t", "-A"]).strip() or 0),
-                  "rows of a COPY from worker-2", 240, ended)
+                  "rows of a COPY from worker-2", 240, ended, pause=0)
     worker.kill_all()
     code = process.wait(timeout=300)
     watcher.join(30)
