@@ -219,22 +219,8 @@ impl Connection {
             .map_err(|failed| failed.error)
     }
 
-    /// [`Connection::connect_async`] on streams that `detach` can take from under the client,
+    /// [`Connection::try_connect`] on streams that `detach` can take from under the client,
     /// for a read that reads its COPY off the stream itself (see `copy_out`).
-    ///
-    /// # Errors
-    /// As [`Connection::connect`].
-    pub async fn connect_detachable(
-        &self,
-        application_name: &str,
-        detach: &Detach,
-    ) -> Result<(Client, DetachableConnection)> {
-        self.try_connect_detachable(application_name, detach)
-            .await
-            .map_err(|failed| failed.error)
-    }
-
-    /// [`Connection::connect_detachable`], saying whether a failure may pass.
     ///
     /// # Errors
     /// As [`Connection::connect`].
@@ -706,16 +692,8 @@ pub struct ConnectError {
 /// Whether `error` may pass by itself: the server refuses connections or closed this one
 /// (restarting), is starting up or shutting down, or the connection broke.
 pub fn is_transient(error: &tokio_postgres::Error) -> bool {
-    use tokio_postgres::error::SqlState;
     if let Some(db) = error.as_db_error() {
-        let code = db.code();
-        return [
-            SqlState::ADMIN_SHUTDOWN,
-            SqlState::CRASH_SHUTDOWN,
-            SqlState::CANNOT_CONNECT_NOW,
-        ]
-        .contains(code)
-            || code.code().starts_with("08");
+        return is_transient_state(db.code().code());
     }
     if error.is_closed() {
         return true;
@@ -728,6 +706,12 @@ pub fn is_transient(error: &tokio_postgres::Error) -> bool {
         source = cause.source();
     }
     false
+}
+
+/// [`is_transient`] of the server's SQLSTATE: an administrator's or a crash's shutdown, a
+/// server starting up (57P01, 57P02, 57P03), or any connection exception (class 08).
+pub fn is_transient_state(code: &str) -> bool {
+    ["57P01", "57P02", "57P03"].contains(&code) || code.starts_with("08")
 }
 
 /// [`is_transient`] of an error of the socket.

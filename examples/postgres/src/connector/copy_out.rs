@@ -21,7 +21,7 @@ use futures_util::TryFutureExt;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio_postgres::tls::{ChannelBinding, TlsConnect, TlsStream};
 
-use super::connect::is_transient_io;
+use super::connect::{is_transient_io, is_transient_state};
 
 /// A connection's stream, once taken from the client.
 pub trait Duplex: AsyncRead + AsyncWrite + Unpin + Send {}
@@ -178,9 +178,7 @@ impl CopyError {
     /// of the client's errors: the server shuts down or restarts, or the connection broke.
     pub fn is_transient(&self) -> bool {
         match self {
-            CopyError::Server { code, .. } => {
-                ["57P01", "57P02", "57P03"].contains(&code.as_str()) || code.starts_with("08")
-            }
+            CopyError::Server { code, .. } => is_transient_state(code),
             CopyError::Io(e) => is_transient_io(e),
             CopyError::Closed => true,
             CopyError::Protocol(_) | CopyError::Cancelled => false,

@@ -480,8 +480,9 @@ impl Task {
             let (client, mut connection) = self
                 .settings
                 .connection
-                .connect_detachable("sparkds-read", &detach)
-                .await?;
+                .try_connect_detachable("sparkds-read", &detach)
+                .await
+                .map_err(|failed| failed.error)?;
             let prepare = async {
                 self.bind(&client).await?;
                 if self.count {

@@ -11,7 +11,7 @@
 //! placeholder reads it back once, as an initplan: `(SELECT current_setting('sparkds.p<n>')::
 //! <type>)`. The value crosses as a typed binary parameter and is rendered to text by the
 //! server itself, whose renderings of these types read back exactly (`extra_float_digits=3`,
-//! ISO dates, hex bytea: see `connect.rs`).
+//! hex bytea: see `connect.rs`).
 
 use std::error::Error as StdError;
 

@@ -21,7 +21,7 @@ use tokio_postgres::{Client, SimpleQueryMessage};
 
 use super::super::binary::{BatchSize, CopyDecoder, Decoder, ReadError};
 use super::super::connect::Connection;
-use super::super::copy_out::{CopyError, CopyOut, Duplex};
+use super::super::copy_out::{CopyOut, Duplex};
 use super::super::read::CANCEL_CHECK;
 use super::super::sql::quote;
 use super::super::time::is_utc;
@@ -179,10 +179,8 @@ impl SnapshotRead<'_> {
             quote(&captured.namespace),
             quote(&captured.name)
         );
-        let failed = |e: CopyError| match e {
-            CopyError::Cancelled => Failure::Stream(Error::Cancelled),
-            e => Failure::Copy("read the initial snapshot", e),
-        };
+        // A cancelled read is not tried again, and ends as `Error::Cancelled` (`into_error`).
+        let failed = |e| Failure::Copy("read the initial snapshot", e);
         let mut stream = CopyOut::start(stream, &statement, || out.is_cancelled(), CANCEL_CHECK)
             .await
             .map_err(failed)?;

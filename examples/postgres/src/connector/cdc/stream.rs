@@ -36,7 +36,7 @@ use tokio_postgres::Client;
 
 use super::super::binary::{BatchSize, CopyDecoder, Decoder, ReadError};
 use super::super::connect::{describe, Connection, Session};
-use super::super::copy_out::{CopyError, CopyOut, Detach, Duplex};
+use super::super::copy_out::{CopyOut, Detach, Duplex};
 use super::super::read::{drive, Driven, CANCEL_CHECK};
 use super::super::sql::quote;
 use super::super::time::{is_utc, local_zone};
@@ -720,10 +720,8 @@ impl Task {
             string_literal(&self.capture.slot),
             PLUGIN_OPTIONS.replace("$3", &string_literal(self.capture.publication_name())),
         );
-        let failed = |e: CopyError| match e {
-            CopyError::Cancelled => Failure::Stream(Error::Cancelled),
-            e => Failure::Copy(WHAT, e),
-        };
+        // A cancelled read is not tried again, and ends as `Error::Cancelled` (`into_error`).
+        let failed = |e| Failure::Copy(WHAT, e);
         let mut copy = CopyOut::start(stream, &statement, || out.is_cancelled(), CANCEL_CHECK)
             .await
             .map_err(failed)?;
@@ -806,6 +804,14 @@ fn string_literal(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_in_the_peeks_copy_are_escape_strings_that_read_back_as_they_are() {
+        assert_eq!(string_literal("sparkds_orders"), "E'sparkds_orders'");
+        // A quote doubled, a backslash doubled: the same text with standard_conforming_strings
+        // on or off, and nothing past the literal.
+        assert_eq!(string_literal(r"o'k\'); DROP"), r"E'o''k\\''); DROP'");
+    }
 
     #[test]
     fn offsets_are_json_with_the_lsn_as_postgresql_writes_it() -> Result<(), serde_json::Error> {
