@@ -145,6 +145,7 @@ pub fn load_build(
     let options = HostOptions {
         spark_version: Some(spark_version.to_string()),
         log: log_for(&name),
+        observer: None,
     };
     let library = Library::load_with(copy.path(), options)
         .map_err(|e| Error::from_load(build.origin.path(), e))?;

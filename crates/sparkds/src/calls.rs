@@ -1,7 +1,7 @@
 //! Calling a library's functions, for every protocol: a required function of the table, the
 //! schema of a source, Arrow schemas lent to a call, the sinks that collect byte arrays, column
 //! pruning, and the tasks that call `read` on their own threads. The protocols (batch and stream
-//! reads, writes, the step-by-step API and the benchmark) share these.
+//! reads, writes and the step-by-step API) share these.
 
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;

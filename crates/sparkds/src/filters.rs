@@ -162,7 +162,7 @@ pub(crate) fn check_batch(
 }
 
 /// Whether `fields` has the column at `column`'s path (through structs for nested fields).
-pub(crate) fn has_column(fields: &Fields, column: &Column) -> bool {
+pub fn has_column(fields: &Fields, column: &Column) -> bool {
     let mut fields = fields.clone();
     let mut path = column.path().iter().peekable();
     while let Some(name) = path.next() {

@@ -85,7 +85,6 @@
 
 mod artifacts;
 mod batch_read;
-pub mod bench;
 mod builders;
 mod calls;
 pub mod check;
@@ -117,7 +116,8 @@ pub use artifacts::{
 pub use batch_read::{BatchRead, BatchReadOutcome, PartitionRead};
 pub use error::{Error, Result, Violation};
 pub use library::{
-    Capabilities, HostOptions, Library, LogFunction, LogLevel, LogMessage, SPARK_VERSION,
+    CallObserver, Capabilities, HostOptions, Library, LogFunction, LogLevel, LogMessage,
+    SPARK_VERSION,
 };
 /// How the host opens a library, and the package crate and the JNI library a package
 /// (`spark-datasource-core`'s).

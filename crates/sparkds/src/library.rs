@@ -8,7 +8,8 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use spark_datasource_core::file::open_regular;
 use spark_datasource_core::{capabilities, library_file};
@@ -16,6 +17,7 @@ use spark_datasource_core::{capabilities, library_file};
 use crate::error::{Error, Result, Violation};
 use crate::filters::FilterTable;
 use crate::isolate;
+use spark_datasource_abi::bench::{SparkDsBenchFunction, SPARK_DS_BENCH_SYMBOL};
 use spark_datasource_abi::filters::{PushFilters, SparkDsFiltersInitFunction};
 use spark_datasource_abi::v1::{self, SparkDsCreateInfo, SparkDsHost, SparkDsLibrary};
 
@@ -40,6 +42,9 @@ pub struct Library {
     handles: Mutex<HashSet<(HandleKind, usize)>>,
     /// Options given to every `create`, before those of each call.
     options: Vec<(String, String)>,
+    /// The SDK's in-process entry, `spark_ds_bench_v1`, when the library exports it.
+    bench: Option<SparkDsBenchFunction>,
+    observer: Option<Arc<dyn CallObserver>>,
 }
 
 static NEXT_LIBRARY_ID: AtomicUsize = AtomicUsize::new(1);
@@ -88,6 +93,19 @@ pub struct HostOptions {
     pub spark_version: Option<String>,
     /// Receives `SparkDsHost.log`; when `None` the messages are kept for [`Library::log`].
     pub log: Option<LogFunction>,
+    /// Sees the time of every call into the library, for a host that measures it (`cargo
+    /// sparkds bench`).
+    pub observer: Option<Arc<dyn CallObserver>>,
+}
+
+/// Sees every call into a library and the time it took: the functions of the table (through
+/// the steps or the whole-protocol runs), `last_error`, the close functions, the callbacks of
+/// the streams (`get_schema`, `get_next`), the releases of streams and of the batches a
+/// [`PartitionStream`](crate::steps::PartitionStream) held, and the functions outside the table
+/// called with [`Library::call_extension`]. Called on the thread of the call, after it returns.
+pub trait CallObserver: Send + Sync {
+    /// `function` returned after `elapsed`.
+    fn called(&self, function: &'static str, elapsed: Duration);
 }
 
 /// The capabilities that `create` declared, `SPARK_DS_*` bits.
@@ -228,7 +246,8 @@ impl Library {
                 Error::usage("the Spark version contains a NUL byte; pass a version such as 4.4.0")
             })?),
         };
-        let (init, filters_init, exported) = open_library(&path)?;
+        let opened = open_library(&path)?;
+        let (init, filters_init, exported) = (opened.init, opened.filters_init, opened.exported);
         let log: &'static LogCollector = Box::leak(Box::new(LogCollector {
             messages: Mutex::default(),
             forward: options.log,
@@ -264,6 +283,8 @@ impl Library {
             log,
             handles: Mutex::new(HashSet::new()),
             options: Vec::new(),
+            bench: opened.bench,
+            observer: options.observer,
         })
     }
 
@@ -430,6 +451,41 @@ impl Library {
         })
     }
 
+    /// Runs `f`, a call into the library, and tells the observer how long it took.
+    pub(crate) fn observed<T>(&self, function: &'static str, f: impl FnOnce() -> T) -> T {
+        let Some(observer) = &self.observer else {
+            return f();
+        };
+        let start = Instant::now();
+        let result = f();
+        observer.called(function, start.elapsed());
+        result
+    }
+
+    /// The SDK's `spark_ds_bench_v1` (`spark_datasource_abi::bench`), when the library exports
+    /// it: the task side of a read or a write run in process through the connector's traits,
+    /// outside the header, which `cargo sparkds bench` measures the interface against.
+    pub fn bench_entry(&self) -> Option<SparkDsBenchFunction> {
+        self.bench
+    }
+
+    /// Calls `f`, a function of the library outside the table that fails as the table's do
+    /// (a non-zero return, the message in `last_error`) and passes byte arrays to a sink, such
+    /// as [`Library::bench_entry`]; `f` gets the sink's callback and its context. Returns the
+    /// byte arrays passed, after the checks of the sink (rule 10).
+    ///
+    /// # Errors
+    ///
+    /// The failure of the function, with the library's message, or a violation of its sink.
+    pub fn call_extension(
+        &self,
+        function: &'static str,
+        context: Option<&str>,
+        f: impl FnOnce(v1::SparkDsSink, *mut c_void) -> c_int,
+    ) -> Result<Vec<Vec<u8>>> {
+        crate::calls::sink_call(self, function, context, f)
+    }
+
     /// Runs one call into the library, then turns a non-zero return into an error with the
     /// message of `last_error` (rule 7), and reports a sink that an earlier call kept (rule 10).
     pub(crate) fn call(
@@ -439,7 +495,7 @@ impl Library {
         f: impl FnOnce() -> c_int,
     ) -> Result<()> {
         isolate::breadcrumb(function);
-        let rc = f();
+        let rc = self.observed(function, f);
         let failure = if rc == 0 {
             None
         } else {
@@ -467,7 +523,7 @@ impl Library {
         isolate::breadcrumb("last_error");
         // SAFETY: `last_error` takes no arguments and returns a string owned by the library, or
         // NULL; it is read at once, before any other call into the library on this thread.
-        let message = unsafe { last_error() };
+        let message = self.observed("last_error", || unsafe { last_error() });
         match read_message(message) {
             Ok(message) => Error::Library {
                 function: function.into(),
@@ -568,7 +624,7 @@ impl Library {
             isolate::breadcrumb(kind.close_name());
             // SAFETY: `ptr` was returned by the create function of this kind and is closed once:
             // `Handle` is not Clone and calls this only from Drop.
-            unsafe { close(ptr) };
+            self.observed(kind.close_name(), || unsafe { close(ptr) });
         }
     }
 }
@@ -715,13 +771,15 @@ unsafe fn read_table(table: *const SparkDsLibrary) -> Result<SparkDsLibrary> {
 /// Loads the library at `path`, never to unload it, and finds its entry points: `spark_ds_init`
 /// (rule 1), the filter extension's `spark_ds_filters_init` if it exports it, and the names that
 /// `export!` recorded.
-fn open_library(
-    path: &Path,
-) -> Result<(
-    v1::SparkDsInitFunction,
-    Option<SparkDsFiltersInitFunction>,
-    Option<Vec<String>>,
-)> {
+/// The entry points of a loaded library.
+struct Opened {
+    init: v1::SparkDsInitFunction,
+    filters_init: Option<SparkDsFiltersInitFunction>,
+    exported: Option<Vec<String>>,
+    bench: Option<SparkDsBenchFunction>,
+}
+
+fn open_library(path: &Path) -> Result<Opened> {
     // The loader would open a named pipe and wait for a writer: the file is opened without
     // waiting and checked first.
     if let Err(e) = open_regular(path) {
@@ -760,9 +818,19 @@ fn open_library(
             .ok()
             .map(|symbol| *symbol);
     let exported = exported_names(&loaded);
+    // SAFETY: `spark_ds_bench_v1` has the type `SparkDsBenchFunction`, which the SDK's
+    // `export!` emits; the name carries the version of `SparkDsBenchCall`.
+    let bench = unsafe { loaded.get::<SparkDsBenchFunction>(SPARK_DS_BENCH_SYMBOL) }
+        .ok()
+        .map(|symbol| *symbol);
     // Never unloaded: see the type's documentation. The symbols stay valid for the process.
     std::mem::forget(loaded);
-    Ok((init, filters_init, exported))
+    Ok(Opened {
+        init,
+        filters_init,
+        exported,
+        bench,
+    })
 }
 
 fn function_presence(t: &SparkDsLibrary) -> Vec<(&'static str, bool)> {

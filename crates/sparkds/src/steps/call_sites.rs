@@ -1,7 +1,7 @@
 //! The steps are the one place of this crate that calls a function of the library's table:
 //! each function is read from the table at one site (a presence check, `is_some()`, is not a
-//! call). The benchmark (`bench/`) is counted with the rest: it drives the protocol through the
-//! steps too, timing around them.
+//! call). The whole-protocol runs, the JNI library and `cargo sparkds bench` (which sums the
+//! time of each call with a `CallObserver`) drive the protocol through them.
 
 use std::collections::BTreeMap;
 use std::path::Path;

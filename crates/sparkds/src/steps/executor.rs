@@ -94,6 +94,7 @@ pub struct PartitionStream {
     current: Option<Batch>,
     stream: Box<ArrowArrayStream>,
     task: TaskContext,
+    library: &'static Library,
     schema: SchemaRef,
     struct_type: DataType,
     context: String,
@@ -138,6 +139,7 @@ impl PartitionStream {
             current: None,
             stream,
             task,
+            library,
             schema,
             struct_type,
             context,
@@ -160,7 +162,9 @@ impl PartitionStream {
         };
         let mut raw_schema = ArrowSchema::empty();
         // SAFETY: the stream is live (not released) and `raw_schema` is valid for writes.
-        let rc = unsafe { get_schema(&mut *opened.stream, &mut raw_schema) };
+        let rc = library.observed("get_schema", || unsafe {
+            get_schema(&mut *opened.stream, &mut raw_schema)
+        });
         if rc != 0 {
             return Err(import::stream_error(
                 &mut opened.stream,
@@ -232,7 +236,7 @@ impl PartitionStream {
     ///
     /// The failure of `get_next`, or a violation (naming the batch, the column and the rule).
     pub fn next_batch(&mut self) -> Result<Option<&Batch>> {
-        self.current = None;
+        self.release_current();
         if self.ended {
             return Ok(None);
         }
@@ -241,7 +245,9 @@ impl PartitionStream {
         };
         let mut raw = ArrowArray::empty();
         // SAFETY: the stream is live and `raw` is valid for writes.
-        let rc = unsafe { get_next(&mut *self.stream, &mut raw) };
+        let rc = self.library.observed("get_next", || unsafe {
+            get_next(&mut *self.stream, &mut raw)
+        });
         if rc != 0 {
             if let Some(release) = raw.release {
                 // SAFETY: on failure the library should leave `raw` released; if it did not,
@@ -285,12 +291,23 @@ impl PartitionStream {
     }
 }
 
+impl PartitionStream {
+    /// Drops the batch last returned: the library's release of its array, unless the caller
+    /// keeps a clone of it.
+    fn release_current(&mut self) {
+        if let Some(batch) = self.current.take() {
+            self.library.observed("release", || drop(batch));
+        }
+    }
+}
+
 impl Drop for PartitionStream {
     fn drop(&mut self) {
-        self.current = None;
+        self.release_current();
         if let Some(release) = self.stream.release {
             // SAFETY: the stream was moved to the host by `read`; this is its only release.
-            unsafe { release(&mut *self.stream) };
+            self.library
+                .observed("release", || unsafe { release(&mut *self.stream) });
             self.stream.release = None;
         }
         // The task is dropped after this, with the other fields: the library may use it

@@ -54,6 +54,20 @@ pub use driver::{OpenSource, Pushdowns, Reader, StreamReader, Writer};
 pub(crate) use executor::{abort_data_writer, commit_data_writer, open_data_writer, write_batch};
 pub use executor::{Batch, DataWriter, PartitionStream, TaskContext};
 
+/// The schema of `columns` of `schema`, in the order asked, and their indices in `schema`: the
+/// schema to give [`Reader::prune_columns`] for a projection, and the columns to keep of each
+/// batch when the library does not prune.
+///
+/// # Errors
+///
+/// A column that `schema` does not have: the message lists those it has.
+pub fn project(
+    schema: &arrow_schema::Schema,
+    columns: &[String],
+) -> crate::Result<(arrow_schema::SchemaRef, Vec<usize>)> {
+    crate::calls::prune(schema, columns)
+}
+
 /// Which checks run besides the cheap ones, which always do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Checks {

@@ -1,17 +1,12 @@
-//! The measures of `cargo sparkds bench`: reads a library through the C interface as Spark does
-//! and measures it: rows/s, Arrow bytes/s, batches/s, the time spent inside the
-//! library's functions against the time of the host, and the peak RSS over the process's
-//! baseline.
+//! What `cargo sparkds bench` measures and its report: each protocol that the source declares
+//! (or the one asked for), in each mode, the best of `repeat` runs.
 //!
-//! It measures the batch read and the micro-batch read, and the batch write when asked. Unlike
-//! [`Library::batch_read`] and [`Library::stream_read`], which keep every batch for the tests, the
-//! benchmark streams: each batch is imported, counted and dropped before the next `get_next`. It
-//! runs each read with the conformance checks of `sparkds` (the raw checks of each C array,
-//! arrow-rs's full validation and a deep copy, as [`Library::batch_read`] does), without them
-//! (arrow-rs's import and its cheap structural validation only; Spark itself validates nothing),
-//! and in process, so that the report shows what the checks and the interface cost. The tasks run
-//! one after another on the calling thread, as one executor core runs them, so that the rates are
-//! those of one core.
+//! The modes: through the C interface with the full checks of `sparkds` (arrow-rs's full
+//! validation of every value, the accepted filters on every row), through it with the cheap
+//! checks only that the host always runs (the structure of each C array, arrow-rs's import),
+//! and in process. Spark itself validates nothing. The tasks run one after another on the
+//! calling thread, as one executor core runs them, so that the rates are those of one core.
+//! Each batch is imported in place, counted and dropped before the next `get_next`.
 //!
 //! In process: a library built with `spark_datasource::export!` also exports
 //! `spark_ds_bench_v1`, outside the header, which runs the task side of a read (or of a write)
@@ -19,8 +14,6 @@
 //! counts what it read. The planning still goes through the interface, once per run, as for the
 //! other measures, so the ratio of the two is what the interface costs per batch. A library
 //! without that symbol (written in C, say) is measured through the interface only.
-//!
-//! [`measure`] runs the measures and returns a [`BenchReport`]; the command renders it.
 
 use std::path::Path;
 use std::str::FromStr;
@@ -28,9 +21,12 @@ use std::str::FromStr;
 use arrow_schema::SchemaRef;
 use serde::Serialize;
 
-use crate::error::{Error, Result};
-use crate::filters::Filter;
-use crate::library::Library;
+use sparkds::filters::Filter;
+use sparkds::{Error, HostOptions, Library, Result};
+
+use super::counts::{Counts, LibraryTime};
+use super::rss::Rss;
+use super::run::{Mode, Run};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BenchProtocol {
@@ -132,7 +128,7 @@ pub struct BenchReport {
     /// The library measured.
     pub library: String,
     /// The options given to the source, a secret value shown as
-    /// [`REDACTED`](crate::redact::REDACTED).
+    /// [`REDACTED`](sparkds::redact::REDACTED).
     pub options: Vec<(String, String)>,
     /// The columns asked for; `None` for every column.
     pub columns: Option<Vec<String>>,
@@ -195,21 +191,30 @@ pub fn measure(path: &Path, spec: &BenchSpec) -> Result<BenchReport> {
             "--repeat must be 1 or more: the number of runs of each measure",
         ));
     }
-    let library = Library::load(path)?;
-    let protocols = protocols_to_measure(&library, spec)?;
+    let time = std::sync::Arc::new(LibraryTime::default());
+    let host = HostOptions {
+        observer: Some(time.clone()),
+        ..HostOptions::default()
+    };
+    // The steps hold a library for the process, as libraries are never unloaded.
+    let library: &'static Library = Box::leak(Box::new(Library::load_with(path, host)?));
+    let protocols = protocols_to_measure(library, spec)?;
     if spec.write_batch_rows == 0 || spec.write_tasks == 0 {
         return Err(Error::usage(
             "--write-batch-rows and --write-tasks must be 1 or more",
         ));
     }
-    let reference = reference_entry(path);
-    let modes = modes_to_measure(spec, reference);
+    let modes = modes_to_measure(spec, library.bench_entry().is_some());
     let mut measures = Vec::new();
     let mut filters_accepted: Option<Vec<bool>> = None;
     for protocol in protocols {
         measures.extend(measure_protocol(
-            &library,
-            spec,
+            Run {
+                library,
+                time: &time,
+                spec,
+                mode: Mode::Unchecked,
+            },
             protocol,
             &modes,
             &mut filters_accepted,
@@ -217,11 +222,11 @@ pub fn measure(path: &Path, spec: &BenchSpec) -> Result<BenchReport> {
     }
     Ok(BenchReport {
         library: path.display().to_string(),
-        options: crate::redact::redacted(&spec.options),
+        options: sparkds::redact::redacted(&spec.options),
         columns: spec.columns.clone(),
         filters: bench_filters(spec, filters_accepted.as_deref()),
         repeat: spec.repeat,
-        reference: reference.is_some(),
+        reference: library.bench_entry().is_some(),
         measures,
     })
 }
@@ -252,14 +257,14 @@ fn protocols_to_measure(library: &Library, spec: &BenchSpec) -> Result<Vec<Bench
 
 /// With the checks (when asked for), without, then in-process when the library exports the
 /// reference.
-fn modes_to_measure(spec: &BenchSpec, reference: Option<SparkDsBenchFunction>) -> Vec<Mode> {
+fn modes_to_measure(spec: &BenchSpec, reference: bool) -> Vec<Mode> {
     let mut modes = Vec::new();
     if spec.checks {
         modes.push(Mode::Checked);
     }
     modes.push(Mode::Unchecked);
-    if let Some(entry) = reference {
-        modes.push(Mode::InProcess(entry));
+    if reference {
+        modes.push(Mode::InProcess);
     }
     modes
 }
@@ -267,8 +272,7 @@ fn modes_to_measure(spec: &BenchSpec, reference: Option<SparkDsBenchFunction>) -
 /// The best run of `protocol` in each mode, with its peak RSS over all runs; the filters the
 /// source accepted go to `filters_accepted`.
 fn measure_protocol(
-    library: &Library,
-    spec: &BenchSpec,
+    run: Run<'_>,
     protocol: BenchProtocol,
     modes: &[Mode],
     filters_accepted: &mut Option<Vec<bool>>,
@@ -283,9 +287,9 @@ fn measure_protocol(
     let mut peaks: Vec<Option<u64>> = vec![None; modes.len()];
     // The runs of the modes alternate, so that a machine busy with something else for a
     // while slows them alike, and their ratios hold.
-    for _ in 0..spec.repeat {
+    for _ in 0..run.spec.repeat {
         for (i, &mode) in modes.iter().enumerate() {
-            let (counts, peak) = run_once(library, spec, protocol, mode)?;
+            let (counts, peak) = run_once(Run { mode, ..run }, protocol)?;
             peaks[i] = max_option(peaks[i], peak);
             if counts.filters_accepted.is_some() {
                 *filters_accepted = counts.filters_accepted.clone();
@@ -301,7 +305,7 @@ fn measure_protocol(
             measures.push(best.measure(
                 protocol.name(),
                 matches!(mode, Mode::Checked),
-                matches!(mode, Mode::InProcess(_)),
+                matches!(mode, Mode::InProcess),
                 peak,
             ));
         }
@@ -309,25 +313,13 @@ fn measure_protocol(
     Ok(measures)
 }
 
-/// One run of `protocol` in `mode`: its counts and its peak RSS over the baseline.
-fn run_once(
-    library: &Library,
-    spec: &BenchSpec,
-    protocol: BenchProtocol,
-    mode: Mode,
-) -> Result<(Counts, Option<u64>)> {
-    let driver = Driver {
-        library,
-        options: &spec.options,
-        schema: spec.schema.clone(),
-        columns: spec.columns.as_deref(),
-        filters: &spec.filters,
-        mode,
-    };
+/// One run of `protocol`: its counts and its peak RSS over the baseline.
+fn run_once(run: Run<'_>, protocol: BenchProtocol) -> Result<(Counts, Option<u64>)> {
     let rss = Rss::start();
     let counts = match protocol {
-        BenchProtocol::BatchWrite => driver.run_batch_write(spec)?,
-        _ => driver.run(protocol, spec.micro_batches)?,
+        BenchProtocol::BatchRead => run.batch_read()?,
+        BenchProtocol::MicroBatchRead => run.micro_batches()?,
+        BenchProtocol::BatchWrite => run.batch_write()?,
     };
     let peak = rss.peak_over_baseline();
     Ok((counts, peak))
@@ -339,7 +331,7 @@ fn bench_filters(spec: &BenchSpec, filters_accepted: Option<&[bool]>) -> Vec<Ben
         .iter()
         .enumerate()
         .map(|(i, f)| BenchFilter {
-            filter: crate::filters::sql(f),
+            filter: sparkds::filters::sql(f),
             accepted: filters_accepted.and_then(|a| a.get(i).copied()),
         })
         .collect()
@@ -351,18 +343,3 @@ fn max_option(a: Option<u64>, b: Option<u64>) -> Option<u64> {
         (a, b) => a.or(b),
     }
 }
-
-mod counts;
-mod driver;
-mod in_process;
-mod rss;
-mod stream;
-#[cfg(test)]
-mod tests;
-
-use counts::Counts;
-use driver::{Driver, Mode};
-use in_process::reference_entry;
-pub use rss::status_bytes;
-use rss::Rss;
-use spark_datasource_abi::bench::SparkDsBenchFunction;

@@ -1,6 +1,8 @@
-//! The bench engine's own tests: /proc/self/status, and the names of the protocols.
+//! The measures' own tests: /proc/self/status, the names of the protocols, the sample batches.
 
-use super::{status_bytes, BenchProtocol};
+use super::measure::BenchProtocol;
+use super::rss::status_bytes;
+use super::run::sample_batches;
 
 #[test]
 fn status_bytes_reads_a_field_of_proc_status_in_bytes() {
@@ -30,4 +32,17 @@ fn protocols_are_named_as_the_command_line_names_them() {
             "unknown protocol `batch`: use batch-read, micro-batch-read or batch-write".to_string()
         )
     );
+}
+
+#[test]
+fn sample_batches_give_the_rows_asked_for_the_last_batch_sliced() {
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        "id",
+        arrow_schema::DataType::Int64,
+        false,
+    )]));
+    let sample = sparkds::sample::rows(&schema, 0, 4).expect("sample rows");
+    let sizes: Vec<usize> = sample_batches(&sample, 10).map(|b| b.num_rows()).collect();
+    assert_eq!(sizes, [4, 4, 2]);
+    assert_eq!(sample_batches(&sample, 0).count(), 0);
 }

@@ -26,7 +26,7 @@ impl Rss {
 }
 
 /// A field of `/proc/self/status` in bytes, such as `VmHWM:  123456 kB`.
-pub fn status_bytes(status: &str, key: &str) -> Option<u64> {
+pub(super) fn status_bytes(status: &str, key: &str) -> Option<u64> {
     status.lines().find_map(|line| {
         let (name, value) = line.split_once(':')?;
         if name.trim() != key {
