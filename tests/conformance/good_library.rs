@@ -248,3 +248,72 @@ fn a_killed_task_may_fail_its_stream_instead_of_ending_it() {
         .run();
     assert!(report.passed(), "{report}");
 }
+
+/// The calls that a `CallObserver` saw, in order.
+#[derive(Default)]
+struct Seen(std::sync::Mutex<Vec<&'static str>>);
+
+impl sparkds::CallObserver for Seen {
+    fn called(&self, function: &'static str, _elapsed: std::time::Duration) {
+        self.0.lock().expect("not poisoned").push(function);
+    }
+}
+
+#[test]
+fn an_observer_sees_every_call_into_the_library_in_order() {
+    use sparkds::steps::{Checks, OpenSource, PartitionStream, TaskContext, TaskIds};
+
+    let seen = Arc::new(Seen::default());
+    let host = sparkds::HostOptions {
+        observer: Some(seen.clone()),
+        ..sparkds::HostOptions::default()
+    };
+    let library: &'static sparkds::Library = Box::leak(Box::new(
+        sparkds::Library::load_with(Fixture::good().path(), host).expect("loads"),
+    ));
+    let name = library.name().to_string();
+    let source =
+        OpenSource::create(library, &name, &[("end".into(), "5".into())]).expect("creates");
+    let schema = source.schema().expect("a schema").expect("has one");
+    let reader = source.create_reader(schema.clone()).expect("a reader");
+    let partitions = reader.partitions().expect("partitions");
+    let state = reader.serialize().expect("a state");
+    drop(reader);
+    drop(source);
+    let task = TaskContext::new(TaskIds::default(), None);
+    let mut stream = PartitionStream::open(
+        library,
+        task,
+        schema,
+        state.as_deref(),
+        &partitions[0],
+        Checks::default(),
+    )
+    .expect("a stream");
+    let mut rows = 0;
+    while let Some(batch) = stream.next_batch().expect("a batch") {
+        rows += batch.num_rows();
+    }
+    drop(stream);
+    assert!(rows > 0, "the first partition has rows");
+    let seen = seen.0.lock().expect("not poisoned").clone();
+    // Each batch is released before the next `get_next`.
+    let batches = seen.iter().filter(|f| **f == "get_next").count() - 1;
+    let mut expected = vec![
+        "create",
+        "schema",
+        "create_reader",
+        "partitions",
+        "serialize_reader",
+        "close_reader",
+        "close",
+        "read",
+        "get_schema",
+    ];
+    for _ in 0..batches {
+        expected.extend(["get_next", "release"]);
+    }
+    // The end of the stream, then the stream's own release.
+    expected.extend(["get_next", "release"]);
+    assert_eq!(seen, expected);
+}
