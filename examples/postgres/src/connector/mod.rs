@@ -22,6 +22,7 @@ pub mod cdc;
 mod connect;
 mod copy_out;
 mod guard;
+mod projection;
 mod read;
 mod sql;
 mod time;

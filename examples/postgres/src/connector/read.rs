@@ -33,8 +33,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::binary::{CopyDecoder, Decoder, ReadError};
 use super::connect::describe;
 use super::copy_out::{CopyError, CopyOut, Detach, Duplex};
+use super::projection::Projection;
 use super::sql::{self, quote, Bindings, ColumnInfo, MAX_PARAMS};
-use super::time::{is_utc, local_zone, parse_date, parse_timestamp};
+use super::time::{local_zone, parse_date, parse_timestamp};
 use super::types::{self, Kind};
 use super::{Settings, Source};
 
@@ -263,17 +264,21 @@ impl Reader {
         Arc::new(Schema::new(fields))
     }
 
-    /// The statement of a task, and the values it binds.
-    fn statement(&self, partition: &RangePartition) -> (String, Bindings) {
+    /// The fields that select the projected columns (see `projection`).
+    fn fields(&self) -> Projection {
+        let columns = self.projection.iter().map(|&i| {
+            let column = &self.columns[i];
+            (column.name.as_str(), &column.kind)
+        });
+        Projection::new(columns, self.zone.as_deref())
+    }
+
+    /// The statement of a task that selects `fields`, and the values it binds.
+    fn statement(&self, partition: &RangePartition, fields: &Projection) -> (String, Bindings) {
         let mut query = sql::query();
-        let select: Vec<String> = self
-            .projection
-            .iter()
-            .map(|&i| self.select(&self.columns[i]))
-            .collect();
         query.push_sql(&format!(
             "SELECT {} FROM {}",
-            select.join(", "),
+            fields.select_list(),
             self.settings.relation.in_from()
         ));
         if let Some(p) = &self.partitioning {
@@ -294,19 +299,6 @@ impl Reader {
             format!("COPY ({}) TO STDOUT (FORMAT binary)", query.sql)
         };
         (statement, Bindings::new(&query.params, self.zone.clone()))
-    }
-
-    /// The expression that selects `column`. A `timestamp` read as an instant is its wall
-    /// clock in the session's time zone, which the server converts (`::timestamptz`), but for
-    /// a zone of UTC, where the wall clock is the instant: there the server sends the value as
-    /// it is, which spares it a conversion of every value (a sixth of a wide read's time on the
-    /// server).
-    fn select(&self, column: &ColumnInfo) -> String {
-        let name = quote(&column.name);
-        match (&column.kind, &self.zone) {
-            (Kind::LocalTimestamp, Some(zone)) if is_utc(zone) => name,
-            (kind, _) => kind.select(&name),
-        }
     }
 }
 
@@ -370,7 +362,8 @@ impl BatchReader for Reader {
 
     // ANCHOR: read
     fn read(&self, partition: RangePartition, task: &TaskContext) -> Result<Batches> {
-        let (statement, bindings) = self.statement(&partition);
+        let fields = self.fields();
+        let (statement, bindings) = self.statement(&partition, &fields);
         let schema = self.output();
         let columns: Vec<ColumnInfo> = self
             .projection
@@ -384,6 +377,7 @@ impl BatchReader for Reader {
             bindings,
             schema: schema.clone(),
             columns,
+            fields,
         };
         let batches = Producer::spawn(task, move |out| read.run(out))?;
         Ok(Batches::new(schema, batches))
@@ -464,6 +458,7 @@ struct Task {
     bindings: Bindings,
     schema: SchemaRef,
     columns: Vec<ColumnInfo>,
+    fields: Projection,
 }
 
 impl Task {
@@ -547,10 +542,9 @@ impl Task {
             .map_err(|e| self.copy_failed(e))?;
         // ANCHOR: budget
         let mut decoder = CopyDecoder::new(self.settings.batch_size);
-        let mut decoders: Vec<Decoder> =
-            self.columns.iter().map(|c| Decoder::new(&c.kind)).collect();
+        let mut decoders = self.fields.decoders(self.columns.iter().map(|c| &c.kind));
         let send = |decoders: &mut [Decoder], rows: usize| {
-            let arrays = decoders.iter_mut().map(Decoder::finish).collect();
+            let arrays = self.fields.finish(decoders);
             let batch = RecordBatch::try_new_with_options(
                 self.schema.clone(),
                 arrays,
@@ -622,7 +616,7 @@ impl Task {
         let relation = self.settings.relation.describe();
         match error {
             ReadError::Value { column, why, value } => {
-                let column = &self.columns[column];
+                let column = &self.columns[self.fields.column(column)];
                 let key = match self.row_key(column, &value).await {
                     Some(key) => format!(", in the row {key}"),
                     None => String::new(),
@@ -678,20 +672,21 @@ impl Task {
         }
     }
 
-    /// What to do when the server could not convert a `timestamp` read as an instant
+    /// What to do when the server could not convert an array of `timestamp` read as instants
     /// (SQLSTATE 22008): east of UTC, the first hours of PostgreSQL's first day, 4714-11-24 BC,
-    /// are instants before its first one, which its `timestamptz` cannot hold.
+    /// are instants before its first one, which its `timestamptz` cannot hold. (A column of
+    /// `timestamp` converts those apart: see `projection`.)
     fn overflow_hint(&self, code: &str) -> String {
         let local: Vec<String> = self
             .columns
             .iter()
-            .filter(|c| c.kind.is_local())
+            .filter(|c| matches!(c.kind, Kind::List(_)) && c.kind.is_local())
             .map(|c| format!("`{}`", c.name))
             .collect();
         match (&self.bindings.zone, code) {
             (Some(zone), "22008") if !local.is_empty() => format!(
-                ". A `timestamp` read as an instant in the time zone `{zone}` ({}) may hold a \
-                 wall clock of PostgreSQL's first day, 4714-11-24 BC, which east of UTC is an \
+                ". An array of `timestamp` read as instants in the time zone `{zone}` ({}) may \
+                 hold a wall clock of PostgreSQL's first day, 4714-11-24 BC, which east of UTC is an \
                  instant before the first that the server converts to: read it with the option \
                  preferTimestampNTZ set to true (its wall clock, as timestamp_ntz), or leave \
                  those rows out with the option `query`",

@@ -35,3 +35,26 @@ pub fn concat(batches: &[RecordBatch]) -> RecordBatch {
 pub fn options(dbtable: &str) -> Vec<(String, String)> {
     server().options(dbtable)
 }
+
+/// Whether this process is the one in the time zone `zone` where the test `name` (its path in
+/// this binary) runs its body: a read's time zone is the machine's (`TZ`), so the first call
+/// runs the test again in a child process in that zone, asserts it passed, and returns false.
+pub fn in_time_zone(name: &str, zone: &str) -> bool {
+    const CHILD: &str = "SPARKDS_POSTGRES_TEST_TIME_ZONE";
+    if std::env::var(CHILD).as_deref() == Ok(zone) {
+        return true;
+    }
+    let output = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args(["--exact", name, "--test-threads", "1"])
+        .env("TZ", zone)
+        .env(CHILD, zone)
+        .output()
+        .expect("the test runs again in a child process");
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && shown.contains("1 passed"),
+        "{name} in {zone}:\n{shown}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    false
+}

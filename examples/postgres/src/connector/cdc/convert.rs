@@ -22,6 +22,8 @@ use tokio_postgres::Client;
 
 use super::super::binary::Decoder;
 use super::super::connect::Connection;
+use super::super::projection::{early_instant, instant};
+use super::super::time::EPOCH_MICROS;
 use super::super::types::Kind;
 use super::slot::Failure;
 use super::{Column, Table};
@@ -133,9 +135,14 @@ impl<'a> Converter<'a> {
         oid: u32,
         values: &[Option<&[u8]>],
     ) -> Result<Vec<Option<Vec<u8>>>, Failure> {
-        let expression = kind
-            .expression("x")
-            .ok_or_else(|| Error::msg(format!("{kind:?} needs no conversion")))?;
+        // A `timestamp` read as an instant as a batch read selects it (`projection`): its
+        // first days apart, in microseconds since 1970.
+        let expression = match kind {
+            Kind::LocalTimestamp => format!("{}, {}", instant("x"), early_instant("x")),
+            kind => kind
+                .expression("x")
+                .ok_or_else(|| Error::msg(format!("{kind:?} needs no conversion")))?,
+        };
         let array_type = self.array_type(oid).await?;
         let sql = format!(
             "SELECT {expression} FROM unnest($1::{array_type}) WITH ORDINALITY AS v(x, n) \
@@ -146,8 +153,17 @@ impl<'a> Converter<'a> {
         let statement = client.prepare(&sql).await.map_err(failed)?;
         let param = RawArray(array_binary(oid, values));
         let rows = client.query(&statement, &[&param]).await.map_err(failed)?;
+        let early = matches!(kind, Kind::LocalTimestamp);
         rows.iter()
-            .map(|row| row.try_get::<_, Option<Raw>>(0).map(|r| r.map(|r| r.0)))
+            .map(|row| {
+                let converted = row.try_get::<_, Option<Raw>>(0)?.map(|r| r.0);
+                if converted.is_some() || !early {
+                    return Ok(converted);
+                }
+                // The binary form of the `timestamptz` of the instant: microseconds since 2000.
+                let micros: Option<i64> = row.try_get(1)?;
+                Ok(micros.map(|m| m.saturating_sub(EPOCH_MICROS).to_be_bytes().to_vec()))
+            })
             .collect::<Result<_, _>>()
             .map_err(failed)
     }

@@ -22,10 +22,10 @@ use tokio_postgres::{Client, SimpleQueryMessage};
 use super::super::binary::{BatchSize, CopyDecoder, Decoder, ReadError};
 use super::super::connect::Connection;
 use super::super::copy_out::{CopyOut, Duplex};
+use super::super::projection::Projection;
 use super::super::read::CANCEL_CHECK;
 use super::super::sql::quote;
 use super::super::time::is_utc;
-use super::super::types::Kind;
 use super::changes::{Meta, Rows};
 use super::pgoutput::Lsn;
 use super::replication;
@@ -162,20 +162,13 @@ impl SnapshotRead<'_> {
         let (schema, size) = (self.schema, self.size);
         let captured = &tables[table];
         let qualified = captured.qualified();
-        // As a batch read selects them: a `timestamp` read as an instant is converted by the
-        // server in the read's time zone, but in UTC, where its wall clock is the instant.
+        // As a batch read selects them (`projection`).
         let utc = self.zone.is_some_and(is_utc);
-        let columns: Vec<String> = captured
-            .columns
-            .iter()
-            .map(|c| match c.kind {
-                Kind::LocalTimestamp if utc => quote(&c.name),
-                ref kind => kind.select(&quote(&c.name)),
-            })
-            .collect();
+        let named = captured.columns.iter().map(|c| (c.name.as_str(), &c.kind));
+        let fields = Projection::new(named, self.zone);
         let statement = format!(
             "COPY (SELECT {} FROM {}.{}) TO STDOUT (FORMAT binary)",
-            columns.join(", "),
+            fields.select_list(),
             quote(&captured.namespace),
             quote(&captured.name)
         );
@@ -185,18 +178,14 @@ impl SnapshotRead<'_> {
             .await
             .map_err(failed)?;
         let mut copy = CopyDecoder::new(size);
-        let mut decoders: Vec<Decoder> = captured
-            .columns
-            .iter()
-            .map(|c| Decoder::new(&c.kind))
-            .collect();
+        let mut decoders = fields.decoders(captured.columns.iter().map(|c| &c.kind));
         let mut rows = Rows::new(schema.clone(), tables, size, utc);
         let mut seq = 0i64;
         let value_error = |error: ReadError| -> Failure {
             match error {
                 ReadError::Value { column, why, .. } => Error::msg(format!(
                     "column `{}` of the table `{qualified}` holds {why}",
-                    captured.columns[column].name
+                    captured.columns[fields.column(column)].name
                 )),
                 ReadError::Format(why) => Error::msg(format!(
                     "reading the snapshot of `{qualified}` failed: {why}"
@@ -205,7 +194,7 @@ impl SnapshotRead<'_> {
             .into()
         };
         let mut send = |decoders: &mut [Decoder], count: usize| -> Result<(), Failure> {
-            let arrays = decoders.iter_mut().map(Decoder::finish).collect();
+            let arrays = fields.finish(decoders);
             let meta = Meta {
                 op: "snapshot",
                 table: captured,

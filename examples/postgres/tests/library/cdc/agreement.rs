@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use sparkds::arrow_array::cast::AsArray;
-use sparkds::arrow_array::types::Int32Type;
+use sparkds::arrow_array::types::{Int32Type, TimestampMicrosecondType};
 use sparkds::arrow_array::{Array, RecordBatch, UInt32Array};
 use sparkds::arrow_schema::{DataType, Schema};
 
@@ -80,6 +80,82 @@ fn the_stream_reads_every_type_as_the_batch_reads_it() -> TestResult {
             &format!("SELECT pg_drop_replication_slot('{slot}')"),
         );
     }
+    Ok(())
+}
+
+/// East of UTC, the wall clocks of PostgreSQL's first day in a `timestamp` are instants before
+/// the first that its `timestamptz` holds: the batch read, the snapshot and the changes read
+/// them as Spark holds them, in the time zone of the read (Asia/Kolkata, whose offset on that
+/// day was its local mean time, +5:53:28). An array of them is still the server's to convert,
+/// and fails naming the column and the way out.
+#[test]
+fn east_of_utc_the_first_day_reads_as_its_instant_in_the_batch_and_the_stream() -> TestResult {
+    const NAME: &str =
+        "cdc::agreement::east_of_utc_the_first_day_reads_as_its_instant_in_the_batch_and_the_stream";
+    if !crate::helpers::in_time_zone(NAME, "Asia/Kolkata") {
+        return Ok(());
+    }
+    let server = logical();
+    let (t, slot) = names("first_day");
+    run(
+        server,
+        &format!(
+            "CREATE TABLE {t} (id int PRIMARY KEY, ts timestamp); \
+             INSERT INTO {t} VALUES (1, '4714-11-24 02:00 BC'), (2, '2024-01-01 00:00'), (3, NULL);"
+        ),
+    );
+    let mut query = Query::start(&options(server, &slot, &t, &[("initialSnapshot", "true")]))?;
+    run(
+        server,
+        &format!("INSERT INTO {t} SELECT id + 100, ts FROM {t}"),
+    );
+    let mut streamed = Vec::new();
+    while query.plan()? {
+        streamed.extend(query.read_batches()?);
+    }
+    let read = sparkds::testing::library()?
+        .batch_read()
+        .options(server.options(&t))
+        .run()?;
+    let batch = sort_by_id(&crate::helpers::concat(&read.batches()));
+    let stream = sort_by_id(&after_images(&streamed, &t)?);
+    let instants = |b: &RecordBatch| -> Vec<Option<i64>> {
+        b.column_by_name("ts")
+            .expect("ts")
+            .as_primitive::<TimestampMicrosecondType>()
+            .iter()
+            .collect()
+    };
+    // The first day is 2,440,588 days before 1970-01-01; 2024-01-01 00:00 in Kolkata (+5:30).
+    let first = (-2_440_588i64 * 86_400 + 2 * 3_600 - (5 * 3_600 + 53 * 60 + 28)) * 1_000_000;
+    let new_year = (1_704_067_200i64 - (5 * 3_600 + 30 * 60)) * 1_000_000;
+    let expected = [Some(first), Some(new_year), None].repeat(2);
+    assert_eq!(instants(&batch), expected, "the batch read");
+    assert_eq!(
+        instants(&stream),
+        expected,
+        "the snapshot, then the changes"
+    );
+    run(
+        server,
+        &format!(
+            "SELECT pg_drop_replication_slot('{slot}'); \
+             ALTER TABLE {t} ADD COLUMN tss timestamp[]; UPDATE {t} SET tss = ARRAY[ts];"
+        ),
+    );
+    let error = sparkds::testing::library()?
+        .batch_read()
+        .options(server.options(&t))
+        .run()
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        error.contains(
+            "An array of `timestamp` read as instants in the time zone `Asia/Kolkata` (`tss`)"
+        ) && error.contains("preferTimestampNTZ set to true"),
+        "{error}"
+    );
     Ok(())
 }
 

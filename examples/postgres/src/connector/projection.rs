@@ -1,0 +1,174 @@
+//! The columns of a read's COPY, as a batch read and a change stream's snapshot select them,
+//! and their arrays.
+//!
+//! A `timestamp` read as an instant is its wall clock in the read's time zone, which the server
+//! converts (`::timestamptz`), but in UTC, where the wall clock is the instant and the server
+//! sends it as it is. East of UTC, the wall clocks of PostgreSQL's first day (4714-11-24 BC) are
+//! instants before the first that a `timestamptz` holds, so the server cannot convert them,
+//! though Spark holds them. Those of the first two days are therefore converted apart: the
+//! column's field is NULL for them, and a field after the columns carries their instant in
+//! microseconds since 1970, the wall clock's less the zone's offset on those days (its local
+//! mean time, the same for every day before the zone's first rule), which the arrays put back
+//! in the column.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, TimestampMicrosecondArray};
+
+use super::binary::Decoder;
+use super::sql::quote;
+use super::time::is_utc;
+use super::types::Kind;
+
+/// The wall clocks converted apart: those before this, PostgreSQL's third day.
+const EARLY: &str = "'4714-11-26 00:00:00 BC'::timestamp";
+
+/// The fields of a read's COPY: a field per column, then one per column whose early instants
+/// are converted apart.
+pub struct Projection {
+    fields: Vec<String>,
+    /// The column of each field after the columns.
+    early: Vec<usize>,
+    columns: usize,
+}
+
+impl Projection {
+    /// The fields that select `columns` (names and kinds) in the time zone `zone` (`None`: the
+    /// server's).
+    pub fn new<'c>(
+        columns: impl IntoIterator<Item = (&'c str, &'c Kind)>,
+        zone: Option<&str>,
+    ) -> Self {
+        let utc = zone.is_some_and(is_utc);
+        let mut fields = Vec::new();
+        let mut early = Vec::new();
+        let mut later = Vec::new();
+        for (index, (name, kind)) in columns.into_iter().enumerate() {
+            let name = quote(name);
+            fields.push(match kind {
+                Kind::LocalTimestamp if utc => name,
+                Kind::LocalTimestamp => {
+                    early.push(index);
+                    later.push(early_instant(&name));
+                    format!("{} AS {name}", instant(&name))
+                }
+                kind => kind.select(&name),
+            });
+        }
+        let columns = fields.len();
+        fields.extend(later);
+        Projection {
+            fields,
+            early,
+            columns,
+        }
+    }
+
+    /// The select list.
+    pub fn select_list(&self) -> String {
+        self.fields.join(", ")
+    }
+
+    /// A decoder per field, the columns' of `kinds` first.
+    pub fn decoders<'k>(&self, kinds: impl IntoIterator<Item = &'k Kind>) -> Vec<Decoder> {
+        let mut decoders: Vec<Decoder> = kinds.into_iter().map(Decoder::new).collect();
+        decoders.extend(self.early.iter().map(|_| Decoder::new(&Kind::Int64)));
+        decoders
+    }
+
+    /// The column of the field `field`, for an error that names it.
+    pub fn column(&self, field: usize) -> usize {
+        field
+            .checked_sub(self.columns)
+            .and_then(|i| self.early.get(i).copied())
+            .unwrap_or(field)
+    }
+
+    /// The arrays of the columns, from the decoders of [`Projection::decoders`]: each early
+    /// instant put back in its column.
+    pub fn finish(&self, decoders: &mut [Decoder]) -> Vec<ArrayRef> {
+        let mut arrays: Vec<ArrayRef> = decoders.iter_mut().map(Decoder::finish).collect();
+        let later = arrays.split_off(self.columns);
+        for (&column, instants) in self.early.iter().zip(later) {
+            // Nearly always none: the column is as the server converted it.
+            if instants.null_count() < instants.len() {
+                arrays[column] = put_back(&arrays[column], &instants);
+            }
+        }
+        arrays
+    }
+}
+
+/// The instant of the wall clock `value` (a `timestamp`) in the session's time zone, as a
+/// `timestamptz`; NULL for the wall clocks converted apart ([`early_instant`]).
+pub fn instant(value: &str) -> String {
+    format!("CASE WHEN {value} < {EARLY} THEN NULL ELSE {value}::timestamptz END")
+}
+
+/// The instant of the wall clock `value` in the session's time zone, in microseconds since
+/// 1970 (`int8`), for the wall clocks that [`instant`] leaves NULL; NULL for the others.
+pub fn early_instant(value: &str) -> String {
+    format!(
+        "CASE WHEN {value} < {EARLY} THEN ((extract(epoch FROM {value}) - \
+         extract(timezone FROM {EARLY}::timestamptz)) * 1000000)::int8 END"
+    )
+}
+
+/// `converted`, a column of instants in UTC, with the instants of `early` (microseconds, where
+/// not NULL) where it is NULL.
+fn put_back(converted: &ArrayRef, early: &ArrayRef) -> ArrayRef {
+    let converted = converted.as_primitive::<arrow_array::types::TimestampMicrosecondType>();
+    let early = early.as_primitive::<Int64Type>();
+    let merged: TimestampMicrosecondArray = converted
+        .iter()
+        .zip(early.iter())
+        .map(|(value, instant)| value.or(instant))
+        .collect();
+    Arc::new(merged.with_timezone_opt(converted.timezone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_instant_in_utc_is_selected_as_it_is_and_elsewhere_its_first_days_apart() {
+        let columns = [("id", Kind::Int64), ("at", Kind::LocalTimestamp)];
+        let named = || columns.iter().map(|(n, k)| (*n, k));
+        let utc = Projection::new(named(), Some("UTC"));
+        assert_eq!(utc.select_list(), "\"id\", \"at\"");
+        assert_eq!(utc.decoders(columns.iter().map(|(_, k)| k)).len(), 2);
+        let east = Projection::new(named(), Some("Asia/Kolkata"));
+        assert_eq!(
+            east.select_list(),
+            "\"id\", CASE WHEN \"at\" < '4714-11-26 00:00:00 BC'::timestamp THEN NULL ELSE \"at\"::timestamptz END AS \"at\", \
+             CASE WHEN \"at\" < '4714-11-26 00:00:00 BC'::timestamp THEN ((extract(epoch FROM \"at\") - \
+             extract(timezone FROM '4714-11-26 00:00:00 BC'::timestamp::timestamptz)) * 1000000)::int8 END"
+        );
+        assert_eq!(east.column(2), 1);
+        assert_eq!(east.column(0), 0);
+        let mut decoders = east.decoders(columns.iter().map(|(_, k)| k));
+        assert_eq!(decoders.len(), 3);
+        // Row 0: converted by the server; row 1: early, converted apart; row 2: NULL.
+        let pg = |unix: i64| (unix - super::super::time::EPOCH_MICROS).to_be_bytes();
+        assert!(decoders[0].append(&1i64.to_be_bytes()).is_ok());
+        assert!(decoders[1].append(&pg(5)).is_ok());
+        decoders[2].append_null();
+        for _ in 0..2 {
+            assert!(decoders[0].append(&2i64.to_be_bytes()).is_ok());
+            decoders[1].append_null();
+        }
+        assert!(decoders[2]
+            .append(&(-211_813_507_808_000_000i64).to_be_bytes())
+            .is_ok());
+        decoders[2].append_null();
+        let arrays = east.finish(&mut decoders);
+        assert_eq!(arrays.len(), 2);
+        let at = arrays[1].as_primitive::<arrow_array::types::TimestampMicrosecondType>();
+        let values: Vec<Option<i64>> = at.iter().collect();
+        assert_eq!(values, [Some(5), Some(-211_813_507_808_000_000), None]);
+        assert_eq!(at.timezone(), Some("UTC"));
+    }
+}
