@@ -228,16 +228,38 @@ impl Project {
     /// Runs cargo in the project, with `cargo sparkds` (the command of this workspace) on the
     /// `PATH`, as a user who installed it has it.
     fn cargo_output(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO"))
-            .args(args)
-            .current_dir(&self.dir)
-            .env("PATH", path_with_sparkds())
-            .env("CARGO_TARGET_DIR", shared_target())
-            // Snapshots must match as generated: never write new ones here.
-            .env("INSTA_UPDATE", "no")
-            .env_remove("RUSTFLAGS")
-            .output()
-            .expect("cargo runs")
+        let once = || {
+            Command::new(env!("CARGO"))
+                .args(args)
+                .current_dir(&self.dir)
+                .env("PATH", path_with_sparkds())
+                .env("CARGO_TARGET_DIR", shared_target())
+                // Snapshots must match as generated: never write new ones here.
+                .env("INSTA_UPDATE", "no")
+                .env_remove("RUSTFLAGS")
+                .output()
+                .expect("cargo runs")
+        };
+        let mut output = once();
+        // The registry's index, served through caches, can lag behind the view that wrote the
+        // lock file a moment before (a version the lock names missing from the candidates):
+        // that is the registry's, not the project's, so the command runs again, twice at most.
+        for wait in [5, 20] {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let lagging = stderr.contains("failed to select a version for the requirement")
+                && stderr.contains("(locked to");
+            if output.status.success() || !lagging {
+                break;
+            }
+            eprintln!(
+                "{}: `cargo {}`: the registry's index lacks a locked version; again in {wait} s",
+                self.name,
+                args.join(" ")
+            );
+            std::thread::sleep(std::time::Duration::from_secs(wait));
+            output = once();
+        }
+        output
     }
 
     /// Replaces `from` with `to` in a file of the project, as a user edits it.
