@@ -493,7 +493,7 @@ fn the_default_sdk_is_the_template_s_release_on_crates_io() {
     );
     let ci = project.read(".github/workflows/ci.yml");
     assert!(
-        ci.contains(&format!("/.github/workflows/native-datasource.yml@"))
+        ci.contains("/.github/workflows/native-datasource.yml@")
             && ci.contains(&format!(" # v{version}\n"))
             && ci.contains(&format!("sparkds-install: \"cargo-sparkds@{version}\"")),
         "{ci}"
