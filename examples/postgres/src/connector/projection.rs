@@ -9,13 +9,16 @@
 //! column's field is NULL for them, and a field after the columns carries their instant in
 //! microseconds since 1970, the wall clock's less the zone's offset on those days (its local
 //! mean time, the same for every day before the zone's first rule), which the arrays put back
-//! in the column.
+//! in the column. An array of `timestamp` that holds one is NULL likewise, and its elements'
+//! instants come in an `int8[]` after the columns.
 
 use std::sync::Arc;
 
+use arrow_array::builder::{ListBuilder, TimestampMicrosecondBuilder};
 use arrow_array::cast::AsArray;
-use arrow_array::types::Int64Type;
+use arrow_array::types::{Int64Type, TimestampMicrosecondType};
 use arrow_array::{Array, ArrayRef, TimestampMicrosecondArray};
+use arrow_schema::DataType;
 
 use super::binary::Decoder;
 use super::sql::quote;
@@ -29,8 +32,9 @@ const EARLY: &str = "'4714-11-26 00:00:00 BC'::timestamp";
 /// are converted apart.
 pub struct Projection {
     fields: Vec<String>,
-    /// The column of each field after the columns.
-    early: Vec<usize>,
+    /// The column of each field after the columns, and the kind of that field: `int8` for a
+    /// `timestamp`, `int8[]` for an array of them.
+    early: Vec<(usize, Kind)>,
     columns: usize,
 }
 
@@ -50,9 +54,17 @@ impl Projection {
             fields.push(match kind {
                 Kind::LocalTimestamp if utc => name,
                 Kind::LocalTimestamp => {
-                    early.push(index);
+                    early.push((index, Kind::Int64));
                     later.push(early_instant(&name));
                     format!("{} AS {name}", instant(&name))
+                }
+                Kind::List(element) if **element == Kind::LocalTimestamp && !utc => {
+                    early.push((index, Kind::List(Box::new(Kind::Int64))));
+                    later.push(early_instants(&name));
+                    format!(
+                        "CASE WHEN {EARLY} > ANY({name}) THEN NULL \
+                         ELSE {name}::timestamptz[] END AS {name}"
+                    )
                 }
                 kind => kind.select(&name),
             });
@@ -74,7 +86,7 @@ impl Projection {
     /// A decoder per field, the columns' of `kinds` first.
     pub fn decoders<'k>(&self, kinds: impl IntoIterator<Item = &'k Kind>) -> Vec<Decoder> {
         let mut decoders: Vec<Decoder> = kinds.into_iter().map(Decoder::new).collect();
-        decoders.extend(self.early.iter().map(|_| Decoder::new(&Kind::Int64)));
+        decoders.extend(self.early.iter().map(|(_, kind)| Decoder::new(kind)));
         decoders
     }
 
@@ -82,7 +94,7 @@ impl Projection {
     pub fn column(&self, field: usize) -> usize {
         field
             .checked_sub(self.columns)
-            .and_then(|i| self.early.get(i).copied())
+            .and_then(|i| self.early.get(i).map(|(column, _)| *column))
             .unwrap_or(field)
     }
 
@@ -91,7 +103,8 @@ impl Projection {
     pub fn finish(&self, decoders: &mut [Decoder]) -> Vec<ArrayRef> {
         let mut arrays: Vec<ArrayRef> = decoders.iter_mut().map(Decoder::finish).collect();
         let later = arrays.split_off(self.columns);
-        for (&column, instants) in self.early.iter().zip(later) {
+        for ((column, _), instants) in self.early.iter().zip(later) {
+            let column = *column;
             // Nearly always none: the column is as the server converted it.
             if instants.null_count() < instants.len() {
                 arrays[column] = put_back(&arrays[column], &instants);
@@ -116,17 +129,63 @@ pub fn early_instant(value: &str) -> String {
     )
 }
 
-/// `converted`, a column of instants in UTC, with the instants of `early` (microseconds, where
-/// not NULL) where it is NULL.
+/// An array of the wall clocks `value` (a `timestamp[]`) that holds one of the first days: each
+/// element's instant in microseconds since 1970 (`int8[]`), the others converted by the server;
+/// NULL for the other arrays, which the server converts whole.
+fn early_instants(value: &str) -> String {
+    let element = format!(
+        "coalesce({}, (extract(epoch FROM {}) * 1000000)::int8)",
+        early_instant("e"),
+        instant("e")
+    );
+    format!(
+        "CASE WHEN {EARLY} > ANY({value}) THEN ARRAY(SELECT {element} \
+         FROM unnest({value}) WITH ORDINALITY AS u(e, n) ORDER BY n) END"
+    )
+}
+
+/// `converted`, a column of instants in UTC or of arrays of them, with the instants of `early`
+/// (microseconds, or arrays of them, where not NULL) where it is NULL.
 fn put_back(converted: &ArrayRef, early: &ArrayRef) -> ArrayRef {
-    let converted = converted.as_primitive::<arrow_array::types::TimestampMicrosecondType>();
-    let early = early.as_primitive::<Int64Type>();
-    let merged: TimestampMicrosecondArray = converted
-        .iter()
-        .zip(early.iter())
-        .map(|(value, instant)| value.or(instant))
-        .collect();
-    Arc::new(merged.with_timezone_opt(converted.timezone()))
+    let Some(lists) = converted.as_list_opt::<i32>() else {
+        let converted = converted.as_primitive::<TimestampMicrosecondType>();
+        let early = early.as_primitive::<Int64Type>();
+        let merged: TimestampMicrosecondArray = converted
+            .iter()
+            .zip(early.iter())
+            .map(|(value, instant)| value.or(instant))
+            .collect();
+        return Arc::new(merged.with_timezone_opt(converted.timezone()));
+    };
+    let early = early.as_list::<i32>();
+    let field = match lists.data_type() {
+        DataType::List(field) => field.clone(),
+        _ => unreachable!("as_list_opt gave a list"),
+    };
+    let zone = match field.data_type() {
+        DataType::Timestamp(_, zone) => zone.clone(),
+        _ => None,
+    };
+    let elements = TimestampMicrosecondBuilder::new().with_timezone_opt(zone);
+    let mut merged = ListBuilder::new(elements).with_field(field);
+    for row in 0..lists.len() {
+        if lists.is_valid(row) {
+            let values = lists.value(row);
+            merged
+                .values()
+                .extend(values.as_primitive::<TimestampMicrosecondType>().iter());
+            merged.append(true);
+        } else if early.is_valid(row) {
+            let values = early.value(row);
+            merged
+                .values()
+                .extend(values.as_primitive::<Int64Type>().iter());
+            merged.append(true);
+        } else {
+            merged.append_null();
+        }
+    }
+    Arc::new(merged.finish())
 }
 
 #[cfg(test)]
@@ -166,7 +225,7 @@ mod tests {
         decoders[2].append_null();
         let arrays = east.finish(&mut decoders);
         assert_eq!(arrays.len(), 2);
-        let at = arrays[1].as_primitive::<arrow_array::types::TimestampMicrosecondType>();
+        let at = arrays[1].as_primitive::<TimestampMicrosecondType>();
         let values: Vec<Option<i64>> = at.iter().collect();
         assert_eq!(values, [Some(5), Some(-211_813_507_808_000_000), None]);
         assert_eq!(at.timezone(), Some("UTC"));

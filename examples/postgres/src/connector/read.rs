@@ -559,9 +559,8 @@ impl Task {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
                 // The statement's own error, before any row: it could not run.
-                Err(CopyError::Server { code, text }) if !started => {
-                    let hint = self.overflow_hint(&code);
-                    return Err(Error::msg(format!("cannot read {relation}: {text}{hint}")));
+                Err(CopyError::Server { text, .. }) if !started => {
+                    return Err(Error::msg(format!("cannot read {relation}: {text}")));
                 }
                 Err(e) => return Err(self.copy_failed(e)),
             };
@@ -664,35 +663,8 @@ impl Task {
     fn copy_failed(&self, error: CopyError) -> Error {
         match error {
             CopyError::Cancelled => Error::Cancelled,
-            CopyError::Server { code, text } => {
-                let hint = self.overflow_hint(&code);
-                self.failed(&format!("{text}{hint}"))
-            }
+            CopyError::Server { text, .. } => self.failed(&text),
             error => self.failed(&error.to_string()),
-        }
-    }
-
-    /// What to do when the server could not convert an array of `timestamp` read as instants
-    /// (SQLSTATE 22008): east of UTC, the first hours of PostgreSQL's first day, 4714-11-24 BC,
-    /// are instants before its first one, which its `timestamptz` cannot hold. (A column of
-    /// `timestamp` converts those apart: see `projection`.)
-    fn overflow_hint(&self, code: &str) -> String {
-        let local: Vec<String> = self
-            .columns
-            .iter()
-            .filter(|c| matches!(c.kind, Kind::List(_)) && c.kind.is_local())
-            .map(|c| format!("`{}`", c.name))
-            .collect();
-        match (&self.bindings.zone, code) {
-            (Some(zone), "22008") if !local.is_empty() => format!(
-                ". An array of `timestamp` read as instants in the time zone `{zone}` ({}) may \
-                 hold a wall clock of PostgreSQL's first day, 4714-11-24 BC, which east of UTC is an \
-                 instant before the first that the server converts to: read it with the option \
-                 preferTimestampNTZ set to true (its wall clock, as timestamp_ntz), or leave \
-                 those rows out with the option `query`",
-                local.join(", ")
-            ),
-            _ => String::new(),
         }
     }
 }
