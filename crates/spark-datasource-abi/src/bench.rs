@@ -64,5 +64,36 @@ pub struct SparkDsBenchCall {
     pub nanos: i64,
 }
 
+impl SparkDsBenchCall {
+    /// A call of `kind` for one task (its stage, partition, attempt and id), with the serialized
+    /// reader or writer `state` (borrowed: it must outlive the call), in no epoch, with no
+    /// partition, input or sink yet and every count at 0.
+    pub fn new(kind: i32, task: [i32; 3], task_id: i64, state: Option<&[u8]>) -> Self {
+        let (state, state_length) =
+            state.map_or((std::ptr::null(), 0), |s| (s.as_ptr(), s.len() as i64));
+        let [stage_id, partition_id, attempt_number] = task;
+        SparkDsBenchCall {
+            size: std::mem::size_of::<SparkDsBenchCall>() as i64,
+            kind,
+            stage_id,
+            partition_id,
+            attempt_number,
+            task_id,
+            state,
+            state_length,
+            partition: std::ptr::null(),
+            partition_length: 0,
+            epoch_id: crate::v1::SPARK_DS_NO_EPOCH,
+            input: std::ptr::null_mut(),
+            add: None,
+            sink: std::ptr::null_mut(),
+            rows: 0,
+            batches: 0,
+            bytes: 0,
+            nanos: 0,
+        }
+    }
+}
+
 /// The type of `spark_ds_bench_v1`.
 pub type SparkDsBenchFunction = unsafe extern "C" fn(call: *mut SparkDsBenchCall) -> c_int;

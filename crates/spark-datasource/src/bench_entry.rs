@@ -392,26 +392,7 @@ mod tests {
         .with_write(write_task::<Counting>);
 
     fn call(kind: i32, state: &[u8]) -> SparkDsBenchCall {
-        SparkDsBenchCall {
-            size: std::mem::size_of::<SparkDsBenchCall>() as i64,
-            kind,
-            stage_id: 0,
-            partition_id: 0,
-            attempt_number: 0,
-            task_id: 1,
-            state: state.as_ptr(),
-            state_length: state.len() as i64,
-            partition: std::ptr::null(),
-            partition_length: 0,
-            epoch_id: SPARK_DS_NO_EPOCH,
-            input: std::ptr::null_mut(),
-            add: None,
-            sink: std::ptr::null_mut(),
-            rows: 0,
-            batches: 0,
-            bytes: 0,
-            nanos: 0,
-        }
+        SparkDsBenchCall::new(kind, [0, 0, 0], 1, Some(state))
     }
 
     fn last_message() -> String {

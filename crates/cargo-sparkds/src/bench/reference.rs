@@ -8,7 +8,6 @@ use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchIterator};
 use arrow_schema::{ArrowError, SchemaRef};
 use spark_datasource_abi::bench::{SparkDsBenchCall, SPARK_DS_BENCH_READ, SPARK_DS_BENCH_WRITE};
-use spark_datasource_abi::v1::SPARK_DS_NO_EPOCH;
 use sparkds::steps::TaskIds;
 use sparkds::{Error, Library, Result};
 
@@ -89,26 +88,6 @@ fn run(
 
 /// A call of `kind` for the task `ids`, with the serialized reader or writer `state`.
 fn new_call(kind: i32, ids: TaskIds, state: Option<&[u8]>) -> SparkDsBenchCall {
-    let (state, state_length) =
-        state.map_or((std::ptr::null(), 0), |s| (s.as_ptr(), s.len() as i64));
-    SparkDsBenchCall {
-        size: std::mem::size_of::<SparkDsBenchCall>() as i64,
-        kind,
-        stage_id: ids.stage_id,
-        partition_id: ids.partition_id,
-        attempt_number: ids.attempt_number,
-        task_id: ids.task_id,
-        state,
-        state_length,
-        partition: std::ptr::null(),
-        partition_length: 0,
-        epoch_id: SPARK_DS_NO_EPOCH,
-        input: std::ptr::null_mut(),
-        add: None,
-        sink: std::ptr::null_mut(),
-        rows: 0,
-        batches: 0,
-        bytes: 0,
-        nanos: 0,
-    }
+    let task = [ids.stage_id, ids.partition_id, ids.attempt_number];
+    SparkDsBenchCall::new(kind, task, ids.task_id, state)
 }
