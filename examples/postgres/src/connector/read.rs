@@ -347,17 +347,23 @@ impl BatchReader for Reader {
 
     /// The ranges of Spark's JDBC source (`JDBCRelation.columnPartition`), from the SDK's kit:
     /// the first open below (with the NULLs), the last open above; fewer partitions when the
-    /// range has fewer values; one without bounds for one partition or equal bounds.
+    /// range has fewer values; one without bounds for one partition or equal bounds. A read of
+    /// no column (`count(*)`) is one partition whatever the options: the server counts the
+    /// rows in one statement, which scans the table once (and in parallel where the server
+    /// chooses to) where a statement per range would each scan it, unless the column has an
+    /// index.
     fn partitions(&self) -> Result<Vec<RangePartition>> {
-        let Some(p) = &self.partitioning else {
-            let everything = RangePartition {
-                lower: None,
-                upper: None,
-                nulls: true,
-            };
-            return Ok(vec![everything]);
+        let everything = RangePartition {
+            lower: None,
+            upper: None,
+            nulls: true,
         };
-        spark_datasource::kit::partitions::plan(p.lower, p.upper, p.partitions)
+        match &self.partitioning {
+            Some(p) if !self.projection.is_empty() => {
+                spark_datasource::kit::partitions::plan(p.lower, p.upper, p.partitions)
+            }
+            _ => Ok(vec![everything]),
+        }
     }
 
     // ANCHOR: read

@@ -122,6 +122,37 @@ fn partitions_are_ranges_of_the_column_with_the_nulls_in_the_first() -> sparkds:
     Ok(())
 }
 
+/// A read of no column, as Spark's `count(*)`, is one statement that counts every row, NULLs
+/// of the partition column and rows outside the bounds included, whatever the partitioning.
+#[test]
+fn a_read_of_no_column_counts_every_row_in_one_partition() -> sparkds::Result<()> {
+    let t = numbers(100);
+    let partitioned = |columns: &[&str]| {
+        library()?
+            .batch_read()
+            .options(with(
+                options(&t),
+                &[
+                    ("partitionColumn", "id"),
+                    ("lowerBound", "10"),
+                    ("upperBound", "60"),
+                    ("numPartitions", "4"),
+                ],
+            ))
+            .columns(columns.iter().copied())
+            .run()
+    };
+    let counted = partitioned(&[])?;
+    assert_eq!(counted.partitions.len(), 1);
+    let rows: usize = counted.batches().iter().map(|b| b.num_rows()).sum();
+    let read = partitioned(&["id"])?;
+    assert_eq!(read.partitions.len(), 4);
+    let all: usize = read.batches().iter().map(|b| b.num_rows()).sum();
+    // 100 ids and three NULL ones.
+    assert_eq!((rows, all), (103, 103));
+    Ok(())
+}
+
 #[test]
 fn reads_only_the_requested_columns_up_to_the_limit_in_each_partition() -> sparkds::Result<()> {
     let t = numbers(100);
