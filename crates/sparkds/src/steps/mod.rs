@@ -11,7 +11,9 @@
 //! included) costs a pass over every value, so it only runs with [`Checks::full`].
 //!
 //! Libraries are loaded once and never unloaded, so the steps hold `&'static Library`: leak the
-//! library once (`Box::leak`).
+//! library once (`Box::leak`). A host that measures the library loads it with
+//! `HostOptions::observer`, which is told the time of every call the steps make into it, the
+//! stream's callbacks and releases included (`cargo sparkds bench` sums them).
 //!
 //! Driver: [`OpenSource::create`], then [`Reader`], [`StreamReader`] or [`Writer`] from it. A
 //! source stays open until its readers and writers are dropped, whatever the order of the drops,
