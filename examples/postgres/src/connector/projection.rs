@@ -61,8 +61,11 @@ impl Projection {
                 Kind::List(element) if **element == Kind::LocalTimestamp && !utc => {
                     early.push((index, Kind::List(Box::new(Kind::Int64))));
                     later.push(early_instants(&name));
+                    // An array of more dimensions than one stays one: the decoder refuses it,
+                    // as in UTC (a 2-D array of one NULL, since the server cannot convert it).
                     format!(
-                        "CASE WHEN {EARLY} > ANY({name}) THEN NULL \
+                        "CASE WHEN {EARLY} > ANY({name}) THEN CASE WHEN array_ndims({name}) > 1 \
+                         THEN '{{{{NULL}}}}'::timestamptz[] END \
                          ELSE {name}::timestamptz[] END AS {name}"
                     )
                 }
@@ -131,7 +134,8 @@ pub fn early_instant(value: &str) -> String {
 
 /// An array of the wall clocks `value` (a `timestamp[]`) that holds one of the first days: each
 /// element's instant in microseconds since 1970 (`int8[]`), the others converted by the server;
-/// NULL for the other arrays, which the server converts whole.
+/// NULL for the other arrays, which the server converts whole, and for those of more dimensions
+/// than one, which a read refuses.
 fn early_instants(value: &str) -> String {
     let element = format!(
         "coalesce({}, (extract(epoch FROM {}) * 1000000)::int8)",
@@ -139,7 +143,7 @@ fn early_instants(value: &str) -> String {
         instant("e")
     );
     format!(
-        "CASE WHEN {EARLY} > ANY({value}) THEN ARRAY(SELECT {element} \
+        "CASE WHEN {EARLY} > ANY({value}) AND array_ndims({value}) = 1 THEN ARRAY(SELECT {element} \
          FROM unnest({value}) WITH ORDINALITY AS u(e, n) ORDER BY n) END"
     )
 }

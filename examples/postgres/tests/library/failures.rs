@@ -169,3 +169,32 @@ fn a_server_that_restarts_during_a_read_fails_the_task_with_its_message(
     assert!(reader.partitions()?.len() == 1);
     Ok(())
 }
+
+/// An array of two dimensions is refused with the fix in UTC and east of UTC, where the first
+/// days in a `timestamp[]` are converted apart, element by element (Asia/Kolkata).
+#[test]
+fn a_timestamp_array_of_two_dimensions_is_refused_with_the_fix_in_every_time_zone() {
+    const NAME: &str =
+        "failures::a_timestamp_array_of_two_dimensions_is_refused_with_the_fix_in_every_time_zone";
+    let east = crate::helpers::in_time_zone(NAME, "Asia/Kolkata");
+    let t = table(if east {
+        "dimensions_east"
+    } else {
+        "dimensions"
+    });
+    for first in ["4714-11-24 02:00 BC", "2024-01-01 00:00"] {
+        sql(&format!(
+            "DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (id int PRIMARY KEY, tss timestamp[]); \
+             INSERT INTO {t} VALUES (1, ARRAY[['{first}', '2024-01-01 00:00']]::timestamp[])"
+        ));
+        let error = message(library().and_then(|l| l.batch_read().options(options(&t)).run()));
+        assert!(
+            error.contains("column `tss` of `dbtable`")
+                && error.contains(
+                    "an array of 2 dimensions, which Spark's array of version 1 reads as one \
+                     dimension only"
+                ),
+            "{first}: {error}"
+        );
+    }
+}
