@@ -22,6 +22,7 @@ pub mod cdc;
 mod connect;
 mod copy_out;
 mod guard;
+mod pages;
 mod projection;
 mod read;
 mod sql;
@@ -54,6 +55,7 @@ const OPTIONS: &[&str] = &[
     "lowerBound",
     "upperBound",
     "numPartitions",
+    "snapshotTimeout",
     "fetchsize",
     "batchBytes",
     "sslmode",
@@ -222,7 +224,9 @@ impl Source {
     fn check(&self) -> Result<()> {
         if self.capture.is_some() {
             return Err(Error::Option(
-                "option `slot` captures changes, which only a streaming read                  (spark.readStream) reads: leave `slot` out to read or write a table with                  `dbtable`"
+                "option `slot` captures changes, which only a streaming read \
+                (spark.readStream) reads: leave `slot` out to read or write a table with \
+                `dbtable`"
                     .to_string(),
             ));
         }

@@ -1,6 +1,6 @@
-//! Batch reads: partitions planned as Spark's JDBC source plans them, each read by one
-//! `COPY (SELECT <columns> FROM <relation> WHERE <partition and filters> LIMIT <n>) TO STDOUT
-//! (FORMAT binary)` decoded into Arrow batches.
+//! Batch reads: partitions planned as Spark's JDBC source plans them (or by the table's pages,
+//! in one snapshot: `pages`), each read by one `COPY (SELECT <columns> FROM <relation> WHERE
+//! <partition and filters> LIMIT <n>) TO STDOUT (FORMAT binary)` decoded into Arrow batches.
 //!
 //! A task reads on a thread of its own, the SDK's `Producer`, which holds the connection and
 //! sends batches two ahead of Spark: the server streams and the decoder decodes while Spark
@@ -33,6 +33,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::binary::{CopyDecoder, Decoder, ReadError};
 use super::connect::describe;
 use super::copy_out::{CopyError, CopyOut, Detach, Duplex};
+use super::pages::{self, PageRange};
 use super::projection::Projection;
 use super::sql::{self, quote, Bindings, ColumnInfo, MAX_PARAMS};
 use super::time::{local_zone, parse_date, parse_timestamp};
@@ -44,16 +45,23 @@ pub const CANCEL_CHECK: Duration = Duration::from_millis(100);
 
 /// The options of a partitioned read, as the query gave them.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PartitionOptions {
-    column: String,
-    lower: String,
-    upper: String,
-    partitions: i64,
+pub enum PartitionOptions {
+    /// Ranges of a column, as Spark's JDBC source reads them.
+    Range {
+        column: String,
+        lower: String,
+        upper: String,
+        partitions: i64,
+    },
+    /// Ranges of the table's pages, in a snapshot that the driver holds for at most
+    /// `timeout` seconds (`pages`).
+    Pages { partitions: i64, timeout: u64 },
 }
 
 impl PartitionOptions {
     /// `partitionColumn`, `lowerBound`, `upperBound` and `numPartitions`: all or none of the
-    /// first three, as in Spark's JDBC source (`numPartitions` alone only caps writes there).
+    /// first three, as in Spark's JDBC source (`numPartitions` alone only caps writes there);
+    /// or `partitionColumn` `ctid` and `numPartitions` alone, with `snapshotTimeout`.
     ///
     /// # Errors
     /// Some of them only, or a `numPartitions` below 1.
@@ -66,10 +74,30 @@ impl PartitionOptions {
                 "option `numPartitions` must be at least 1".to_string(),
             ));
         }
+        let timeout: Option<u64> = options.optional("snapshotTimeout")?;
+        let pages = given[0].is_some_and(|c| c.trim().eq_ignore_ascii_case("ctid"));
+        if timeout.is_some() && !pages {
+            return Err(Error::Option(
+                "option `snapshotTimeout` is for a read partitioned by pages: set \
+                `partitionColumn` to `ctid`, or leave it out"
+                    .to_string(),
+            ));
+        }
         match (given.as_slice(), partitions) {
             ([None, None, None], _) => Ok(None),
+            ([Some(_), None, None], Some(partitions)) if pages => {
+                Ok(Some(PartitionOptions::Pages {
+                    partitions,
+                    timeout: timeout.unwrap_or(pages::DEFAULT_TIMEOUT_SECONDS),
+                }))
+            }
+            ([Some(_), _, _], _) if pages => Err(Error::Option(
+                "option `partitionColumn` `ctid` partitions a table by its pages: give \
+                `numPartitions`, and no `lowerBound` or `upperBound`"
+                    .to_string(),
+            )),
             ([Some(column), Some(lower), Some(upper)], Some(partitions)) => {
-                Ok(Some(PartitionOptions {
+                Ok(Some(PartitionOptions::Range {
                     column: column.to_string(),
                     lower: lower.trim().to_string(),
                     upper: upper.trim().to_string(),
@@ -89,11 +117,27 @@ impl PartitionOptions {
 /// A partitioned read, resolved against the catalog: bounds in the column's unit (its value,
 /// days, or microseconds).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct Partitioning {
-    column: ColumnInfo,
-    lower: i64,
-    upper: i64,
-    partitions: i64,
+enum Partitioning {
+    Range {
+        column: ColumnInfo,
+        lower: i64,
+        upper: i64,
+        partitions: i64,
+    },
+    /// The table's pages (the relation is a table: `partitioning` checked it).
+    Pages {
+        table: String,
+        partitions: usize,
+        timeout: u64,
+    },
+}
+
+/// What a task reads: a range of the partition column (all rows when unpartitioned), or a
+/// range of the table's pages in the read's snapshot.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Partition {
+    Range(RangePartition),
+    Pages(PageRange),
 }
 
 /// What the statement binds besides the filters: a partition's two bounds, and the session's
@@ -160,7 +204,11 @@ impl BatchRead for Source {
             .collect::<Result<Vec<_>>>()?;
         let partitioning = match &self.settings.partitioning {
             None => None,
-            Some(options) => Some(partitioning(options, &catalog.columns)?),
+            Some(options) => Some(partitioning(
+                options,
+                &self.settings.relation,
+                &catalog.columns,
+            )?),
         };
         let local = columns.iter().any(|c| c.kind.is_local());
         Ok(Reader {
@@ -182,22 +230,52 @@ fn names(columns: &[ColumnInfo]) -> String {
     names.join(", ")
 }
 
-/// The partition column, found in the catalog, with its bounds in its unit.
-fn partitioning(options: &PartitionOptions, columns: &[ColumnInfo]) -> Result<Partitioning> {
+/// The partition column, found in the catalog, with its bounds in its unit; or the pages of
+/// the table that `dbtable` names.
+fn partitioning(
+    options: &PartitionOptions,
+    relation: &super::Relation,
+    columns: &[ColumnInfo],
+) -> Result<Partitioning> {
+    let (column_name, lower_text, upper_text, partitions) = match options {
+        PartitionOptions::Range {
+            column,
+            lower,
+            upper,
+            partitions,
+        } => (column, lower, upper, *partitions),
+        PartitionOptions::Pages {
+            partitions,
+            timeout,
+        } => {
+            let super::Relation::Table(table) = relation else {
+                return Err(Error::Option(
+                    "option `partitionColumn` `ctid` partitions a table by its pages: name the \
+                    table in `dbtable`, not in `query`"
+                        .to_string(),
+                ));
+            };
+            return Ok(Partitioning::Pages {
+                table: table.clone(),
+                partitions: usize::try_from(*partitions).unwrap_or(usize::MAX),
+                timeout: *timeout,
+            });
+        }
+    };
     // As SQL resolves an unquoted name: exactly, else in any case.
     let column = columns
         .iter()
-        .find(|c| c.name == options.column)
+        .find(|c| c.name == *column_name)
         .or_else(|| {
             columns
                 .iter()
-                .find(|c| c.name.eq_ignore_ascii_case(&options.column))
+                .find(|c| c.name.eq_ignore_ascii_case(column_name))
         })
         .ok_or_else(|| {
             Error::Option(format!(
                 "option `partitionColumn` names `{}`, which is not a column of the read; the \
                  columns are: {}",
-                options.column,
+                column_name,
                 names(columns)
             ))
         })?;
@@ -226,8 +304,8 @@ fn partitioning(options: &PartitionOptions, columns: &[ColumnInfo]) -> Result<Pa
             Error::Option(format!("option `{key}` must be {expected}, got `{text}`"))
         })
     };
-    let lower = bound("lowerBound", &options.lower)?;
-    let upper = bound("upperBound", &options.upper)?;
+    let lower = bound("lowerBound", lower_text)?;
+    let upper = bound("upperBound", upper_text)?;
     for (key, value) in [("lowerBound", lower), ("upperBound", upper)] {
         if !bound_literal(&column.kind, value).is_some_and(|l| sql::is_bindable(&l)) {
             return Err(Error::Option(format!(
@@ -239,14 +317,14 @@ fn partitioning(options: &PartitionOptions, columns: &[ColumnInfo]) -> Result<Pa
     if lower > upper {
         return Err(Error::Option(format!(
             "option `lowerBound` ({}) must not be above `upperBound` ({})",
-            options.lower, options.upper
+            lower_text, upper_text
         )));
     }
-    Ok(Partitioning {
+    Ok(Partitioning::Range {
         column: column.clone(),
         lower,
         upper,
-        partitions: options.partitions,
+        partitions,
     })
 }
 
@@ -274,17 +352,25 @@ impl Reader {
     }
 
     /// The statement of a task that selects `fields`, and the values it binds.
-    fn statement(&self, partition: &RangePartition, fields: &Projection) -> (String, Bindings) {
+    fn statement(&self, partition: &Partition, fields: &Projection) -> (String, Bindings) {
         let mut query = sql::query();
         query.push_sql(&format!(
             "SELECT {} FROM {}",
             fields.select_list(),
             self.settings.relation.in_from()
         ));
-        if let Some(p) = &self.partitioning {
-            // Strides lie between the bounds, which `partitioning` checked.
-            let bound = |v| bound_literal(&p.column.kind, v).unwrap_or(Literal::Int64(Some(v)));
-            query.and_range(&p.column.name, partition, bound);
+        match (&self.partitioning, partition) {
+            (Some(Partitioning::Range { column, .. }), Partition::Range(range)) => {
+                // Strides lie between the bounds, which `partitioning` checked.
+                let bound = |v| bound_literal(&column.kind, v).unwrap_or(Literal::Int64(Some(v)));
+                query.and_range(&column.name, range, bound);
+            }
+            (_, Partition::Pages(pages)) => {
+                if let Some(condition) = pages.condition() {
+                    query.and_where(&condition);
+                }
+            }
+            _ => {}
         }
         let exact = |t: &Term| sql::exact(&self.columns, self.utf8, t);
         query.and_filters(&self.filters, &self.accepted, &exact);
@@ -295,6 +381,8 @@ impl Reader {
             // No column, as for Spark's `count(*)`: the server counts the rows rather than
             // sending each of them, empty.
             format!("SELECT count(*) FROM ({}) AS sparkds_rows", query.sql)
+        } else if let Partition::Pages(pages) = partition {
+            pages.in_snapshot(&format!("COPY ({}) TO STDOUT (FORMAT binary)", query.sql))
         } else {
             format!("COPY ({}) TO STDOUT (FORMAT binary)", query.sql)
         };
@@ -303,7 +391,7 @@ impl Reader {
 }
 
 impl BatchReader for Reader {
-    type Partition = RangePartition;
+    type Partition = Partition;
 
     fn push_filters(&mut self, filters: &[Filter]) -> Result<Vec<bool>> {
         self.accepted = match self.settings.push_filters {
@@ -351,23 +439,43 @@ impl BatchReader for Reader {
     /// no column (`count(*)`) is one partition whatever the options: the server counts the
     /// rows in one statement, which scans the table once (and in parallel where the server
     /// chooses to) where a statement per range would each scan it, unless the column has an
-    /// index.
-    fn partitions(&self) -> Result<Vec<RangePartition>> {
+    /// index. Pages are planned in a snapshot that the driver exports (`pages`).
+    fn partitions(&self) -> Result<Vec<Partition>> {
         let everything = RangePartition {
             lower: None,
             upper: None,
             nulls: true,
         };
+        if self.projection.is_empty() {
+            return Ok(vec![Partition::Range(everything)]);
+        }
         match &self.partitioning {
-            Some(p) if !self.projection.is_empty() => {
-                spark_datasource::kit::partitions::plan(p.lower, p.upper, p.partitions)
+            Some(Partitioning::Range {
+                lower,
+                upper,
+                partitions,
+                ..
+            }) => Ok(
+                spark_datasource::kit::partitions::plan(*lower, *upper, *partitions)?
+                    .into_iter()
+                    .map(Partition::Range)
+                    .collect(),
+            ),
+            Some(Partitioning::Pages {
+                table,
+                partitions,
+                timeout,
+            }) => {
+                let timeout = Duration::from_secs(*timeout);
+                let planned = pages::plan(&self.settings.connection, table, *partitions, timeout)?;
+                Ok(planned.into_iter().map(Partition::Pages).collect())
             }
-            _ => Ok(vec![everything]),
+            None => Ok(vec![Partition::Range(everything)]),
         }
     }
 
     // ANCHOR: read
-    fn read(&self, partition: RangePartition, task: &TaskContext) -> Result<Batches> {
+    fn read(&self, partition: Partition, task: &TaskContext) -> Result<Batches> {
         let fields = self.fields();
         let (statement, bindings) = self.statement(&partition, &fields);
         let schema = self.output();
@@ -384,6 +492,12 @@ impl BatchReader for Reader {
             schema: schema.clone(),
             columns,
             fields,
+            pages: match (partition, &self.partitioning) {
+                (Partition::Pages(pages), Some(Partitioning::Pages { timeout, .. })) => {
+                    Some((pages, *timeout))
+                }
+                _ => None,
+            },
         };
         let batches = Producer::spawn(task, move |out| read.run(out))?;
         Ok(Batches::new(schema, batches))
@@ -465,6 +579,8 @@ struct Task {
     schema: SchemaRef,
     columns: Vec<ColumnInfo>,
     fields: Projection,
+    /// The task's pages, and the read's `snapshotTimeout`, for a read partitioned by pages.
+    pages: Option<(PageRange, u64)>,
 }
 
 impl Task {
@@ -566,7 +682,12 @@ impl Task {
                 Ok(None) => break,
                 // The statement's own error, before any row: it could not run.
                 Err(CopyError::Server { text, .. }) if !started => {
-                    return Err(Error::msg(format!("cannot read {relation}: {text}")));
+                    let gone = self
+                        .pages
+                        .as_ref()
+                        .and_then(|(pages, timeout)| pages.gone(&text, &relation, *timeout));
+                    return Err(gone
+                        .unwrap_or_else(|| Error::msg(format!("cannot read {relation}: {text}"))));
                 }
                 Err(e) => return Err(self.copy_failed(e)),
             };

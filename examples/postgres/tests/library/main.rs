@@ -11,6 +11,7 @@ mod conformance;
 mod failures;
 mod helpers;
 mod integrity;
+mod pages;
 mod read;
 mod server;
 mod tls;

@@ -382,7 +382,11 @@ impl Reader {
         }
         // A commit message of pgoutput: 'C', its flags, then the LSN of the commit record.
         let statement = format!(
-            "SELECT count(*) FILTER (WHERE get_byte(data, 0) = 67 AND                     ('x' || encode(substring(data FROM 3 FOR 8), 'hex'))::bit(64)::bigint                     >= $4)::bigint,                     count(*)::bigint              FROM pg_logical_slot_peek_binary_changes($1, $2, $5, {PLUGIN_OPTIONS})"
+            "SELECT count(*) FILTER (WHERE get_byte(data, 0) = 67 AND \
+            ('x' || encode(substring(data FROM 3 FOR 8), 'hex'))::bit(64)::bigint \
+            >= $4)::bigint, \
+            count(*)::bigint \
+            FROM pg_logical_slot_peek_binary_changes($1, $2, $5, {PLUGIN_OPTIONS})"
         );
         let start_lsn = i64::try_from(start.0).unwrap_or(i64::MAX);
         // The peek stops once it returned `limit` messages (after the transaction that

@@ -216,7 +216,10 @@ fn a_batch_read_with_a_slot_is_refused_with_what_to_do() -> sparkds::Result<()> 
             .run(),
     );
     assert!(
-        failure.contains("option `slot` captures changes, which only a streaming read"),
+        failure.contains(
+            "option `slot` captures changes, which only a streaming read (spark.readStream) \
+             reads: leave `slot` out to read or write a table with `dbtable`"
+        ),
         "{failure}"
     );
     Ok(())
