@@ -26,6 +26,13 @@ all at once: the server's own time to produce what the plugin decodes (the plugi
 with `SELECT count(*)` where Spark asks for no column, which takes the server less). `Spark
 alone` is the shape's action on the rows that the plugin returns for it, cached in Spark's
 memory beforehand: Spark's own part of the shape (its job, its work per row), with no source.
+`pages` is the same COPY with each session's rows given by a range of the table's pages
+(`ctid >= '(first,0)' AND ctid < '(next,0)'`, a TID range scan) instead of a range of `id`: each
+session of the ceiling scans the whole table for its range of `id` (there is no index, as on
+many a column that a partitioned read of Spark's JDBC source names), where a range of pages has
+the server read each page once. `JVM plugin, pages` is the plugin's read partitioned so
+(`partitionColumn` `ctid`, `numPartitions` the same), its tasks in the snapshot that the driver
+exported when it planned them.
 The runs alternate between the paths, each round starting with another, and the best of
 `--repeat` is kept. The server logs every statement (`log_statement=all`): the output lists
 what each path sent for each shape, which shows what was pushed.
@@ -60,6 +67,10 @@ NAMES = ["id", "amount", "name", "at", "maybe"]
 FILTER = "amount < 10"
 # The path that times Spark's own part of a shape.
 ALONE = "Spark alone"
+# The ceiling of sessions that each read a range of the table's pages.
+PAGES = "pages"
+# The plugin's read partitioned by pages.
+PLUGIN_PAGES = "JVM plugin, pages"
 
 # Each shape: the columns that Spark asks the source for, and what a read does with them.
 SHAPES = {
@@ -198,8 +209,12 @@ def run(pg, args, library, jar, extra):
     sent = {}  # (shape, path) -> statements
 
     clauses = ranges("id", 1, rows + 1, partitions)
+    pages = int(pg.psql("SELECT pg_relation_size('bench') / current_setting('block_size')::int", args=["-At"]))
+    page_clauses = ranges("ctid", 0, pages + 1, partitions)
+    # `ctid >= 0`: a range of pages compares with a tid, `(page,0)`.
+    page_clauses = [re.sub(r"ctid (>=|<) (\d+)", r"ctid \1 '(\2,0)'", c).replace(" OR ctid IS NULL", "") for c in page_clauses]
 
-    def ceiling(select, where):
+    def ceiling(select, where, clauses=clauses):
         """psql's binary COPY of the expressions `select`, one session per partition, all at
         once."""
         with open(os.devnull, "wb") as null:
@@ -246,6 +261,8 @@ def run(pg, args, library, jar, extra):
             bridge = register(spark, path).name()
             readers[f"bridge{suffix}"] = lambda b=bridge: spark.read.format(b)
             writers[f"bridge{suffix}"] = lambda d, b=bridge: d.write.format(b)
+    # The plugin partitioned by the table's pages, in one snapshot (`partitionColumn` `ctid`).
+    readers[PLUGIN_PAGES] = lambda: spark.read.format("native").option("source", "postgres")
     readers["Spark JDBC"] = lambda: spark.read.format("jdbc")
     writers["Spark JDBC"] = lambda d: d.write.format("jdbc")
     partitioning = dict(
@@ -258,7 +275,10 @@ def run(pg, args, library, jar, extra):
 
     def load(name):
         fetch = dict(fetchsize="10000") if name == "Spark JDBC" else {}
-        return readers[name]().options(**options(name, **partitioning, **fetch)).load()
+        parts = partitioning
+        if name == PLUGIN_PAGES:
+            parts = dict(dbtable="bench", partitionColumn="ctid", numPartitions=str(partitions))
+        return readers[name]().options(**options(name, **parts, **fetch)).load()
 
     # Each path once on a few rows first: the JVM's classes, the plugin (and the bridge's
     # workers) are loaded before any timing. The runs alternate between the paths, so that a
@@ -266,7 +286,7 @@ def run(pg, args, library, jar, extra):
     for name in readers:
         load(name).limit(10).collect()
     log = Log(pg)
-    paths = ["ceiling"] + list(readers)
+    paths = ["ceiling", PAGES] + list(readers)
     # The ceiling selects what the plugin selects for the same columns (a `timestamp` read as an
     # instant is converted by the server, but in UTC): its statement, on one row.
     selects = {}
@@ -293,6 +313,8 @@ def run(pg, args, library, jar, extra):
                     log.take()
                     if name == "ceiling":
                         seconds = timed(lambda: ceiling(selects[shape], where))
+                    elif name == PAGES:
+                        seconds = timed(lambda: ceiling(selects[shape], where, page_clauses))
                     elif name == ALONE:
                         seconds = timed(lambda: action(cached[shape], F))
                     else:
@@ -319,25 +341,27 @@ def run(pg, args, library, jar, extra):
         print(f"the ceiling: psql's COPY ... TO STDOUT (FORMAT binary) of the same columns, "
               f"{sessions} sessions at once (one per partition)\n")
         plugins = [n for n in readers if n != "Spark JDBC"]
-        head = ["shape", "ceiling s", *[f"{n} s" for n in readers], f"{ALONE} s"]
+        head = ["shape", "ceiling s", f"{PAGES} s", *[f"{n} s" for n in readers], f"{ALONE} s"]
         head += [f"{n} x JDBC" for n in plugins] + [f"{n} / ceiling" for n in plugins]
         # The most that any source gains over JDBC while the server does the same work.
-        head += ["JDBC / ceiling"]
+        head += ["JDBC / ceiling", f"{PLUGIN_PAGES} / {PAGES}"]
         print("| " + " | ".join(head) + " |")
         print("|" + "|".join(["------"] + ["------:"] * (len(head) - 1)) + "|")
         for shape, times in reads.items():
             best = {name: min(runs) for name, runs in times.items()}
-            cells = [shape] + [f"{best[n]:.2f}" for n in ["ceiling", *readers, ALONE]]
+            cells = [shape] + [f"{best[n]:.2f}" for n in ["ceiling", PAGES, *readers, ALONE]]
             cells += [f"{best['Spark JDBC'] / best[n]:.2f}" for n in plugins]
             cells += [f"{best[n] / best['ceiling']:.2f}" for n in plugins]
             cells += [f"{best['Spark JDBC'] / best['ceiling']:.2f}"]
+            # The read by pages against the server's own COPY of the same pages.
+            cells += [f"{best[PLUGIN_PAGES] / best[PAGES]:.2f}"]
             print("| " + " | ".join(cells) + " |")
         print("\nThe ceiling's COPY selects, per shape (as the plugin does):\n")
         for shape, select in selects.items():
             print(f"- {shape}: `SELECT {select} FROM bench`")
         print("\nWhat each path sent, per shape (the first run; a statement of each partition):\n")
         for (shape, name), statements in sent.items():
-            if name in ("ceiling", ALONE):
+            if name in ("ceiling", PAGES, ALONE):
                 continue
             shown = [s for s in statements if re.search(r"\bid\b[^,]*<|IS NULL", s) or "WHERE" not in s]
             for statement in (shown or statements)[:2]:
