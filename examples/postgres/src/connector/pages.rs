@@ -14,7 +14,9 @@
 //! transaction sends `NOTIFY <channel>, '<partition>'`, which the server delivers when it
 //! commits, to a second session of the keeper, which listens), or until `snapshotTimeout`
 //! passes, for partitions that never run (a `LIMIT` that the first ones met, a cancelled
-//! query). A task that starts after that fails with how to fix it.
+//! query). A task that starts after that fails with how to fix it, as do the tasks of a read
+//! planned by a process that then ended: the Python bridge's, since Spark plans a Python data
+//! source in a Python worker that ends once it planned.
 
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
@@ -81,9 +83,11 @@ impl PageRange {
             Error::msg(format!(
                 "cannot read {relation}: the snapshot of its pages (`partitionColumn` `ctid`), \
                  which the driver exported when it planned the read, is gone: the task started \
-                 more than `snapshotTimeout` ({timeout} s) after planning, or the driver's \
-                 session with the server ended. Run the query again, raise `snapshotTimeout`, \
-                 or partition on a column's ranges ({server})"
+                 more than `snapshotTimeout` ({timeout} s) after planning, or the process \
+                 that planned it ended (through the Python bridge, Spark plans in a Python \
+                 worker that ends once it planned: read by pages with the JVM plugin). Run the \
+                 query again, raise `snapshotTimeout`, or partition on a column's ranges \
+                 ({server})"
             ))
         })
     }
