@@ -55,13 +55,18 @@ fn numbers(what: &str, count: i64) -> String {
     t
 }
 
+/// A read of `dbtable` in `partitions` ranges of its pages, through the C interface.
+fn read_by_pages(dbtable: &str, partitions: &str) -> sparkds::Result<sparkds::BatchReadOutcome> {
+    library()?
+        .batch_read()
+        .options(by_pages(dbtable, &[("numPartitions", partitions)]))
+        .run()
+}
+
 #[test]
 fn a_read_by_pages_reads_every_row_once_in_as_many_partitions() -> TestResult {
     let t = numbers("pages", 20_000);
-    let read = library()?
-        .batch_read()
-        .options(by_pages(&t, &[("numPartitions", "4")]))
-        .run()?;
+    let read = read_by_pages(&t, "4")?;
     assert_eq!(read.partitions.len(), 4);
     assert_eq!(
         rows(&read.batches()),
@@ -69,17 +74,11 @@ fn a_read_by_pages_reads_every_row_once_in_as_many_partitions() -> TestResult {
     );
     // A table of fewer pages than partitions: a partition a page. An empty one: one partition.
     let small = numbers("pages_small", 300);
-    let read = library()?
-        .batch_read()
-        .options(by_pages(&small, &[("numPartitions", "8")]))
-        .run()?;
+    let read = read_by_pages(&small, "8")?;
     assert!(read.partitions.len() <= 2, "{}", read.partitions.len());
     assert_eq!(rows(&read.batches()).len(), 300);
     let empty = numbers("pages_empty", 0);
-    let read = library()?
-        .batch_read()
-        .options(by_pages(&empty, &[("numPartitions", "4")]))
-        .run()?;
+    let read = read_by_pages(&empty, "4")?;
     assert_eq!(read.partitions.len(), 1);
     assert!(rows(&read.batches()).is_empty());
     Ok(())
