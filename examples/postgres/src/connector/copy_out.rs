@@ -205,8 +205,7 @@ impl std::fmt::Display for CopyError {
     }
 }
 
-/// A running `COPY ... TO STDOUT` on a stream of its own, or the server's half of the
-/// `CopyBoth` of `START_REPLICATION` (the client's messages go with [`CopyOut::send`]).
+/// A running `COPY ... TO STDOUT` on a stream of its own.
 pub struct CopyOut<F> {
     stream: Box<dyn Duplex>,
     /// Whether whoever reads has stopped: asked whenever the server is silent for `check`.
@@ -218,8 +217,6 @@ pub struct CopyOut<F> {
     end: usize,
     /// What is left of the `CopyData` message being read.
     data_left: usize,
-    /// Where the message of [`CopyOut::advance`] lies in `buf`.
-    message: std::ops::Range<usize>,
     /// The server said `CopyOutResponse`.
     copying: bool,
     /// The server's first error, reported once it is ready for a new query.
@@ -255,7 +252,6 @@ impl<F: Fn() -> bool> CopyOut<F> {
             start: 0,
             end: 0,
             data_left: 0,
-            message: 0..0,
             copying: false,
             error: None,
             done: false,
@@ -295,58 +291,6 @@ impl<F: Fn() -> bool> CopyOut<F> {
         }
     }
 
-    /// Moves to the next `CopyData` message, whole in the buffer (see [`CopyOut::message`]);
-    /// `false` once the server is ready for a new query.
-    ///
-    /// # Errors
-    /// As [`CopyOut::next`].
-    pub async fn advance(&mut self) -> Result<bool, CopyError> {
-        loop {
-            if self.data_left == 0 {
-                self.messages()?;
-            }
-            if self.done {
-                return match self.error.take() {
-                    Some(error) => Err(error),
-                    None if !self.copying => Err(CopyError::Protocol(
-                        "the statement sent no COPY data".into(),
-                    )),
-                    None => Ok(false),
-                };
-            }
-            if self.data_left > 0 && self.end - self.start >= self.data_left {
-                let n = std::mem::take(&mut self.data_left);
-                self.message = self.start..self.start + n;
-                self.start += n;
-                return Ok(true);
-            }
-            // A message longer than the buffer: room for all of it, and a read's more.
-            let wanted = self.data_left + READ_SIZE / 4;
-            if self.buf.len() - self.start < wanted {
-                let grown = (self.end - self.start) + wanted + READ_SIZE;
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-                self.buf.resize(grown.max(self.buf.len()), 0);
-            }
-            self.fill().await?;
-        }
-    }
-
-    /// The `CopyData` message that [`CopyOut::advance`] moved to.
-    pub fn message(&self) -> &[u8] {
-        &self.buf[self.message.clone()]
-    }
-
-    /// Writes `bytes`, whole messages of the client (`CopyData`, `CopyDone`).
-    ///
-    /// # Errors
-    /// The connection failed.
-    pub async fn send(&mut self, bytes: &[u8]) -> Result<(), CopyError> {
-        self.stream.write_all(bytes).await.map_err(CopyError::Io)?;
-        self.stream.flush().await.map_err(CopyError::Io)
-    }
-
     /// Handles the whole messages at the start of the buffer, up to the next `CopyData`.
     fn messages(&mut self) -> Result<(), CopyError> {
         while !self.done && self.data_left == 0 && self.end - self.start >= 5 {
@@ -381,8 +325,8 @@ impl<F: Fn() -> bool> CopyOut<F> {
             self.start += 1 + length;
             let body = &self.buf[at + 5..at + 1 + length];
             match tag {
-                // CopyOutResponse, or CopyBothResponse (`START_REPLICATION`): the data follows.
-                b'H' | b'W' => self.copying = true,
+                // CopyOutResponse: the rows follow.
+                b'H' => self.copying = true,
                 // CopyDone, CommandComplete, a notice, a parameter's new value, a
                 // notification: nothing to do.
                 b'c' | b'C' | b'N' | b'S' | b'A' => {}

@@ -5,9 +5,8 @@
 //! - `changes`: the messages of a micro-batch turned into rows of the stream's schema.
 //! - `slot`: the slot on the server: created, checked, peeked and advanced.
 //! - `stream`: the stream reader: offsets, micro-batches, commits.
-//! - `streaming`: a micro-batch's changes, streamed from the slot (`START_REPLICATION`).
 //! - `snapshot`: the initial snapshot, read as of the slot's consistent point
-//!   (`replication` opens the connections that export it and that stream).
+//!   (`replication` opens the connection that exports it).
 //!
 //! The stream's schema: `_op`, `_table`, `_lsn`, `_seq`, `_commit_time`, `_xid`,
 //! `_unchanged`, then for each captured table a struct of its columns named after it (the row
@@ -20,7 +19,6 @@ mod replication;
 mod slot;
 mod snapshot;
 mod stream;
-mod streaming;
 
 use std::sync::Arc;
 

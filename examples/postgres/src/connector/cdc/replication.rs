@@ -22,7 +22,6 @@ use tokio_postgres::tls::{ChannelBinding, TlsConnect, TlsStream};
 use tokio_postgres::Client;
 
 use super::super::connect::{ConnectError, Connection};
-use super::super::copy_out::{Detach, Layer};
 use super::super::guard::{Guarded, Socket};
 
 /// The parameter that asks for a replication connection in database mode.
@@ -54,31 +53,6 @@ pub async fn connect(
 ) -> Result<(Client, ReplicationConnection), ConnectError> {
     connection
         .connect_with(application_name, WithParameter::new, Tls)
-        .await
-}
-
-/// A replication connection whose stream a [`Detach`] can take, and the connection future.
-pub type DetachableReplication = tokio_postgres::Connection<
-    Layer<WithParameter<Socket>>,
-    Guarded<Layer<WithParameter<TlsOf<Layer<WithParameter<Socket>>>>>>,
->;
-
-/// Opens a replication connection whose stream `detach` can take from under the client, for a
-/// `START_REPLICATION` read off the stream (`streaming`).
-///
-/// # Errors
-/// As [`connect`].
-pub async fn connect_detachable(
-    connection: &Connection,
-    application_name: &str,
-    detach: &Detach,
-) -> Result<(Client, DetachableReplication), ConnectError> {
-    connection
-        .connect_with(
-            application_name,
-            |socket| detach.layer(WithParameter::new(socket)),
-            |tls| detach.tls(Tls(tls)),
-        )
         .await
 }
 

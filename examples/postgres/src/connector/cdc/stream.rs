@@ -25,6 +25,7 @@ use std::cell::Cell;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use arrow_array::cast::AsArray;
 use arrow_schema::SchemaRef;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use spark_datasource::{
@@ -33,20 +34,19 @@ use spark_datasource::{
 use tokio_postgres::types::{PgLsn, ToSql};
 use tokio_postgres::Client;
 
-use super::super::binary::BatchSize;
+use super::super::binary::{BatchSize, CopyDecoder, Decoder, ReadError};
 use super::super::connect::{describe, Connection, Session};
-use super::super::copy_out::{Detach, Duplex};
+use super::super::copy_out::{CopyOut, Detach, Duplex};
 use super::super::read::{drive, Driven, CANCEL_CHECK};
 use super::super::sql::quote;
 use super::super::time::{is_utc, local_zone};
+use super::super::types::Kind;
 use super::super::Source;
 use super::changes::{Decoding, Rows};
 use super::convert::Converter;
 use super::pgoutput::Lsn;
-use super::replication;
 use super::slot::{self, Driver, Failure, PLUGIN_OPTIONS};
 use super::snapshot::{Export, SnapshotRead};
-use super::streaming;
 use super::{catalog, schema, Capture, Publication, Table};
 
 /// A position in the stream.
@@ -628,11 +628,44 @@ impl Task {
         })
     }
 
-    /// One try at the partition.
+    /// One try at the partition: the client opens the connection and starts the read (the
+    /// snapshot's transaction, or the slot's lock); then a COPY reads off the connection's
+    /// stream (`copy_out`): the table in the snapshot, or the slot's peek.
     async fn attempt(&self, out: &BatchSender, sent: &Cell<bool>) -> Result<(), Failure> {
-        match self.read() {
-            Read::Snapshot(snapshot) => self.snapshot(snapshot, out, sent).await,
-            Read::Changes { start, end } => self.changes(start, end, out, sent).await,
+        let detach = Detach::default();
+        let (client, mut connection) = self
+            .connection
+            .try_connect_detachable("sparkds-stream-read", &detach)
+            .await?;
+        let read = self.read();
+        let work = async {
+            match &read {
+                Read::Snapshot(snapshot) => snapshot.begin(&client).await,
+                Read::Changes { start, .. } => self.lock(&client, *start).await,
+            }
+        };
+        match drive(&mut connection, work, out).await {
+            Ok(()) => {}
+            Err(Driven::Failed(failure)) => return Err(failure),
+            Err(Driven::Connection(e)) => return Err(Failure::Server("read the changes", e)),
+            Err(Driven::Closed) => {
+                return Err(Failure::Unreachable(
+                    Error::msg("the server closed the connection while the task read the changes"),
+                    true,
+                ))
+            }
+        }
+        // The client waits for nothing now (see `lock` and `SnapshotRead::begin`): the stream
+        // is the COPY's.
+        drop((client, connection));
+        let stream = detach.take().ok_or_else(|| {
+            Failure::Stream(Error::msg(
+                "reading the changes failed: the connection's stream cannot be taken",
+            ))
+        })?;
+        match read {
+            Read::Snapshot(snapshot) => snapshot.read(stream, out, sent).await,
+            Read::Changes { start, end } => self.changes(stream, start, end, out, sent).await,
         }
     }
 
@@ -659,66 +692,22 @@ impl Task {
         }
     }
 
-    /// A table of the initial snapshot: the client opens the connection and begins the
-    /// snapshot's transaction; then a COPY reads off the connection's stream (`copy_out`).
-    async fn snapshot(
-        &self,
-        snapshot: SnapshotRead<'_>,
-        out: &BatchSender,
-        sent: &Cell<bool>,
-    ) -> Result<(), Failure> {
-        let detach = Detach::default();
-        let (client, mut connection) = self
-            .connection
-            .try_connect_detachable("sparkds-stream-read", &detach)
-            .await?;
-        ready(&mut connection, snapshot.begin(&client), out).await?;
-        // The client waits for nothing now (see `SnapshotRead::begin`): the stream is the
-        // COPY's.
-        drop((client, connection));
-        snapshot.read(taken(&detach)?, out, sent).await
-    }
-
-    /// The changes that commit in `[start, end)`: a session takes the slot's lock and checks
-    /// that the slot still holds them, and keeps the lock while a replication connection
-    /// streams them (`streaming`), which reads off the connection's stream.
-    async fn changes(
-        &self,
-        start: Lsn,
-        end: Lsn,
-        out: &BatchSender,
-        sent: &Cell<bool>,
-    ) -> Result<(), Failure> {
-        let (client, mut lock) = self.connection.try_connect("sparkds-stream-lock").await?;
+    /// Takes the slot's lock in a transaction that lasts until the connection closes, checks
+    /// that the slot still holds the changes after `start`, and waits until the server is
+    /// ready for the COPY: an empty query's answer comes after every message before it.
+    async fn lock(&self, client: &Client, start: Lsn) -> Result<(), Failure> {
         let slot_name = &self.capture.slot;
-        let locked = async {
-            slot::lock(&client, slot_name).await?;
-            slot::usable(&client, slot_name, start).await.map(drop)
-        };
-        ready(&mut lock, locked, out).await?;
-        let detach = Detach::default();
-        let (replication, mut connection) =
-            replication::connect_detachable(&self.connection, "sparkds-stream-read", &detach)
-                .await?;
-        // An empty query's answer comes after every message before it: the client waits for
-        // nothing then, and the stream is the replication's.
-        let idle = async {
-            replication
-                .batch_execute("")
-                .await
-                .map_err(|e| Failure::Server("stream the replication slot", e))
-        };
-        ready(&mut connection, idle, out).await?;
-        drop((replication, connection));
-        let read = self.stream(taken(&detach)?, start, end, out, sent).await;
-        // The lock ends with its session, once the replication let go of the slot.
-        drop((client, lock));
-        read
+        slot::lock(client, slot_name).await?;
+        slot::usable(client, slot_name, start).await?;
+        client
+            .batch_execute("")
+            .await
+            .map_err(|e| Failure::Server("peek at the replication slot", e))
     }
 
-    /// Streams the slot from `start` on `stream`, and sends the rows of the transactions that
-    /// commit before `end`.
-    async fn stream(
+    /// Peeks at the slot up to `end`, with a COPY on `stream`, and sends the rows of the
+    /// transactions after `start`. The slot's lock ends with the connection.
+    async fn changes(
         &self,
         stream: Box<dyn Duplex>,
         start: Lsn,
@@ -726,72 +715,82 @@ impl Task {
         out: &BatchSender,
         sent: &Cell<bool>,
     ) -> Result<(), Failure> {
-        const WHAT: &str = "stream the replication slot";
-        let statement =
-            streaming::statement(&self.capture.slot, start, self.capture.publication_name());
+        const WHAT: &str = "peek at the replication slot";
+        // COPY takes no parameters: the slot's name, an LSN and the publication's name, as
+        // string literals (`E''`, whose escapes hold whatever standard_conforming_strings is).
+        let statement = format!(
+            "COPY (SELECT data FROM pg_logical_slot_peek_binary_changes({}, '{end}'::pg_lsn, \
+             NULL, {})) TO STDOUT (FORMAT binary)",
+            string_literal(&self.capture.slot),
+            PLUGIN_OPTIONS.replace("$3", &string_literal(self.capture.publication_name())),
+        );
         // A cancelled read is not tried again, and ends as `Error::Cancelled` (`into_error`).
         let failed = |e| Failure::Copy(WHAT, e);
-        let mut changes =
-            streaming::Changes::start(stream, &statement, end, || out.is_cancelled(), CANCEL_CHECK)
-                .await
-                .map_err(failed)?;
+        let mut copy = CopyOut::start(stream, &statement, || out.is_cancelled(), CANCEL_CHECK)
+            .await
+            .map_err(failed)?;
         let mut decoding = Decoding::new(&self.tables, start, end, self.schema_lsn);
         let utc = self.zone.as_deref().is_some_and(is_utc);
         let mut rows = Rows::new(self.schema.clone(), &self.tables, self.size, utc);
         let mut converter = Converter::new(&self.connection, self.zone.as_deref());
-        while let Some(message) = changes.next().await.map_err(failed)? {
-            decoding.message(message, &mut rows)?;
-            if rows.full() {
-                out.send(rows.finish(&mut converter).await?)?;
-                sent.set(true);
+        // The peek's one `bytea` column, decoded from COPY's binary rows a thousand at a time.
+        let mut copied = CopyDecoder::new(BatchSize {
+            rows: 1024,
+            bytes: 1 << 24,
+        });
+        let mut data = [Decoder::new(&Kind::Bytes)];
+        let format = |e: ReadError| {
+            let why = match e {
+                ReadError::Format(why) => why,
+                ReadError::Value { why, .. } => why,
+            };
+            Failure::Stream(Error::msg(format!("reading the changes failed: {why}")))
+        };
+        let messages = async |data: &mut [Decoder; 1],
+                              decoding: &mut Decoding,
+                              rows: &mut Rows,
+                              converter: &mut Converter|
+               -> Result<(), Failure> {
+            let array = data[0].finish();
+            let Some(messages) = array.as_binary_opt::<i32>() else {
+                return Err(Failure::Stream(Error::msg(
+                    "reading the changes failed: the peek's column is not bytes",
+                )));
+            };
+            for message in messages.iter().flatten() {
+                decoding.message(message, rows)?;
+                if rows.full() {
+                    out.send(rows.finish(converter).await?)?;
+                    sent.set(true);
+                }
+            }
+            Ok(())
+        };
+        while let Some(chunk) = copy.next().await.map_err(failed)? {
+            let mut input = chunk;
+            loop {
+                match copied.decode(input, &mut data) {
+                    Ok(true) => {
+                        copied.take_batch();
+                        messages(&mut data, &mut decoding, &mut rows, &mut converter).await?;
+                    }
+                    Ok(false) => break,
+                    Err(e) => return Err(format(e)),
+                }
+                input = &[];
             }
         }
+        copy.close().await;
+        copied.finish().map_err(format)?;
+        copied.take_batch();
+        messages(&mut data, &mut decoding, &mut rows, &mut converter).await?;
         decoding.finish()?;
         if !rows.is_empty() {
             out.send(rows.finish(&mut converter).await?)?;
             sent.set(true);
         }
-        // Every change is in: a failure to end cleanly costs only the slot's release, which
-        // the server does when it sees the connection closed.
-        if let Err(e) = changes.finish().await {
-            log::warn(&format!(
-                "the stream of the replication slot `{}` did not end cleanly: {e}",
-                self.capture.slot
-            ));
-        }
         Ok(())
     }
-}
-
-/// Runs `work` on a connection the client drives (see `read::drive`), as a failure of the
-/// stream's.
-async fn ready<S, U>(
-    connection: &mut tokio_postgres::Connection<S, U>,
-    work: impl std::future::Future<Output = Result<(), Failure>>,
-    out: &BatchSender,
-) -> Result<(), Failure>
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
-    U: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
-{
-    match drive(connection, work, out).await {
-        Ok(()) => Ok(()),
-        Err(Driven::Failed(failure)) => Err(failure),
-        Err(Driven::Connection(e)) => Err(Failure::Server("read the changes", e)),
-        Err(Driven::Closed) => Err(Failure::Unreachable(
-            Error::msg("the server closed the connection while the task read the changes"),
-            true,
-        )),
-    }
-}
-
-/// The stream that `detach` took from under the client.
-fn taken(detach: &Detach) -> Result<Box<dyn Duplex>, Failure> {
-    detach.take().ok_or_else(|| {
-        Failure::Stream(Error::msg(
-            "reading the changes failed: the connection's stream cannot be taken",
-        ))
-    })
 }
 
 /// What a task reads: a table in the initial snapshot, or the changes between two offsets.
@@ -800,9 +799,23 @@ enum Read<'a> {
     Changes { start: Lsn, end: Lsn },
 }
 
+/// `text` as a string literal that reads back as it is whatever `standard_conforming_strings`
+/// says: `E'...'`, its backslashes and quotes doubled.
+fn string_literal(text: &str) -> String {
+    format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_in_the_peeks_copy_are_escape_strings_that_read_back_as_they_are() {
+        assert_eq!(string_literal("sparkds_orders"), "E'sparkds_orders'");
+        // A quote doubled, a backslash doubled: the same text with standard_conforming_strings
+        // on or off, and nothing past the literal.
+        assert_eq!(string_literal(r"o'k\'); DROP"), r"E'o''k\\''); DROP'");
+    }
 
     #[test]
     fn offsets_are_json_with_the_lsn_as_postgresql_writes_it() -> Result<(), serde_json::Error> {
