@@ -13,11 +13,13 @@ and one local[2] session with the JVM plugin, then:
   them all once, with `trigger(availableNow=True)` to Spark's `noop` sink: the stream from its
   slot, the file streams from their folders; and `pg_recvlogical` drains a slot of its own
   (created with the stream's) with the stream's options of `pgoutput` to /dev/null, up to the
-  last insert: the server's own ceiling of decoding the same changes. The runs alternate
-  between the four, each round starting with another; each figure is the best of `--repeat`.
-  The server logs each statement's duration: the output says how much of the stream's best run
-  went to the driver's peek at the slot (planning a micro-batch), the task's peek (reading it)
-  and the commit's advance of the slot. `--baseline` times the stream of another build of the
+  last insert: the server's replication protocol decoding the same changes (its walsender
+  flushes the socket after each message). The runs alternate between the four, each round
+  starting with another; each figure is the best of `--repeat`. The server logs each
+  statement's duration: the output says how much of the stream's best run went to the driver's
+  peek at the slot (planning a micro-batch), the tasks' peeks (reading it, in parts side by
+  side: `decodingTasks`), the advance of the copies of the slot that the parts after the first
+  read, and the commit's advance of the slot. `--baseline` times the stream of another build of the
   library beside (the source `postgres_before`, on slots of its own).
 - latency: both queries run at once (the default trigger: a micro-batch as soon as the last
   one ends) into a foreachBatch that notes when each row arrives, while one row a
@@ -124,7 +126,9 @@ class Log:
 
     KINDS = (
         ("the driver's peek (planning)", "sparkds-stream|", "pg_logical_slot_peek_binary_changes"),
-        ("the task's peek (reading)", "sparkds-stream-read|", "pg_logical_slot_peek_binary_changes"),
+        ("the tasks' peeks (reading, summed over the tasks)", "sparkds-stream-read|",
+         "pg_logical_slot_peek_binary_changes"),
+        ("the copies' advance (the parts after the first)", "sparkds-stream-read|", "pg_replication_slot_advance"),
         ("the commit's advance", "sparkds-stream|", "pg_replication_slot_advance"),
     )
 
@@ -349,6 +353,8 @@ def main():
     try:
         server.start([
             "wal_level=logical", "fsync=off", "synchronous_commit=off", "max_wal_size=4GB",
+            # A slot a run and source, and the temporary copies of a micro-batch's parts.
+            "max_replication_slots=40",
             # Each statement's duration, with the application that sent it: where the stream's
             # time goes on the server.
             "log_min_duration_statement=0", "log_line_prefix='%a|'",

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use spark_datasource::{Error, Options, Result};
 use tokio_postgres::types::Type;
 
+use self::pgoutput::Lsn;
 use super::connect::{describe, Session};
 use super::sql::quote;
 use super::types::{self, Kind};
@@ -41,11 +42,19 @@ pub const OPTIONS: &[&str] = &[
     "maxChangesPerTrigger",
     "initialSnapshot",
     "reconnectTimeout",
+    "decodingTasks",
+    "decodingTaskBytes",
 ];
 
 /// How long the driver and a task starting to read wait for a server that is restarting,
 /// when `reconnectTimeout` is not set.
 const DEFAULT_RECONNECT_SECONDS: u64 = 60;
+
+/// The most tasks that decode a micro-batch, when `decodingTasks` is not set.
+const DEFAULT_DECODING_TASKS: u64 = 2;
+/// The least WAL of a micro-batch that a task decodes when several do, when
+/// `decodingTaskBytes` is not set.
+const DEFAULT_DECODING_TASK_BYTES: u64 = 16 << 20;
 
 /// The metadata columns, before the tables' structs.
 const METADATA: [&str; 7] = [
@@ -70,6 +79,10 @@ pub struct Capture {
     pub snapshot: bool,
     /// `reconnectTimeout`, in seconds.
     pub reconnect_seconds: u64,
+    /// `decodingTasks`: the most tasks that decode a micro-batch, each a part of its WAL.
+    pub decoding_tasks: u64,
+    /// `decodingTaskBytes`: the least WAL that each of them decodes.
+    pub decoding_task_bytes: u64,
 }
 
 /// Which tables the stream captures.
@@ -154,12 +167,24 @@ impl Capture {
                 "option `maxChangesPerTrigger` must be at least 1".to_string(),
             ));
         }
+        let decoding_tasks = options.get_or("decodingTasks", DEFAULT_DECODING_TASKS)?;
+        let decoding_task_bytes =
+            options.get_or("decodingTaskBytes", DEFAULT_DECODING_TASK_BYTES)?;
+        if decoding_tasks == 0 || decoding_task_bytes == 0 {
+            return Err(Error::Option(format!(
+                "options `decodingTasks` and `decodingTaskBytes` must be at least 1, got {} and \
+                 {}: set decodingTasks to 1 to decode each micro-batch in one task",
+                decoding_tasks, decoding_task_bytes
+            )));
+        }
         Ok(Some(Capture {
             slot: slot.to_string(),
             publication,
             max_changes,
             snapshot: options.get_or("initialSnapshot", false)?,
             reconnect_seconds: options.get_or("reconnectTimeout", DEFAULT_RECONNECT_SECONDS)?,
+            decoding_tasks,
+            decoding_task_bytes,
         }))
     }
 
@@ -169,6 +194,21 @@ impl Capture {
             Publication::Named(name) => name,
             Publication::Tables(_) => &self.slot,
         }
+    }
+
+    /// The parts of the WAL from `start` to `end` that tasks decode side by side: as many as
+    /// `decodingTasks`, each of `decodingTaskBytes` or more, or the whole range in one.
+    pub fn parts(&self, start: Lsn, end: Lsn) -> Vec<(Lsn, Lsn)> {
+        let bytes = end.since(start);
+        let tasks = (bytes / self.decoding_task_bytes).clamp(1, self.decoding_tasks);
+        (0..tasks)
+            .map(|i| {
+                let at = |i: u64| {
+                    Lsn(start.0 + (u128::from(bytes) * u128::from(i) / u128::from(tasks)) as u64)
+                };
+                (at(i), at(i + 1))
+            })
+            .collect()
     }
 }
 
@@ -452,6 +492,56 @@ mod tests {
         let capture = capture(&[("slot", "s"), ("tables", " public.a ,b,")])?;
         let tables = capture.map(|c| c.publication);
         assert!(matches!(tables, Some(Publication::Tables(t)) if t == ["public.a", "b"]));
+        Ok(())
+    }
+
+    #[test]
+    fn a_micro_batch_is_decoded_in_parts_of_at_least_the_bytes_by_at_most_the_tasks() -> Result<()>
+    {
+        let parts = |options: &[(&str, &str)], start: u64, end: u64| -> Result<Vec<(u64, u64)>> {
+            let mut all = vec![("slot", "s"), ("tables", "t")];
+            all.extend_from_slice(options);
+            let capture = capture(&all)?.ok_or_else(|| Error::msg("a stream"))?;
+            Ok(capture
+                .parts(Lsn(start), Lsn(end))
+                .into_iter()
+                .map(|(a, b)| (a.0, b.0))
+                .collect())
+        };
+        let mib = 1 << 20;
+        // The defaults: two tasks of 16 MiB or more.
+        assert_eq!(parts(&[], 100, 100 + 31 * mib)?, [(100, 100 + 31 * mib)]);
+        assert_eq!(
+            parts(&[], 100, 100 + 33 * mib)?,
+            [
+                (100, 100 + 33 * mib / 2),
+                (100 + 33 * mib / 2, 100 + 33 * mib)
+            ]
+        );
+        assert_eq!(parts(&[], 0, 1000 * mib)?.len(), 2);
+        let three = parts(
+            &[("decodingTasks", "3"), ("decodingTaskBytes", "10")],
+            0,
+            100,
+        )?;
+        assert_eq!(three, [(0, 33), (33, 66), (66, 100)]);
+        // Parts that meet, whatever the numbers, up to the end of the WAL's positions.
+        let far = parts(
+            &[("decodingTasks", "7"), ("decodingTaskBytes", "1")],
+            5,
+            u64::MAX,
+        )?;
+        assert_eq!(far.len(), 7);
+        assert_eq!((far[0].0, far[6].1), (5, u64::MAX));
+        assert!(far.windows(2).all(|w| w[0].1 == w[1].0 && w[0].0 < w[0].1));
+        assert_eq!(parts(&[("decodingTasks", "1")], 0, 1000 * mib)?.len(), 1);
+        for (key, value) in [
+            ("decodingTasks", "0"),
+            ("decodingTaskBytes", "0"),
+            ("decodingTasks", "-1"),
+        ] {
+            assert!(parts(&[(key, value)], 0, 1).is_err(), "{key}={value}");
+        }
         Ok(())
     }
 

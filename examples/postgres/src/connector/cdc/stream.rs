@@ -100,12 +100,16 @@ mod lsn_text {
 /// What a task of a micro-batch reads.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Partition {
-    /// The transactions that commit in `[start, end)`.
+    /// The transactions that commit in `[start, end)`, of the micro-batch that starts at
+    /// `from`: the slot's own changes when `start` is `from`, else those of a copy of the slot
+    /// advanced to `start` (a part of the micro-batch that another task decodes beside).
     Changes {
         #[serde(with = "lsn_text")]
         start: Lsn,
         #[serde(with = "lsn_text")]
         end: Lsn,
+        #[serde(with = "lsn_text")]
+        from: Lsn,
     },
     /// One table of the initial snapshot, as of `lsn`.
     Snapshot {
@@ -535,10 +539,16 @@ impl StreamReader for Reader {
         if end.lsn == start.lsn {
             return Ok(Vec::new());
         }
-        Ok(vec![Partition::Changes {
-            start: start.lsn,
-            end: end.lsn,
-        }])
+        Ok(self
+            .capture
+            .parts(start.lsn, end.lsn)
+            .into_iter()
+            .map(|(part_start, part_end)| Partition::Changes {
+                start: part_start,
+                end: part_end,
+                from: start.lsn,
+            })
+            .collect())
     }
 
     fn read(&self, partition: Partition, task: &TaskContext) -> Result<Batches> {
@@ -640,12 +650,17 @@ impl Task {
         let read = self.read();
         let work = async {
             match &read {
-                Read::Snapshot(snapshot) => snapshot.begin(&client).await,
-                Read::Changes { start, .. } => self.lock(&client, *start).await,
+                Read::Snapshot(snapshot) => snapshot.begin(&client).await.map(|()| None),
+                Read::Changes { start, from, .. } if start == from => {
+                    self.lock(&client, *start).await.map(|()| None)
+                }
+                Read::Changes { start, from, .. } => {
+                    self.copy_slot(&client, *from, *start).await.map(Some)
+                }
             }
         };
-        match drive(&mut connection, work, out).await {
-            Ok(()) => {}
+        let copy = match drive(&mut connection, work, out).await {
+            Ok(copy) => copy,
             Err(Driven::Failed(failure)) => return Err(failure),
             Err(Driven::Connection(e)) => return Err(Failure::Server("read the changes", e)),
             Err(Driven::Closed) => {
@@ -654,9 +669,9 @@ impl Task {
                     true,
                 ))
             }
-        }
-        // The client waits for nothing now (see `lock` and `SnapshotRead::begin`): the stream
-        // is the COPY's.
+        };
+        // The client waits for nothing now (see `lock`, `copy_slot` and `SnapshotRead::begin`):
+        // the stream is the COPY's.
         drop((client, connection));
         let stream = detach.take().ok_or_else(|| {
             Failure::Stream(Error::msg(
@@ -665,16 +680,20 @@ impl Task {
         })?;
         match read {
             Read::Snapshot(snapshot) => snapshot.read(stream, out, sent).await,
-            Read::Changes { start, end } => self.changes(stream, start, end, out, sent).await,
+            Read::Changes { start, end, .. } => {
+                let slot_name = copy.as_deref().unwrap_or(&self.capture.slot);
+                self.changes(stream, slot_name, start, end, out, sent).await
+            }
         }
     }
 
     /// What the partition reads.
     fn read(&self) -> Read<'_> {
         match &self.partition {
-            Partition::Changes { start, end } => Read::Changes {
+            Partition::Changes { start, end, from } => Read::Changes {
                 start: *start,
                 end: *end,
+                from: *from,
             },
             Partition::Snapshot {
                 snapshot,
@@ -705,11 +724,46 @@ impl Task {
             .map_err(|e| Failure::Server("peek at the replication slot", e))
     }
 
+    /// For a part of the micro-batch from `from` that starts at `start`: checks that the slot
+    /// still holds the micro-batch, copies it into a temporary slot of this session (dropped
+    /// with it), advances the copy to `start`, and waits until the server is ready for the
+    /// COPY; the copy's name. The slot's lock is not taken: a copy reads the slot without
+    /// using it, and the part that peeks at the slot itself holds the lock meanwhile.
+    async fn copy_slot(&self, client: &Client, from: Lsn, start: Lsn) -> Result<String, Failure> {
+        const WHAT: &str = "copy the replication slot for a part of the micro-batch";
+        let slot_name = &self.capture.slot;
+        slot::usable(client, slot_name, from).await?;
+        let failed = |e: tokio_postgres::Error| {
+            if e.code() == Some(&tokio_postgres::error::SqlState::CONFIGURATION_LIMIT_EXCEEDED) {
+                return Failure::Stream(Error::msg(format!(
+                    "cannot {WHAT} (replication slot `{slot_name}`): {}. Each task that decodes \
+                     a part of a micro-batch after the first uses a temporary copy of the slot \
+                     while it runs: raise max_replication_slots, or set decodingTasks to 1",
+                    describe(&e)
+                )));
+            }
+            Failure::Server(WHAT, e)
+        };
+        let copy: String = client
+            .query_one(
+                "SELECT slot_name::text FROM pg_copy_logical_replication_slot($1, \
+                 'sparkds_part_' || pg_backend_pid(), true)",
+                &[slot_name],
+            )
+            .await
+            .and_then(|row| row.try_get(0))
+            .map_err(failed)?;
+        slot::advance(client, &copy, start).await?;
+        client.batch_execute("").await.map_err(failed)?;
+        Ok(copy)
+    }
+
     /// Peeks at the slot up to `end`, with a COPY on `stream`, and sends the rows of the
     /// transactions after `start`. The slot's lock ends with the connection.
     async fn changes(
         &self,
         stream: Box<dyn Duplex>,
+        slot_name: &str,
         start: Lsn,
         end: Lsn,
         out: &BatchSender,
@@ -721,7 +775,7 @@ impl Task {
         let statement = format!(
             "COPY (SELECT data FROM pg_logical_slot_peek_binary_changes({}, '{end}'::pg_lsn, \
              NULL, {})) TO STDOUT (FORMAT binary)",
-            string_literal(&self.capture.slot),
+            string_literal(slot_name),
             PLUGIN_OPTIONS.replace("$3", &string_literal(self.capture.publication_name())),
         );
         // A cancelled read is not tried again, and ends as `Error::Cancelled` (`into_error`).
@@ -796,7 +850,7 @@ impl Task {
 /// What a task reads: a table in the initial snapshot, or the changes between two offsets.
 enum Read<'a> {
     Snapshot(SnapshotRead<'a>),
-    Changes { start: Lsn, end: Lsn },
+    Changes { start: Lsn, end: Lsn, from: Lsn },
 }
 
 /// `text` as a string literal that reads back as it is whatever `standard_conforming_strings`

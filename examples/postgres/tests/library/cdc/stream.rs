@@ -313,3 +313,102 @@ fn a_large_value_that_an_update_left_alone_is_named_or_taken_from_the_old_row() 
     assert!(!updates[1].contains("unchanged"));
     Ok(())
 }
+
+#[test]
+fn a_micro_batch_decoded_in_parts_by_tasks_side_by_side_reads_what_one_task_reads() -> TestResult {
+    let server = logical();
+    let (t, slot) = names("parts");
+    run(
+        server,
+        &format!("CREATE TABLE {t} (id int PRIMARY KEY, v int)"),
+    );
+    // Two queries on slots created before the changes: decoded by three tasks, and by one.
+    let in_parts = Query::start(&options(
+        server,
+        &slot,
+        &t,
+        &[("decodingTasks", "3"), ("decodingTaskBytes", "1")],
+    ))?;
+    let whole = Query::start(&options(
+        server,
+        &format!("{slot}_whole"),
+        &t,
+        &[("decodingTasks", "1")],
+    ))?;
+    // Transactions of many sizes, interleaved sessions, updates and deletes.
+    let mut other = server.client();
+    other.batch_execute(&format!("BEGIN; INSERT INTO {t} VALUES (100000, 0)"))?;
+    for i in 0..40 {
+        let rows = 1 + i * 7 % 50;
+        run(
+            server,
+            &format!(
+                "INSERT INTO {t} SELECT {i} * 1000 + n, n FROM generate_series(1, {rows}) n; \
+                 UPDATE {t} SET v = v + 1 WHERE id = {i} * 1000 + 1; \
+                 DELETE FROM {t} WHERE id = {i} * 1000 + 2"
+            ),
+        );
+        if i == 20 {
+            other.batch_execute("COMMIT")?;
+        }
+    }
+    let read = |query: Query, tasks: usize| -> Result<Vec<String>, Box<dyn std::error::Error>> {
+        let start = query.done.clone();
+        let mut reader = query.reader;
+        let end = reader.latest_offset(start.clone())?;
+        let partitions = reader.partitions(start, end)?;
+        assert_eq!(partitions.len(), tasks);
+        // The tasks run at once, as Spark's do: the slot's peek beside its copies'.
+        let reader = &reader;
+        let parts = std::thread::scope(|scope| {
+            let tasks: Vec<_> = partitions
+                .into_iter()
+                .enumerate()
+                .map(|(i, partition)| {
+                    scope.spawn(move || {
+                        let task = spark_datasource::TaskContext::for_tests(i as i32, 0);
+                        reader
+                            .read(partition, &task)?
+                            .collect::<spark_datasource::Result<Vec<_>>>()
+                    })
+                })
+                .collect();
+            tasks
+                .into_iter()
+                .map(|task| task.join().expect("a task"))
+                .collect::<spark_datasource::Result<Vec<_>>>()
+        })?;
+        let batches: Vec<_> = parts.concat();
+        let positions = positions(&batches);
+        assert!(
+            positions.windows(2).all(|w| w[0] < w[1]),
+            "the parts, one after the other, are in commit order"
+        );
+        Ok(batches.iter().flat_map(render).collect())
+    };
+    let by_parts = read(in_parts, 3)?;
+    let by_one = read(whole, 1)?;
+    // Each transaction's inserts, its update, its delete where it inserted a second row, and
+    // the other session's insert.
+    let inserted: Vec<usize> = (0..40).map(|i| 1 + i * 7 % 50).collect();
+    let deleted = inserted.iter().filter(|&&n| n > 1).count();
+    assert_eq!(by_parts.len(), inserted.iter().sum::<usize>() + 40 + deleted + 1);
+    assert_eq!(by_parts, by_one);
+    // The copies of the slot went with their tasks' sessions.
+    let mut copies = -1;
+    for _ in 0..50 {
+        copies = server
+            .client()
+            .query_one(
+                "SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE 'sparkds_part_%'",
+                &[],
+            )?
+            .get::<_, i64>(0);
+        if copies == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(copies, 0);
+    Ok(())
+}
