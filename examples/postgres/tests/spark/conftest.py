@@ -74,7 +74,8 @@ def pg_logical():
     replication slots."""
     server = Server()
     try:
-        server.start(settings=["wal_level=logical", *TLS_SETTINGS], files=tls_files())
+        # Each test's slot, and the temporary copies of the micro-batches decoded in parts.
+        server.start(settings=["wal_level=logical", "max_replication_slots=40", *TLS_SETTINGS], files=tls_files())
         server.psql(f"ALTER ROLE {USER} REPLICATION", user="postgres")
         yield server
     finally:

@@ -37,7 +37,10 @@ def _stream(spark, bridge, path, options):
 def test_a_stream_applied_to_parquet_ends_equal_to_the_source(spark, bridge, pg_logical, path, tmp_path):
     table = f"cdc_{path}_{next(_names)}"
     create_table(pg_logical, table)
-    options = stream_options(pg_logical, f"slot_{table}", table, maxChangesPerTrigger="500")
+    # Micro-batches of more than 4 kB of WAL are decoded in three parts.
+    options = stream_options(
+        pg_logical, f"slot_{table}", table, maxChangesPerTrigger="500", decodingTasks="3", decodingTaskBytes="4096"
+    )
     out = str(tmp_path / "target")
     query = (
         _stream(spark, bridge, path, options)

@@ -147,7 +147,10 @@ def test_a_query_killed_at_any_point_gives_every_change_once_after_its_restart(
         "master": master,
         "jar": jar,
         "library": library,
-        "options": stream_options(pg_logical, slot, table, maxChangesPerTrigger="500"),
+        # Micro-batches of more than 4 kB of WAL are decoded in two parts, on both executors.
+        "options": stream_options(
+            pg_logical, slot, table, maxChangesPerTrigger="500", decodingTasks="2", decodingTaskBytes="4096"
+        ),
         "table": table,
         "out": out,
         "checkpoint": checkpoint,
