@@ -82,7 +82,13 @@ impl Server {
         setup.settings.push("wal_level=logical".into());
         setup.settings.push("synchronous_commit=on".into());
         // Each test's slots, and the temporary copies of those decoded in parts.
-        setup.settings.push("max_replication_slots=40".into());
+        if !setup
+            .settings
+            .iter()
+            .any(|s| s.starts_with("max_replication_slots"))
+        {
+            setup.settings.push("max_replication_slots=40".into());
+        }
         let server = Server::start_with(setup);
         server.admin(&format!("ALTER ROLE {USER} REPLICATION"));
         server

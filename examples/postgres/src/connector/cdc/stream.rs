@@ -739,7 +739,7 @@ impl Task {
                     "cannot {WHAT} (replication slot `{slot_name}`): {}. Each task that decodes \
                      a part of a micro-batch after the first uses a temporary copy of the slot \
                      while it runs: raise max_replication_slots, or set decodingTasks to 1",
-                    describe(&e)
+                    describe(&e).trim_end_matches('.')
                 )));
             }
             Failure::Server(WHAT, e)

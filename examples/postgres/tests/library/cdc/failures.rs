@@ -1,6 +1,8 @@
 //! What can go wrong on the server, each with a message that names the slot (or the setting)
 //! and what to do; and a server that restarts under the stream, which it rides through.
 
+use spark_datasource::StreamReader as _;
+
 use super::{error, logical, names, options, run, Query, TestResult};
 use crate::server::{Server, Setup};
 
@@ -221,6 +223,45 @@ fn a_batch_read_with_a_slot_is_refused_with_what_to_do() -> sparkds::Result<()> 
              reads: leave `slot` out to read or write a table with `dbtable`"
         ),
         "{failure}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_part_without_a_free_slot_for_its_copy_fails_naming_the_setting_and_the_option() -> TestResult {
+    // One slot: the stream's own, and none for a copy.
+    let server = Server::start_logical(Setup {
+        settings: vec!["max_replication_slots=1".into()],
+        ..Setup::default()
+    });
+    let (t, slot) = names("no_copy");
+    run(&server, &format!("CREATE TABLE {t} (id int PRIMARY KEY)"));
+    let parts = [("decodingTasks", "2"), ("decodingTaskBytes", "1")];
+    let query = Query::start(&options(&server, &slot, &t, &parts))?;
+    run(
+        &server,
+        &format!("INSERT INTO {t} SELECT generate_series(1, 100)"),
+    );
+    let start = query.done.clone();
+    let mut reader = query.reader;
+    let end = reader.latest_offset(start.clone())?;
+    let partitions = reader.partitions(start, end)?;
+    assert_eq!(partitions.len(), 2);
+    let task = spark_datasource::TaskContext::for_tests(1, 0);
+    let message = error(
+        reader
+            .read(partitions[1].clone(), &task)
+            .and_then(|batches| batches.collect::<spark_datasource::Result<Vec<_>>>()),
+    );
+    assert_eq!(
+        message,
+        format!(
+            "cannot copy the replication slot for a part of the micro-batch (replication slot \
+             `{slot}`): ERROR: all replication slots are in use; hint: Free one or increase \
+             max_replication_slots. Each task that decodes a part of a micro-batch after the \
+             first uses a temporary copy of the slot while it runs: raise \
+             max_replication_slots, or set decodingTasks to 1"
+        )
     );
     Ok(())
 }
