@@ -392,7 +392,10 @@ fn a_micro_batch_decoded_in_parts_by_tasks_side_by_side_reads_what_one_task_read
     // the other session's insert.
     let inserted: Vec<usize> = (0..40).map(|i| 1 + i * 7 % 50).collect();
     let deleted = inserted.iter().filter(|&&n| n > 1).count();
-    assert_eq!(by_parts.len(), inserted.iter().sum::<usize>() + 40 + deleted + 1);
+    assert_eq!(
+        by_parts.len(),
+        inserted.iter().sum::<usize>() + 40 + deleted + 1
+    );
     assert_eq!(by_parts, by_one);
     // The copies of the slot went with their tasks' sessions.
     let mut copies = -1;
