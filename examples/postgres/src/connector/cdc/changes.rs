@@ -17,6 +17,7 @@
 //! in another type's format.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -39,6 +40,9 @@ use super::{type_name, Table};
 /// Where a value of a relation message's column goes: the index of the stream's column, or
 /// nowhere (a column dropped since the query started).
 type Layout = Vec<Option<usize>>;
+
+/// The stream's table of a relation, and its layout: shared, since every change looks it up.
+type Placed = (usize, Rc<Layout>);
 
 /// The transaction being decoded.
 struct Transaction {
@@ -63,7 +67,7 @@ pub struct Decoding<'a> {
     /// The last relation message of each relation, by OID.
     relations: HashMap<u32, Relation>,
     /// The layouts worked out from them: by OID and whether the change precedes the schema.
-    layouts: HashMap<(u32, bool), Option<(usize, Layout)>>,
+    layouts: HashMap<(u32, bool), Option<Placed>>,
     transaction: Option<Transaction>,
     /// The commit LSN of the last transaction kept, to check that commits come in order.
     last_commit: Option<Lsn>,
@@ -209,7 +213,7 @@ impl<'a> Decoding<'a> {
         relation: u32,
         before_schema: bool,
         commit_lsn: Lsn,
-    ) -> Result<Option<(usize, Layout)>> {
+    ) -> Result<Option<Placed>> {
         if let Some(found) = self.layouts.get(&(relation, before_schema)) {
             return Ok(found.clone());
         }
@@ -235,7 +239,12 @@ impl<'a> Decoding<'a> {
             }
             Some(index) => Some((
                 index,
-                layout(&self.tables[index], message, before_schema, commit_lsn)?,
+                Rc::new(layout(
+                    &self.tables[index],
+                    message,
+                    before_schema,
+                    commit_lsn,
+                )?),
             )),
         };
         self.layouts
@@ -348,6 +357,8 @@ pub struct Rows {
 
 /// The rows of one table in the batch, compact: only the rows that are its own.
 struct TableRows {
+    /// `schema.table`, the rows' `_table`.
+    qualified: String,
     after: Side,
     before: Side,
     /// The position in the batch of each of its rows.
@@ -464,6 +475,7 @@ impl Rows {
             tables: tables
                 .iter()
                 .map(|t| TableRows {
+                    qualified: t.qualified(),
                     after: Side::new(t, utc),
                     before: Side::new(t, utc),
                     positions: Vec::new(),
@@ -491,7 +503,7 @@ impl Rows {
         let lsn = i64::try_from(meta.lsn.0)
             .map_err(|_| Error::msg(format!("the LSN {} does not fit a bigint", meta.lsn)))?;
         self.op.append_value(meta.op);
-        self.table.append_value(meta.table.qualified());
+        self.table.append_value(&self.tables[table].qualified);
         self.lsn.append_value(lsn);
         self.seq.append_value(meta.seq);
         self.commit_time.append_option(meta.commit_time);
