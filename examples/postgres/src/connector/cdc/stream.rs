@@ -31,6 +31,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use spark_datasource::{
     log, BatchSender, Batches, Error, Producer, Result, StreamRead, StreamReader, TaskContext,
 };
+use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{PgLsn, ToSql};
 use tokio_postgres::Client;
 
@@ -654,9 +655,7 @@ impl Task {
                 Read::Changes { start, from, .. } if start == from => {
                     self.lock(&client, *start).await.map(|()| None)
                 }
-                Read::Changes { start, from, .. } => {
-                    self.copy_slot(&client, *from, *start).await.map(Some)
-                }
+                Read::Changes { start, from, .. } => self.copy_slot(&client, *from, *start).await,
             }
         };
         let copy = match drive(&mut connection, work, out).await {
@@ -729,33 +728,47 @@ impl Task {
     /// with it), advances the copy to `start`, and waits until the server is ready for the
     /// COPY; the copy's name. The slot's lock is not taken: a copy reads the slot without
     /// using it, and the part that peeks at the slot itself holds the lock meanwhile.
-    async fn copy_slot(&self, client: &Client, from: Lsn, start: Lsn) -> Result<String, Failure> {
+    ///
+    /// With no free slot for the copy (`max_replication_slots`), the part waits for the lock
+    /// and peeks at the slot itself, decoding the micro-batch from its start (`None`).
+    async fn copy_slot(
+        &self,
+        client: &Client,
+        from: Lsn,
+        start: Lsn,
+    ) -> Result<Option<String>, Failure> {
         const WHAT: &str = "copy the replication slot for a part of the micro-batch";
         let slot_name = &self.capture.slot;
         slot::usable(client, slot_name, from).await?;
-        let failed = |e: tokio_postgres::Error| {
-            if e.code() == Some(&tokio_postgres::error::SqlState::CONFIGURATION_LIMIT_EXCEEDED) {
-                return Failure::Stream(Error::msg(format!(
-                    "cannot {WHAT} (replication slot `{slot_name}`): {}. Each task that decodes \
-                     a part of a micro-batch after the first uses a temporary copy of the slot \
-                     while it runs: raise max_replication_slots, or set decodingTasks to 1",
-                    describe(&e).trim_end_matches('.')
-                )));
-            }
-            Failure::Server(WHAT, e)
-        };
-        let copy: String = client
+        let copied = client
             .query_one(
                 "SELECT slot_name::text FROM pg_copy_logical_replication_slot($1, \
                  'sparkds_part_' || pg_backend_pid(), true)",
                 &[slot_name],
             )
             .await
-            .and_then(|row| row.try_get(0))
-            .map_err(failed)?;
+            .and_then(|row| row.try_get::<_, String>(0));
+        let copy = match copied {
+            Ok(copy) => copy,
+            Err(e) if e.code() == Some(&SqlState::CONFIGURATION_LIMIT_EXCEEDED) => {
+                log::warn(&format!(
+                    "cannot {WHAT} (replication slot `{slot_name}`): {}. The part from {start} \
+                     peeks at the slot itself, in turn with the stream's other sessions, \
+                     decoding the micro-batch from its start: raise max_replication_slots (each task that \
+                     decodes a part after the first uses a temporary copy of the slot while it \
+                     runs), or set decodingTasks to 1",
+                    describe(&e).trim_end_matches('.')
+                ));
+                return self.lock(client, start).await.map(|()| None);
+            }
+            Err(e) => return Err(Failure::Server(WHAT, e)),
+        };
         slot::advance(client, &copy, start).await?;
-        client.batch_execute("").await.map_err(failed)?;
-        Ok(copy)
+        client
+            .batch_execute("")
+            .await
+            .map_err(|e| Failure::Server(WHAT, e))?;
+        Ok(Some(copy))
     }
 
     /// Peeks at the slot up to `end`, with a COPY on `stream`, and sends the rows of the
