@@ -19,8 +19,8 @@ and one local[2] session with the JVM plugin, then:
   statement's duration: the output says how much of the stream's best run went to the driver's
   peek at the slot (planning a micro-batch), the tasks' peeks (reading it, in parts side by
   side: `decodingTasks`), the advance of the copies of the slot that the parts after the first
-  read, and the commit's advance of the slot. `--baseline` times the stream of another build of the
-  library beside (the source `postgres_before`, on slots of its own).
+  read, and the commit's advance of the slot. `--baseline` times the stream of another build of
+  the library beside (the source `postgres_before`, on slots of its own).
 - latency: both queries run at once (the default trigger: a micro-batch as soon as the last
   one ends) into a foreachBatch that notes when each row arrives, while one row a
   quarter-second is committed to PostgreSQL and one written as a Parquet file (written to a
@@ -128,7 +128,8 @@ class Log:
         ("the driver's peek (planning)", "sparkds-stream|", "pg_logical_slot_peek_binary_changes"),
         ("the tasks' peeks (reading, summed over the tasks)", "sparkds-stream-read|",
          "pg_logical_slot_peek_binary_changes"),
-        ("the copies' advance (the parts after the first)", "sparkds-stream-read|", "pg_replication_slot_advance"),
+        ("the copies' advance (the parts after the first)", "sparkds-stream-read|",
+         "pg_replication_slot_advance"),
         ("the commit's advance", "sparkds-stream|", "pg_replication_slot_advance"),
     )
 

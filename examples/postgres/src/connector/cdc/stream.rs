@@ -8,18 +8,20 @@
 //!   finds one); with `maxChangesPerTrigger`, the end of the last of the first whole
 //!   transactions after `start` whose changes fit it (the driver peeks at them all); or
 //!   `start` when there is none.
-//! - `stream_partitions(start, end)`: one task reads the micro-batch: the changes of one
-//!   slot come in one order, from one decoding on the server.
-//! - `read`: peeks at the slot up to `end` and keeps the transactions that commit after
-//!   `start`: peeking consumes nothing, so a micro-batch read again returns the same rows.
+//! - `stream_partitions(start, end)`: the micro-batch in parts by WAL position
+//!   (`Capture::parts`: one, or up to `decodingTasks` of `decodingTaskBytes` or more), which
+//!   tasks decode side by side.
+//! - `read`: peeks at the slot up to the part's end and keeps the transactions that commit in
+//!   the part; a part after the first peeks at a temporary copy of the slot advanced to where
+//!   it starts. Peeking consumes nothing, so a micro-batch read again returns the same rows.
 //! - `commit(end)`: advances the slot to `end`, and the server may recycle the WAL before it.
 //!
 //! An offset is JSON: `{"lsn":"0/16B3748"}`, in PostgreSQL's notation: a transaction is
 //! before it when its commit record starts before it (the end of a transaction's commit
-//! record, with `maxChangesPerTrigger`; else what the server had flushed); `snapshot` while the initial snapshot is still to be read; and, as
-//! information that plays no part in the position, `lagBytes` (WAL that the server has
-//! flushed past it, when it was planned) and `retainedBytes` (WAL that the server kept for
-//! the slot).
+//! record, with `maxChangesPerTrigger`; else what the server had flushed); `snapshot` while
+//! the initial snapshot is still to be read; and, as information that plays no part in the
+//! position, `lagBytes` (WAL that the server has flushed past it, when it was planned) and
+//! `retainedBytes` (WAL that the server kept for the slot).
 
 use std::cell::Cell;
 use std::sync::{Mutex, MutexGuard};
@@ -754,9 +756,9 @@ impl Task {
                 log::warn(&format!(
                     "cannot {WHAT} (replication slot `{slot_name}`): {}. The part from {start} \
                      peeks at the slot itself, in turn with the stream's other sessions, \
-                     decoding the micro-batch from its start: raise max_replication_slots (each task that \
-                     decodes a part after the first uses a temporary copy of the slot while it \
-                     runs), or set decodingTasks to 1",
+                     decoding the micro-batch from its start: raise max_replication_slots \
+                     (each task that decodes a part after the first uses a temporary copy of \
+                     the slot while it runs), or set decodingTasks to 1",
                     describe(&e).trim_end_matches('.')
                 ));
                 return self.lock(client, start).await.map(|()| None);
